@@ -1,0 +1,121 @@
+/**
+ * @module apis/meta/errors
+ * StatusError and the one catalogue of constructors for every API error (k8s.io/apimachinery/pkg/api/errors).
+ * Handlers throw StatusError; the server's error handler serialises `.status` as the response body.
+ */
+import type { FieldError } from './field-path.js';
+import type { Status, StatusCause, StatusDetails } from './types.js';
+
+/** GroupResource names a resource for messages: `websites.extensions.example.com`. */
+export interface GroupResource {
+  group: string;
+  resource: string;
+}
+
+const qualified = (gr: GroupResource) => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource);
+
+/** StatusError carries a complete metav1.Status; `code` is the HTTP status. */
+export class StatusError extends Error {
+  readonly status: Status;
+  constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'>, options?: { cause?: unknown }) {
+    super(status.message ?? status.reason ?? 'error', options);
+    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...status };
+  }
+  get code(): number {
+    return this.status.code;
+  }
+  get reason(): string | undefined {
+    return this.status.reason;
+  }
+}
+
+function err(code: number, reason: string, message: string, details?: StatusDetails): StatusError {
+  return new StatusError(details ? { code, reason, message, details } : { code, reason, message });
+}
+
+/** badRequest: 400 BadRequest. */
+export const badRequest = (message: string, causes?: StatusCause[]) =>
+  err(400, 'BadRequest', message, causes ? { causes } : undefined);
+
+/** unauthorized: 401 Unauthorized. */
+export const unauthorized = (message = 'Unauthorized') => err(401, 'Unauthorized', message);
+
+/** forbidden: 403 Forbidden. */
+export const forbidden = (gr: GroupResource, name: string, message: string) =>
+  err(403, 'Forbidden', `${qualified(gr)}${name ? ` "${name}"` : ''} is forbidden: ${message}`, { name, group: gr.group, kind: gr.resource });
+
+/** notFound: 404 NotFound `websites.extensions.example.com "x" not found`. */
+export const notFound = (gr: GroupResource, name: string) =>
+  err(404, 'NotFound', `${qualified(gr)} "${name}" not found`, { name, group: gr.group, kind: gr.resource });
+
+/** notFoundPath: 404 for a URL that names no resource, worded like kube-apiserver's `the server could not find the requested resource`. */
+export const notFoundPath = () => err(404, 'NotFound', 'the server could not find the requested resource', {});
+
+/** methodNotSupported: 405 MethodNotAllowed. */
+export const methodNotSupported = (gr: GroupResource, action: string) =>
+  err(405, 'MethodNotAllowed', `${action} is not supported on resources of kind "${qualified(gr)}"`, { group: gr.group, kind: gr.resource });
+
+/** notAcceptable: 406 NotAcceptable. */
+export const notAcceptable = (accepted: string[]) =>
+  err(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
+
+/** alreadyExists: 409 AlreadyExists. */
+export const alreadyExists = (gr: GroupResource, name: string) =>
+  err(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, { name, group: gr.group, kind: gr.resource });
+
+/** conflict: 409 Conflict `Operation cannot be fulfilled on …: <why>`. */
+export const conflict = (gr: GroupResource, name: string, why: string) =>
+  err(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(gr)} "${name}": ${why}`, { name, group: gr.group, kind: gr.resource });
+
+/** The message kube-apiserver gives for a stale resourceVersion. */
+export const OBJECT_MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** expired: 410 Expired (never the deprecated Gone: the client-go pager only recognises Expired). */
+export const expired = (message: string) => err(410, 'Expired', message);
+
+/** tooLarge: 413 RequestEntityTooLarge. */
+export const tooLarge = (message: string) => err(413, 'RequestEntityTooLarge', message);
+
+/** unsupportedMediaType: 415 with the list of accepted types, worded like negotiation.NewUnsupportedMediaTypeError. */
+export const unsupportedMediaType = (contentType: string, accepted: string[]) =>
+  err(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+    contentType ? { causes: [{ reason: 'UnsupportedMediaType', message: contentType }] } : undefined);
+
+/** invalid: 422 Invalid `Website.extensions.example.com "x" is invalid: [a, b]` with one cause per field. */
+export function invalid(kind: string, group: string, name: string, errors: FieldError[]): StatusError {
+  const list = errors.map((e) => e.message);
+  const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  const causes: StatusCause[] = errors.map((e) => ({ reason: e.type, message: messageWithoutField(e), field: e.field }));
+  return err(422, 'Invalid', `${kind}.${group} "${name}" is invalid: ${summary}`, { name, group, kind, causes });
+}
+
+// A cause's message omits the leading "field: " because `field` carries it (as field.Error.ErrorBody does).
+function messageWithoutField(e: FieldError): string {
+  return e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message;
+}
+
+/** invalidParams: 422 Invalid for bad query options (kind/name empty, as kube-apiserver reports ListOptions errors). */
+export const invalidParams = (what: string, errors: FieldError[]) => invalid(what, '', '', errors);
+
+/** internalError: 500 InternalError. */
+export const internalError = (message: string) =>
+  err(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+
+/** serviceUnavailable: 503 ServiceUnavailable. */
+export const serviceUnavailable = (message: string) => err(503, 'ServiceUnavailable', message);
+
+/** tooLargeResourceVersion: 504 Timeout with cause ResourceVersionTooLarge (client-go relists on it). */
+export const tooLargeResourceVersion = (requested: string, current: string) =>
+  new StatusError({
+    code: 504,
+    reason: 'Timeout',
+    message: `Too large resource version: ${requested}, current: ${current}`,
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+  });
+
+/** successStatus: the Status a delete returns once the object is gone. */
+export function successStatus(gr: GroupResource, name: string, uid: string | undefined): Status {
+  const details: StatusDetails = { name, group: gr.group, kind: gr.resource };
+  if (uid) details.uid = uid;
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details, code: 200 };
+}

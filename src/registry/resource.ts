@@ -1,0 +1,75 @@
+/**
+ * @module registry/resource
+ * ResourceDefinition: everything the generic machinery (routes, admission, store, discovery, OpenAPI, tables)
+ * needs to know about one kind. A kind is one module exporting one of these; `registry/kinds.ts` lists them.
+ */
+import type { FieldError } from '../apis/meta/field-path.js';
+import type { KubeObject } from '../apis/meta/types.js';
+
+/** JSONSchema is the structural OpenAPI v3 schema subset we use (CRD-style, with x-kubernetes-* extensions). */
+export interface JSONSchema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  properties?: Record<string, JSONSchema>;
+  additionalProperties?: JSONSchema | boolean;
+  items?: JSONSchema;
+  required?: string[];
+  enum?: unknown[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  nullable?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-list-type'?: string;
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: string;
+  'x-kubernetes-embedded-resource'?: boolean;
+  [ext: `x-${string}`]: unknown;
+}
+
+/** PrinterColumn is one `kubectl get` column, like a CRD's additionalPrinterColumns but computed in code. */
+export interface PrinterColumn<T> {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  /** 0 = always shown; >0 = only with `-o wide`. */
+  priority: number;
+  cell: (obj: T) => unknown;
+}
+
+/** ScaleMapping maps the /scale subresource onto the kind (autoscaling/v1 Scale). */
+export interface ScaleMapping<T> {
+  specReplicas: (obj: T) => number;
+  setSpecReplicas: (obj: T, replicas: number) => void;
+  statusReplicas: (obj: T) => number;
+  selector: (obj: T) => string;
+}
+
+/** ResourceDefinition describes one kind served by this server. */
+export interface ResourceDefinition<T extends KubeObject = KubeObject> {
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  categories: string[];
+  namespaced: boolean;
+  /** Schema of the whole object (apiVersion, kind, metadata, spec, status). metadata is filled in by the machinery. */
+  schema: JSONSchema;
+  /** Human description of the kind (OpenAPI + kubectl explain). */
+  description: string;
+  /** Table columns after NAME (NAME and AGE are added by the machinery: NAME first, AGE where `age` is placed). */
+  printerColumns: PrinterColumn<T>[];
+  subresources: { status: boolean; scale?: ScaleMapping<T> };
+  /** Semantic validation beyond the schema, run after defaulting. `old` is set on update. */
+  validate?: (obj: T, old: T | undefined) => FieldError[];
+  /** Warnings on create/update (Warning headers). */
+  warnings?: (obj: T, old: T | undefined) => string[];
+}

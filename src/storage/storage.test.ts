@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../apis/meta/types.js';
+import { isStorageError } from './errors.js';
+import type { ChangeEvent, ObjectKey, Storage } from './interface.js';
+import { LmdbStorage } from './lmdb-storage.js';
+import { MemoryStorage } from './memory-storage.js';
+
+const R = 'extensions.example.com/websites';
+const key = (namespace: string, name: string): ObjectKey => ({ resource: R, namespace, name });
+const obj = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({ metadata: { name }, ...extra });
+
+const dirs: string[] = [];
+const backends: [string, () => Storage][] = [
+  ['memory', () => new MemoryStorage()],
+  ['lmdb', () => {
+    const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
+    dirs.push(d);
+    return new LmdbStorage({ path: d });
+  }],
+];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe.each(backends)('%s storage', (_name, make) => {
+  it('assigns increasing resourceVersions across creates, updates and deletes', async () => {
+    const s = make();
+    const a = await s.create(key('ns', 'a'), obj('a'));
+    const b = await s.create(key('ns', 'b'), obj('b'));
+    const a2 = await s.update(key('ns', 'a'), (cur) => ({ ...cur, spec: { x: 1 } }));
+    const gone = await s.delete(key('ns', 'b'));
+    const rvs = [a, b, a2, gone].map((o) => Number(o.metadata.resourceVersion));
+    expect(rvs).toEqual([1, 2, 3, 4]);
+    expect(s.currentRevision()).toBe(4);
+    expect(s.get(key('ns', 'b'))).toBeUndefined();
+    await s.close();
+  });
+
+  it('refuses a duplicate create with KeyExists and an update of a missing key with KeyNotFound', async () => {
+    const s = make();
+    await s.create(key('ns', 'a'), obj('a'));
+    await expect(s.create(key('ns', 'a'), obj('a'))).rejects.toSatisfy((e) => isStorageError(e, 'KeyExists'));
+    await expect(s.update(key('ns', 'x'), (c) => c)).rejects.toSatisfy((e) => isStorageError(e, 'KeyNotFound'));
+    await expect(s.delete(key('ns', 'x'))).rejects.toSatisfy((e) => isStorageError(e, 'KeyNotFound'));
+    expect(s.currentRevision()).toBe(1);
+    await s.close();
+  });
+
+  it('writes nothing when tryUpdate or a delete check throws, and nothing when tryUpdate returns null', async () => {
+    const s = make();
+    await s.create(key('ns', 'a'), obj('a'));
+    await expect(s.update(key('ns', 'a'), () => { throw new Error('no'); })).rejects.toThrow('no');
+    await expect(s.delete(key('ns', 'a'), () => { throw new Error('precondition'); })).rejects.toThrow('precondition');
+    const same = await s.update(key('ns', 'a'), () => null);
+    expect(same.metadata.resourceVersion).toBe('1');
+    expect(s.currentRevision()).toBe(1);
+    expect(s.get(key('ns', 'a'))).toBeDefined();
+    await s.close();
+  });
+
+  it('lists one namespace or all, ordered, at the revision of the snapshot', async () => {
+    const s = make();
+    await s.create(key('b', 'y'), obj('y'));
+    await s.create(key('a', 'z'), obj('z'));
+    await s.create(key('a', 'x'), obj('x'));
+    await s.create({ resource: 'other/things', namespace: 'a', name: 'q' }, obj('q'));
+    expect(s.list({ resource: R, namespace: 'a' }).items.map((o) => o.metadata.name)).toEqual(['x', 'z']);
+    const all = s.list({ resource: R });
+    expect(all.items.map((o) => o.metadata.name)).toEqual(['x', 'z', 'y']);
+    expect(all.revision).toBe(4);
+    await s.close();
+  });
+
+  it('delivers changes to a watch in revision order, replaying recent history first', async () => {
+    const s = make();
+    await s.create(key('ns', 'a'), obj('a'));
+    await s.create(key('ns', 'b'), obj('b'));
+    const seen: ChangeEvent[] = [];
+    const h = s.watch({ resource: R, namespace: 'ns' }, 1, (e) => seen.push(e));
+    await Promise.all([
+      s.update(key('ns', 'a'), (c) => ({ ...c, spec: { v: 1 } })),
+      s.create(key('other', 'c'), obj('c')),
+      s.delete(key('ns', 'b')),
+    ]);
+    h.stop();
+    await s.create(key('ns', 'late'), obj('late'));
+    expect(seen.map((e) => [e.type, e.key.name, e.revision])).toEqual([
+      ['ADDED', 'b', 2],
+      ['MODIFIED', 'a', 3],
+      ['DELETED', 'b', 5],
+    ]);
+    expect(seen[2]?.object.metadata.resourceVersion).toBe('5');
+    await s.close();
+  });
+
+  it('rejects concurrent creates of one name except the first, under load', async () => {
+    const s = make();
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => s.create(key('ns', 'same'), obj('same'))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    await s.close();
+  });
+});
+
+describe('lmdb storage persistence', () => {
+  it('keeps objects and the revision counter across a reopen', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
+    dirs.push(d);
+    const s1 = new LmdbStorage({ path: d });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => s1.create(key('ns', `o${i}`), obj(`o${i}`))));
+    await s1.close();
+    const s2 = new LmdbStorage({ path: d });
+    expect(s2.currentRevision()).toBe(50);
+    expect(s2.list({ resource: R }).items).toHaveLength(50);
+    const next = await s2.create(key('ns', 'after'), obj('after'));
+    expect(next.metadata.resourceVersion).toBe('51');
+    expect(() => s2.watch({ resource: R }, 10, () => {})).toThrow(/too old resource version/);
+    await s2.close();
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * @module cmd/options
+ * Command-line flags, each also settable through an environment variable `WEBSITE_APISERVER_<FLAG>` (dashes
+ * become underscores; repeatable flags take a comma-separated list). Flags win over the environment.
+ * parseOptions returns every problem at once rather than stopping at the first.
+ */
+import { isIP } from 'node:net';
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS } from '../observability/logger.js';
+
+/** Options is the validated configuration of one server process. */
+export interface Options {
+  readonly port: number;
+  readonly bindAddress: string;
+  readonly dataDir: string;
+  readonly certDir: string;
+  readonly tlsCertFile: string | undefined;
+  readonly tlsPrivateKeyFile: string | undefined;
+  readonly tlsSans: readonly string[];
+  readonly logLevel: string;
+}
+
+interface FlagSpec {
+  name: string;
+  default?: string;
+  multiple?: boolean;
+  help: string;
+}
+
+/** FLAGS documents every flag; --help prints them. */
+export const FLAGS: readonly FlagSpec[] = [
+  { name: 'port', default: '8443', help: 'HTTPS port to serve on (0 picks a free port).' },
+  { name: 'bind-address', default: '127.0.0.1', help: 'IP address to listen on (0.0.0.0 for all interfaces).' },
+  { name: 'data-dir', default: './data', help: 'Directory of the lmdb database.' },
+  { name: 'cert-dir', default: './certs', help: 'Directory for the generated CA, serving and admin certificates and the admin kubeconfig.' },
+  { name: 'tls-cert-file', help: 'Serving certificate (PEM) to use instead of generating one; needs --tls-private-key-file.' },
+  { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
+  { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable.' },
+  { name: 'log-level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
+];
+
+/** envName is the environment variable of a flag. */
+export const envName = (flag: string) => `WEBSITE_APISERVER_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+/** usage is the --help text. */
+export function usage(): string {
+  const lines = ['Usage: website-apiserver [flags]', '', 'Serves extensions.example.com/v1alpha1 (Website) over HTTPS, stored in lmdb.', '', 'Flags:'];
+  for (const f of FLAGS) {
+    const def = f.default !== undefined ? ` (default ${JSON.stringify(f.default)})` : '';
+    lines.push(`  --${f.name}${f.multiple ? ' (repeatable)' : ''}${def}`, `      ${f.help} Env: ${envName(f.name)}.`);
+  }
+  lines.push('  --help', '      Print this help and exit.');
+  return lines.join('\n');
+}
+
+/** ParseResult is either options, a request for help, or the list of errors. */
+export type ParseResult = { kind: 'ok'; options: Options } | { kind: 'help' } | { kind: 'error'; errors: string[] };
+
+/** parseOptions reads argv and env into validated Options. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResult {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = { help: { type: 'boolean' } };
+    for (const f of FLAGS) spec[f.name] = f.multiple ? { type: 'string', multiple: true } : { type: 'string' };
+    values = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false }).values as typeof values;
+  } catch (e) {
+    return { kind: 'error', errors: [(e as Error).message] };
+  }
+  if (values['help']) return { kind: 'help' };
+  const get = (name: string): string | undefined => {
+    const v = values[name];
+    if (typeof v === 'string') return v;
+    return env[envName(name)] ?? FLAGS.find((f) => f.name === name)?.default;
+  };
+  const sans = (values['tls-san'] as string[] | undefined) ?? (env[envName('tls-san')]?.split(',') ?? []);
+  const errors: string[] = [];
+  const portText = get('port') ?? '';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) errors.push(`--port: must be an integer from 0 to 65535, got "${portText}"`);
+  const bindAddress = get('bind-address') ?? '';
+  if (!isIP(bindAddress)) errors.push(`--bind-address: must be an IP address, got "${bindAddress}"`);
+  const logLevel = get('log-level') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) errors.push(`--log-level: must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const tlsCertFile = get('tls-cert-file') || undefined;
+  const tlsPrivateKeyFile = get('tls-private-key-file') || undefined;
+  if (!!tlsCertFile !== !!tlsPrivateKeyFile) errors.push('--tls-cert-file and --tls-private-key-file must be given together');
+  const dataDir = get('data-dir') ?? '';
+  const certDir = get('cert-dir') ?? '';
+  if (!dataDir) errors.push('--data-dir: must not be empty');
+  if (!certDir) errors.push('--cert-dir: must not be empty');
+  if (errors.length) return { kind: 'error', errors };
+  return {
+    kind: 'ok',
+    options: Object.freeze({
+      port, bindAddress, dataDir, certDir, tlsCertFile, tlsPrivateKeyFile,
+      tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)), logLevel,
+    }),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * @module cmd/run
+ * run: options → certificates → lmdb storage → server → listen; resolves with a handle to stop it.
+ */
+import { isIP } from 'node:net';
+import { ensureCertificates } from '../certs/self-signed.js';
+import { createLogger } from '../observability/logger.js';
+import { kinds } from '../registry/kinds.js';
+import { createServer, type ApiServer } from '../server/server.js';
+import { LmdbStorage } from '../storage/lmdb-storage.js';
+import type { Options } from './options.js';
+
+/** Running is a started server. */
+export interface Running {
+  url: string;
+  server: ApiServer;
+  stop(): Promise<void>;
+}
+
+// The kubeconfig must name an address a client can dial: a wildcard bind is reached through loopback.
+function clientUrl(bindAddress: string, port: number): string {
+  const host = bindAddress === '0.0.0.0' ? '127.0.0.1' : bindAddress === '::' ? '::1' : bindAddress;
+  return `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/** run starts the server and returns once it listens. */
+export async function run(o: Options): Promise<Running> {
+  const logger = createLogger(o.logLevel);
+  const certOpts = {
+    certDir: o.certDir,
+    extraSans: [...o.tlsSans],
+    serverUrl: clientUrl(o.bindAddress, o.port),
+    ...(o.tlsCertFile && o.tlsPrivateKeyFile ? { tlsCertFile: o.tlsCertFile, tlsKeyFile: o.tlsPrivateKeyFile } : {}),
+  };
+  const certs = ensureCertificates(certOpts);
+  if (certs.generated.length) logger.info({ generated: certs.generated, reasons: certs.reasons, certDir: o.certDir }, 'certificates written');
+  const storage = new LmdbStorage({ path: o.dataDir });
+  const server = createServer({
+    tls: { key: certs.servingKey, cert: certs.servingCert, clientCA: certs.caCert },
+    storage,
+    kinds,
+    logger,
+  });
+  await server.app.listen({ port: o.port, host: o.bindAddress });
+  const address = server.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : o.port;
+  const url = clientUrl(o.bindAddress, port);
+  // With --port 0 the real port is known only now: rewrite the kubeconfig to point at it.
+  if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
+  logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision() }, 'serving');
+  logger.info('reconcilers are off: no cluster is configured (standalone mode)');
+  return { url, server, stop: () => server.shutdown() };
+}

@@ -1,0 +1,164 @@
+/**
+ * @module endpoints/resource-routes
+ * Registers every route of one kind, generated from its ResourceStore (installer.go registerResourceHandlers).
+ * Each handler is: parse options → one store call → negotiate → reply. Unsupported methods answer 405.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
+import type { ResourceStore, Subresource } from '../registry/store.js';
+import { SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
+import { negotiate, negotiateWatch } from './negotiation.js';
+import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type Query } from './query.js';
+import { transformList, transformObject, parseIncludeObject } from './transform.js';
+import { listResourceVersion } from './list-rv.js';
+import { serveWatch, type WatchRegistry } from './watch.js';
+
+const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query }>;
+
+/** sendWarnings adds `Warning: 299 - "…"` headers, as kube-apiserver does for unknown fields under fieldValidation=Warn. */
+function sendWarnings(reply: FastifyReply, warnings: string[]): void {
+  if (warnings.length) reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+}
+
+function patchType(req: FastifyRequest): PatchType {
+  const ct = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct) || ct === 'application/apply-patch+yaml') {
+    throw unsupportedMediaType(ct, SUPPORTED_PATCH_TYPES.filter((t) => t !== 'application/apply-patch+yaml'));
+  }
+  return ct as PatchType;
+}
+
+/** registerResourceRoutes installs collection, item and subresource routes for one kind. */
+export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
+  const def = store.def;
+  const base = `/apis/${def.group}/${def.version}`;
+  const nsBase = def.namespaced ? `${base}/namespaces/:namespace/${def.plural}` : `${base}/${def.plural}`;
+  const ns = (req: Req) => (def.namespaced ? req.params['namespace'] : undefined);
+
+  const list = async (query: Query, accept: string | undefined, reply: FastifyReply, namespace: string | undefined) => {
+    const opts = parseListOptions(query);
+    if (opts.watch) {
+      const target = negotiateWatch(accept);
+      const includeObject = target.kind === 'Table' ? parseIncludeObject(query) : 'Metadata';
+      reply.hijack();
+      serveWatch(reply.raw, { store, namespace, opts, target, includeObject, registry: watches });
+      return reply;
+    }
+    const target = negotiate(accept, false);
+    const includeObject = target.kind === 'Table' ? parseIncludeObject(query) : 'Metadata';
+    await listResourceVersion(store, opts);
+    const { items, revision } = store.list(namespace, { label: opts.label, field: opts.field });
+    return transformList(def, items, { resourceVersion: String(revision) }, target, includeObject);
+  };
+
+  // Collection: list/watch, create, deletecollection.
+  app.route<{ Params: Record<string, string>; Querystring: Query }>({
+    method: [...ALL_METHODS],
+    url: nsBase,
+    handler: async (req, reply) => {
+      switch (req.method) {
+        case 'GET':
+          return list(req.query, req.headers.accept, reply, ns(req));
+        case 'POST': {
+          const opts = parseWriteOptions(req.query, 'CreateOptions');
+          const target = negotiate(req.headers.accept, true);
+          const { object, warnings } = await store.create(ns(req), req.body, opts);
+          sendWarnings(reply, warnings);
+          reply.code(201);
+          return transformObject(def, object, target, 'Metadata');
+        }
+        case 'DELETE': {
+          const lo = parseListOptions(req.query);
+          const o = parseDeleteOptions(req.body, req.query);
+          const deleted = await store.deleteCollection(ns(req), { label: lo.label, field: lo.field }, o, isDryRun(o, 'DeleteOptions'));
+          return transformList(def, deleted, { resourceVersion: String(store.currentRevision()) }, negotiate(req.headers.accept, false), 'Metadata');
+        }
+        default:
+          throw methodNotSupported(store.gr, req.method.toLowerCase());
+      }
+    },
+  });
+
+  // All namespaces: list and watch only.
+  if (def.namespaced) {
+    app.route<{ Params: Record<string, string>; Querystring: Query }>({
+      method: [...ALL_METHODS],
+      url: `${base}/${def.plural}`,
+      handler: async (req, reply) => {
+        if (req.method !== 'GET') throw methodNotSupported(store.gr, req.method === 'POST' ? 'create' : req.method.toLowerCase());
+        return list(req.query, req.headers.accept, reply, undefined);
+      },
+    });
+  }
+
+  // One object: get, update, patch, delete.
+  app.route<{ Params: Record<string, string>; Querystring: Query }>({
+    method: [...ALL_METHODS],
+    url: `${nsBase}/:name`,
+    handler: async (req, reply) => {
+      const name = req.params['name'] ?? '';
+      switch (req.method) {
+        case 'GET': {
+          if (req.query['watch'] !== undefined && parseListOptions(req.query).watch) {
+            // A named GET-watch is a watch on metadata.name=<name> (get.go listOpts).
+            const q: Query = { ...req.query, fieldSelector: `metadata.name=${name}` };
+            return list(q, req.headers.accept, reply, ns(req));
+          }
+          const target = negotiate(req.headers.accept, true);
+          const includeObject = target.kind === 'Table' ? parseIncludeObject(req.query) : 'Metadata';
+          return transformObject(def, store.get(ns(req), name), target, includeObject);
+        }
+        case 'PUT': {
+          const opts = parseWriteOptions(req.query, 'UpdateOptions');
+          const { object, warnings } = await store.update(ns(req), name, req.body, 'main', opts);
+          sendWarnings(reply, warnings);
+          return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
+        }
+        case 'PATCH': {
+          const type = patchType(req);
+          const opts = parseWriteOptions(req.query, 'PatchOptions');
+          const { object, warnings } = await store.patch(ns(req), name, type, req.body, 'main', opts);
+          sendWarnings(reply, warnings);
+          return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
+        }
+        case 'DELETE': {
+          const o = parseDeleteOptions(req.body, req.query);
+          const r = await store.delete(ns(req), name, o, isDryRun(o, 'DeleteOptions'));
+          reply.code(r.code);
+          const body = r.body as { kind?: string };
+          return body.kind === 'Status' ? r.body : transformObject(def, r.body as never, negotiate(req.headers.accept, true), 'Metadata');
+        }
+        default:
+          throw methodNotSupported(store.gr, req.method.toLowerCase());
+      }
+    },
+  });
+
+  // Subresources: status and scale.
+  app.route<{ Params: Record<string, string>; Querystring: Query }>({
+    method: [...ALL_METHODS],
+    url: `${nsBase}/:name/:subresource`,
+    handler: async (req, reply) => {
+      const name = req.params['name'] ?? '';
+      const sub = req.params['subresource'];
+      const known = (sub === 'status' && def.subresources.status) || (sub === 'scale' && def.subresources.scale);
+      if (!known) throw notFound(store.gr, name);
+      if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'PATCH') throw methodNotSupported(store.gr, req.method.toLowerCase());
+      if (sub === 'scale') {
+        if (req.method === 'GET') return store.getScale(ns(req), name);
+        if (req.method === 'PUT') return store.updateScale(ns(req), name, req.body, parseWriteOptions(req.query, 'UpdateOptions'));
+        return store.patchScale(ns(req), name, patchType(req), req.body, parseWriteOptions(req.query, 'PatchOptions'));
+      }
+      const target = negotiate(req.headers.accept, true);
+      if (req.method === 'GET') return transformObject(def, store.get(ns(req), name), target, 'Metadata');
+      const status: Subresource = 'status';
+      const res = req.method === 'PUT'
+        ? await store.update(ns(req), name, req.body, status, parseWriteOptions(req.query, 'UpdateOptions'))
+        : await store.patch(ns(req), name, patchType(req), req.body, status, parseWriteOptions(req.query, 'PatchOptions'));
+      sendWarnings(reply, res.warnings);
+      return transformObject(def, res.object, target, 'Metadata');
+    },
+  });
+}

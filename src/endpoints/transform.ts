@@ -1,0 +1,65 @@
+/**
+ * @module endpoints/transform
+ * Pure transforms from stored objects to the negotiated representation (handlers/response.go
+ * transformResponseObject): the full object or list, Table, PartialObjectMetadata(List). Watch events use the same.
+ */
+import { badRequest } from '../apis/meta/errors.js';
+import type { KubeObject, ListMeta } from '../apis/meta/types.js';
+import type { ResourceDefinition } from '../registry/resource.js';
+import { toTable, type IncludeObject } from '../registry/table.js';
+import type { Target } from './negotiation.js';
+import { one, type Query } from './query.js';
+
+/** parseIncludeObject reads the Table `includeObject` option (default Metadata). */
+export function parseIncludeObject(q: Query): IncludeObject {
+  const v = one(q, 'includeObject') || 'Metadata';
+  if (v !== 'None' && v !== 'Metadata' && v !== 'Object') {
+    throw badRequest(`Unable to convert to Table as requested: includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
+  }
+  return v;
+}
+
+/** transformObject renders one object for the target. */
+export function transformObject(def: ResourceDefinition, obj: KubeObject, target: Target, includeObject: IncludeObject, noHeaders = false): unknown {
+  switch (target.kind) {
+    case 'Object':
+      return obj;
+    case 'PartialObjectMetadata':
+    case 'PartialObjectMetadataList':
+      return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${target.version}`, metadata: obj.metadata };
+    case 'Table':
+      return toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion ?? '' }, { version: target.version, includeObject, noHeaders });
+  }
+}
+
+/** transformList renders a list for the target; `items` is always an array, `[]` when empty. */
+export function transformList(def: ResourceDefinition, items: KubeObject[], listMeta: ListMeta, target: Target, includeObject: IncludeObject): unknown {
+  switch (target.kind) {
+    case 'Object':
+      return { kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: listMeta, items };
+    case 'PartialObjectMetadata':
+    case 'PartialObjectMetadataList':
+      return {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: `meta.k8s.io/${target.version}`,
+        metadata: listMeta,
+        items: items.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${target.version}`, metadata: o.metadata })),
+      };
+    case 'Table':
+      return toTable(def, items, listMeta, { version: target.version, includeObject });
+  }
+}
+
+/** bookmarkObject is the object of a BOOKMARK event: an empty object of the watched representation with only a resourceVersion. */
+export function bookmarkObject(def: ResourceDefinition, target: Target, resourceVersion: string, annotations?: Record<string, string>): unknown {
+  const metadata = annotations ? { resourceVersion, annotations } : { resourceVersion };
+  switch (target.kind) {
+    case 'Object':
+      return { kind: def.kind, apiVersion: `${def.group}/${def.version}`, metadata };
+    case 'PartialObjectMetadata':
+    case 'PartialObjectMetadataList':
+      return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${target.version}`, metadata };
+    case 'Table':
+      return { kind: 'Table', apiVersion: `meta.k8s.io/${target.version}`, metadata, columnDefinitions: null, rows: [] };
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * @module server/server
+ * createServer assembles the HTTPS API server. The request path, in order:
+ *   onRequest: authentication (401 unless a verified client certificate, health paths exempt) →
+ *   content-type parsing (JSON, merge/json patch, YAML; 415 otherwise; 413 over 3 MiB) →
+ *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
+ *   error handler: every failure becomes a metav1.Status.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import YAML from 'yaml';
+import {
+  badRequest, internalError, notFoundPath, StatusError, tooLarge, unauthorized, unsupportedMediaType,
+} from '../apis/meta/errors.js';
+import { registerDiscoveryRoutes } from '../discovery/routes.js';
+import { registerResourceRoutes } from '../endpoints/resource-routes.js';
+import { WatchRegistry } from '../endpoints/watch.js';
+import type { ResourceDefinition } from '../registry/resource.js';
+import { ResourceStore } from '../registry/store.js';
+import type { Storage } from '../storage/interface.js';
+import { ALWAYS_ALLOW_PATHS, clientCertificateAuthenticator, type Authenticator, type UserInfo } from './authn.js';
+import { registerHealthRoutes } from './health.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: UserInfo | undefined;
+  }
+}
+
+/** BODY_LIMIT is kube-apiserver's request body limit (3 MiB). */
+export const BODY_LIMIT = 3 * 1024 * 1024;
+
+/** TlsConfig is the serving key pair plus the CA that client certificates must chain to. */
+export interface TlsConfig {
+  key: string;
+  cert: string;
+  clientCA: string;
+}
+
+/** ServerConfig is what createServer needs. */
+export interface ServerConfig {
+  /** Serve HTTPS with these; omit only in tests that use app.inject(). */
+  tls?: TlsConfig;
+  storage: Storage;
+  kinds: readonly ResourceDefinition[];
+  logger: Logger;
+  /** Replaces client-certificate authentication (tests without TLS). */
+  authenticator?: Authenticator;
+}
+
+/** ApiServer is the assembled server. */
+export interface ApiServer {
+  app: FastifyInstance;
+  stores: Map<string, ResourceStore>;
+  watches: WatchRegistry;
+  /** shutdown ends open watches, stops accepting, and closes the storage (flushing it). */
+  shutdown(): Promise<void>;
+}
+
+// The media types a create/update body may have (kube-apiserver also takes YAML; protobuf/CBOR are not offered).
+const BODY_TYPES = ['application/json', 'application/yaml'];
+
+/** createServer builds the fastify app with every route registered. */
+export function createServer(cfg: ServerConfig): ApiServer {
+  const opts: FastifyServerOptions & { https?: object } = {
+    loggerInstance: cfg.logger,
+    bodyLimit: BODY_LIMIT,
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    // Keep-alive sockets would hold close() open; watches are ended by the preClose hook below.
+    forceCloseConnections: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  };
+  if (cfg.tls) {
+    opts.https = {
+      key: cfg.tls.key,
+      cert: cfg.tls.cert,
+      ca: [cfg.tls.clientCA],
+      requestCert: true,
+      rejectUnauthorized: false,
+    };
+  }
+  const app = Fastify(opts) as unknown as FastifyInstance;
+  const watches = new WatchRegistry();
+  let shuttingDown = false;
+
+  app.decorateRequest('user', undefined);
+  const authenticate = cfg.authenticator ?? clientCertificateAuthenticator;
+  app.addHook('onRequest', async (req) => {
+    if (ALWAYS_ALLOW_PATHS.has(req.url.split('?')[0] ?? '')) return;
+    const user = authenticate(req);
+    if (!user) throw unauthorized();
+    req.user = user;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    cfg.logger.debug({ method: req.method, url: req.url, code: reply.statusCode, user: req.user?.name, ms: reply.elapsedTime }, 'request');
+  });
+
+  registerBodyParsers(app);
+
+  app.setErrorHandler((err: FastifyError | StatusError, req, reply) => {
+    const status = toStatusError(err as Error);
+    if (status.code >= 500) req.log.error({ err }, 'request failed');
+    if (status.status.details?.retryAfterSeconds) reply.header('retry-after', String(status.status.details.retryAfterSeconds));
+    reply.code(status.code).type('application/json').send(status.status);
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    const e = notFoundPath();
+    reply.code(404).type('application/json').send(e.status);
+  });
+
+  registerHealthRoutes(app, [], [{ name: 'shutdown', check: () => !shuttingDown }]);
+  registerDiscoveryRoutes(app, cfg.kinds);
+  const stores = new Map<string, ResourceStore>();
+  for (const def of cfg.kinds) {
+    const store = new ResourceStore(def, cfg.storage);
+    stores.set(`${def.group}/${def.plural}`, store);
+    registerResourceRoutes(app, store, watches);
+  }
+
+  // Open watches would keep close() waiting forever: end them first, clients re-watch elsewhere or later.
+  app.addHook('preClose', async () => {
+    shuttingDown = true;
+    watches.closeAll();
+  });
+
+  return {
+    app,
+    stores,
+    watches,
+    async shutdown() {
+      shuttingDown = true;
+      watches.closeAll();
+      await app.close();
+      await cfg.storage.close();
+    },
+  };
+}
+
+function registerBodyParsers(app: FastifyInstance): void {
+  type Done = (err: Error | null, body?: unknown) => void;
+  // secure-json-parse underneath: __proto__ and constructor keys are refused (400).
+  const json = app.getDefaultJsonParser('error', 'error') as unknown as (req: FastifyRequest, body: string, done: Done) => void;
+  const lenientJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
+    if (body.length === 0) return done(null, undefined);
+    return json(req, body.toString(), done);
+  };
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json', 'application/json-patch+json'], { parseAs: 'string' }, lenientJson);
+  // Parsed only so the handler can answer 415 with the list of supported patch types, as for a CRD.
+  app.addContentTypeParser(['application/strategic-merge-patch+json', 'application/apply-patch+yaml'], { parseAs: 'string' }, (_r, body, done) => done(null, body));
+  app.addContentTypeParser(['application/yaml', 'application/x-yaml'], { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, YAML.parse(body as string, { maxAliasCount: 100 }));
+    } catch (e) {
+      done(badRequest(`error converting YAML to JSON: ${(e as Error).message}`), undefined);
+    }
+  });
+  // No Content-Type at all is taken as JSON (kube-apiserver consumes */*); any other type is 415.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    const ct = req.headers['content-type'];
+    if (ct === undefined || ct === '' || ct.startsWith('*/*')) return lenientJson(req, body, done);
+    done(unsupportedMediaType(ct.split(';')[0] ?? ct, BODY_TYPES), undefined);
+  });
+}
+
+/** toStatusError maps any error to a StatusError: fastify's own errors to their Kubernetes equivalents, the rest to 500. */
+export function toStatusError(err: Error): StatusError {
+  if (err instanceof StatusError) return err;
+  const fe = err as FastifyError;
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return tooLarge(`Request entity too large: limit is ${BODY_LIMIT}`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return unsupportedMediaType('', BODY_TYPES);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest(`error decoding request body: ${fe.message}`);
+    default:
+  }
+  if (err instanceof SyntaxError || fe.statusCode === 400) return badRequest(`error decoding request body: ${err.message}`);
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new StatusError({ code: fe.statusCode, reason: 'BadRequest', message: err.message });
+  }
+  return internalError(err.message);
+}

@@ -24,9 +24,7 @@ function sendWarnings(reply: FastifyReply, warnings: string[]): void {
 
 function patchType(req: FastifyRequest): PatchType {
   const ct = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct) || ct === 'application/apply-patch+yaml') {
-    throw unsupportedMediaType(ct, SUPPORTED_PATCH_TYPES.filter((t) => t !== 'application/apply-patch+yaml'));
-  }
+  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct)) throw unsupportedMediaType(ct, [...SUPPORTED_PATCH_TYPES]);
   return ct as PatchType;
 }
 

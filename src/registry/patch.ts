@@ -10,8 +10,11 @@ import { badRequest, invalid, tooLarge } from '../apis/meta/errors.js';
 /** PatchType is the media type of a PATCH body. */
 export type PatchType = 'application/merge-patch+json' | 'application/json-patch+json' | 'application/apply-patch+yaml';
 
-/** SUPPORTED_PATCH_TYPES is what we accept, in the order kube-apiserver lists them for CRDs. */
-export const SUPPORTED_PATCH_TYPES: readonly PatchType[] = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+/**
+ * SUPPORTED_PATCH_TYPES is what PATCH accepts, in the order kube-apiserver lists them for CRDs. Routes, the 415
+ * message and the OpenAPI documents all read this one list. Server-side apply is not accepted yet (415).
+ */
+export const SUPPORTED_PATCH_TYPES: readonly PatchType[] = ['application/json-patch+json', 'application/merge-patch+json'];
 
 // kube-apiserver's limit on the number of operations in one JSON patch (maxJSONPatchOperations).
 const MAX_JSON_PATCH_OPS = 10_000;

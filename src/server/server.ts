@@ -6,7 +6,7 @@
  *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
  *   error handler: every failure becomes a metav1.Status.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import YAML from 'yaml';
 import {
@@ -65,7 +65,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
   const opts: FastifyServerOptions & { https?: object } = {
     loggerInstance: cfg.logger,
     bodyLimit: BODY_LIMIT,
-    disableRequestLogging: true,
+    // Per-request lines come from our own onResponse hook at debug level, not fastify's info-level pair.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     // Keep-alive sockets would hold close() open; watches are ended by the preClose hook below.
     forceCloseConnections: true,

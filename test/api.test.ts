@@ -239,6 +239,50 @@ describe('update, patch and generation', () => {
   });
 });
 
+describe('server-side apply', () => {
+  const APPLY = { 'content-type': 'application/apply-patch+yaml' };
+  const yaml = (name: string, extra = '') =>
+    `apiVersion: extensions.example.com/v1alpha1\nkind: Website\nmetadata:\n  name: ${name}\nspec:\n  gitRepo: https://example.com/a.git\n${extra}`;
+
+  it('creates with 201 and records the applier in managedFields', async () => {
+    const r = await call(agent, `${ns('ssa')}/a?fieldManager=tool`, 'PATCH', yaml('a', '  replicas: 2\n'), APPLY);
+    expect(r.status).toBe(201);
+    expect(r.body.spec.replicas).toBe(2);
+    expect(r.body.metadata.managedFields).toEqual([expect.objectContaining({
+      manager: 'tool', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:gitRepo': {}, 'f:replicas': {} } },
+    })]);
+  });
+
+  it('requires a fieldManager and refuses force on other patch types', async () => {
+    const noManager = await call(agent, `${ns('ssa')}/b`, 'PATCH', yaml('b'), APPLY);
+    expect(noManager.status).toBe(422);
+    expect(noManager.body.message).toContain('fieldManager');
+    const force = await call(agent, `${ns('ssa')}/a?force=true`, 'PATCH', { spec: { replicas: 3 } }, MERGE);
+    expect(force.status).toBe(422);
+  });
+
+  it('conflicts with 409 FieldManagerConflict when another manager owns a changed field, and force takes it over', async () => {
+    await call(agent, `${ns('ssa2')}/a?fieldManager=tool`, 'PATCH', yaml('a', '  replicas: 2\n'), APPLY);
+    await call(agent, `${ns('ssa2')}/a?fieldManager=editor`, 'PATCH', { spec: { replicas: 4 } }, MERGE);
+    const c = await call(agent, `${ns('ssa2')}/a?fieldManager=tool`, 'PATCH', yaml('a', '  replicas: 3\n'), APPLY);
+    expect(c.status).toBe(409);
+    expect(c.body.reason).toBe('Conflict');
+    expect(c.body.details.causes).toEqual([{ reason: 'FieldManagerConflict', message: 'conflict with "editor" using extensions.example.com/v1alpha1', field: '.spec.replicas' }]);
+    const f = await call(agent, `${ns('ssa2')}/a?fieldManager=tool&force=true`, 'PATCH', yaml('a', '  replicas: 3\n'), APPLY);
+    expect(f.status).toBe(200);
+    expect(f.body.spec.replicas).toBe(3);
+    expect(f.body.metadata.managedFields.map((m: any) => m.manager)).toEqual(['tool']);
+  });
+
+  it('removes a field the applier stops applying, unless another manager owns it', async () => {
+    await call(agent, `${ns('ssa3')}/a?fieldManager=tool`, 'PATCH', yaml('a', '  branch: dev\n  serviceType: ClusterIP\n'), APPLY);
+    await call(agent, `${ns('ssa3')}/a?fieldManager=other`, 'PATCH', yaml('a', '  serviceType: ClusterIP\n'), APPLY);
+    const r = await call(agent, `${ns('ssa3')}/a?fieldManager=tool`, 'PATCH', yaml('a'), APPLY);
+    expect(r.body.spec.branch).toBeUndefined();
+    expect(r.body.spec.serviceType).toBe('ClusterIP');
+  });
+});
+
 describe('status and scale subresources', () => {
   it('takes only status through /status and ignores status on the main resource', async () => {
     await call(agent, ns('st'), 'POST', website('a'));

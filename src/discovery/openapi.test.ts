@@ -193,7 +193,7 @@ describe('v3 document content', () => {
     expect(patches.length).toBe(3);
     for (const { op } of patches) {
       expect(Object.keys(op.requestBody!.content).sort()).toEqual([
-        'application/json-patch+json', 'application/merge-patch+json',
+        'application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json',
       ]);
       expect(JSON.stringify(op)).not.toContain('strategic-merge-patch');
       const names = op.parameters!.map((p) => p.name);
@@ -278,7 +278,7 @@ describe('GET /openapi/v2', () => {
       expect(op.consumes!.length).toBeGreaterThan(0);
       expect((op.produces as string[]).length).toBeGreaterThan(0);
       if (method === 'patch') {
-        expect([...op.consumes!].sort()).toEqual(['application/json-patch+json', 'application/merge-patch+json']);
+        expect([...op.consumes!].sort()).toEqual(['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json']);
         expect(op.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['body', 'fieldValidation', 'force']));
       }
     }

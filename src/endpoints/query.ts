@@ -92,7 +92,7 @@ function parseIntParam(q: Query, name: string): number | undefined {
 }
 
 /** parseWriteOptions parses dryRun and fieldValidation (and checks fieldManager/force) for create, update and patch. */
-export function parseWriteOptions(q: Query, kind: string, isApply = false): WriteOptions & { fieldManager: string | undefined; force: boolean } {
+export function parseWriteOptions(q: Query, kind: string, userAgent: string | undefined, isApply = false): WriteOptions & { force: boolean } {
   const errs: FieldError[] = [];
   const dry = q['dryRun'];
   const dryValues = dry === undefined ? [] : Array.isArray(dry) ? dry : [dry];
@@ -109,7 +109,18 @@ export function parseWriteOptions(q: Query, kind: string, isApply = false): Writ
   if (forceParam !== undefined && !isApply) errs.push(forbidden('force', 'may not be specified for non-apply patch'));
   if (isApply && !fieldManager) errs.push({ type: 'FieldValueRequired', field: 'fieldManager', message: 'fieldManager: Required value: is required for apply patch' });
   if (errs.length) throw invalidParams(kind, errs);
-  return { dryRun: dryValues.length > 0, fieldValidation: fv as FieldValidation, fieldManager, force: truthy(forceParam) };
+  return {
+    dryRun: dryValues.length > 0,
+    fieldValidation: fv as FieldValidation,
+    manager: fieldManager || managerFromUserAgent(userAgent),
+    force: truthy(forceParam),
+  };
+}
+
+/** managerFromUserAgent is the default field manager: the User-Agent up to its first '/' (as kube-apiserver derives it). */
+export function managerFromUserAgent(userAgent: string | undefined): string {
+  const name = (userAgent ?? '').split('/')[0]?.trim() ?? '';
+  return (name || 'unknown').slice(0, 128);
 }
 
 /** parseDeleteOptions reads DeleteOptions from the JSON body when present, else from query parameters. */

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
-import { SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
+import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
 import { negotiate, negotiateWatch } from './negotiation.js';
 import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type Query } from './query.js';
 import { transformList, transformObject, parseIncludeObject } from './transform.js';
@@ -22,10 +22,17 @@ function sendWarnings(reply: FastifyReply, warnings: string[]): void {
   if (warnings.length) reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
 }
 
-function patchType(req: FastifyRequest): PatchType {
-  const ct = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct)) throw unsupportedMediaType(ct, [...SUPPORTED_PATCH_TYPES]);
-  return ct as PatchType;
+const mediaType = (req: FastifyRequest) => (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+
+/** isApplyPatch tells a server-side apply request (handled by store.apply, main resource only). */
+const isApplyPatch = (req: FastifyRequest) => mediaType(req) === APPLY_PATCH_TYPE;
+
+// patchType returns the patch type of a non-apply PATCH, or 415 listing what this endpoint accepts.
+function patchType(req: FastifyRequest, allowApply = true): Exclude<PatchType, typeof APPLY_PATCH_TYPE> {
+  const ct = mediaType(req);
+  const accepted = allowApply ? SUPPORTED_PATCH_TYPES : SUPPORTED_PATCH_TYPES.filter((t) => t !== APPLY_PATCH_TYPE);
+  if (!(accepted as readonly string[]).includes(ct) || ct === APPLY_PATCH_TYPE) throw unsupportedMediaType(ct, [...accepted]);
+  return ct as Exclude<PatchType, typeof APPLY_PATCH_TYPE>;
 }
 
 /** registerResourceRoutes installs collection, item and subresource routes for one kind. */
@@ -60,7 +67,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         case 'GET':
           return list(req.query, req.headers.accept, reply, ns(req));
         case 'POST': {
-          const opts = parseWriteOptions(req.query, 'CreateOptions');
+          const opts = parseWriteOptions(req.query, 'CreateOptions', req.headers['user-agent']);
           const target = negotiate(req.headers.accept, true);
           const { object, warnings } = await store.create(ns(req), req.body, opts);
           sendWarnings(reply, warnings);
@@ -109,14 +116,21 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           return transformObject(def, store.get(ns(req), name), target, includeObject);
         }
         case 'PUT': {
-          const opts = parseWriteOptions(req.query, 'UpdateOptions');
+          const opts = parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']);
           const { object, warnings } = await store.update(ns(req), name, req.body, 'main', opts);
           sendWarnings(reply, warnings);
           return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
         }
         case 'PATCH': {
+          if (isApplyPatch(req)) {
+            const opts = parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent'], true);
+            const { object, warnings, created } = await store.apply(ns(req), name, req.body, opts);
+            sendWarnings(reply, warnings);
+            reply.code(created ? 201 : 200);
+            return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
+          }
           const type = patchType(req);
-          const opts = parseWriteOptions(req.query, 'PatchOptions');
+          const opts = parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']);
           const { object, warnings } = await store.patch(ns(req), name, type, req.body, 'main', opts);
           sendWarnings(reply, warnings);
           return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
@@ -146,15 +160,15 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'PATCH') throw methodNotSupported(store.gr, req.method.toLowerCase());
       if (sub === 'scale') {
         if (req.method === 'GET') return store.getScale(ns(req), name);
-        if (req.method === 'PUT') return store.updateScale(ns(req), name, req.body, parseWriteOptions(req.query, 'UpdateOptions'));
-        return store.patchScale(ns(req), name, patchType(req), req.body, parseWriteOptions(req.query, 'PatchOptions'));
+        if (req.method === 'PUT') return store.updateScale(ns(req), name, req.body, parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']));
+        return store.patchScale(ns(req), name, patchType(req, false), req.body, parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']));
       }
       const target = negotiate(req.headers.accept, true);
       if (req.method === 'GET') return transformObject(def, store.get(ns(req), name), target, 'Metadata');
       const status: Subresource = 'status';
       const res = req.method === 'PUT'
-        ? await store.update(ns(req), name, req.body, status, parseWriteOptions(req.query, 'UpdateOptions'))
-        : await store.patch(ns(req), name, patchType(req), req.body, status, parseWriteOptions(req.query, 'PatchOptions'));
+        ? await store.update(ns(req), name, req.body, status, parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']))
+        : await store.patch(ns(req), name, patchType(req, false), req.body, status, parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']));
       sendWarnings(reply, res.warnings);
       return transformObject(def, res.object, target, 'Metadata');
     },

@@ -10,11 +10,14 @@ import { badRequest, invalid, tooLarge } from '../apis/meta/errors.js';
 /** PatchType is the media type of a PATCH body. */
 export type PatchType = 'application/merge-patch+json' | 'application/json-patch+json' | 'application/apply-patch+yaml';
 
+/** APPLY_PATCH_TYPE is server-side apply's media type (see registry/managed-fields.ts). */
+export const APPLY_PATCH_TYPE = 'application/apply-patch+yaml';
+
 /**
- * SUPPORTED_PATCH_TYPES is what PATCH accepts, in the order kube-apiserver lists them for CRDs. Routes, the 415
- * message and the OpenAPI documents all read this one list. Server-side apply is not accepted yet (415).
+ * SUPPORTED_PATCH_TYPES is what PATCH accepts on the main resource, in the order kube-apiserver lists them for
+ * CRDs. Routes, the 415 message and the OpenAPI documents all read this one list.
  */
-export const SUPPORTED_PATCH_TYPES: readonly PatchType[] = ['application/json-patch+json', 'application/merge-patch+json'];
+export const SUPPORTED_PATCH_TYPES: readonly PatchType[] = ['application/json-patch+json', 'application/merge-patch+json', APPLY_PATCH_TYPE];
 
 // kube-apiserver's limit on the number of operations in one JSON patch (maxJSONPatchOperations).
 const MAX_JSON_PATCH_OPS = 10_000;

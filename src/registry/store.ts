@@ -23,6 +23,7 @@ import { generateName, validateObjectMetaCreate, validateObjectMetaUpdate } from
 import { compileSchemaAdmission, type SchemaAdmission } from '../admission/schema.js';
 import { isStorageError } from '../storage/errors.js';
 import type { ChangeEvent, ObjectKey, Storage, WatchHandle } from '../storage/interface.js';
+import { serverSideApply, trackUpdate } from './managed-fields.js';
 import { jsonPatch, mergePatch, type PatchType } from './patch.js';
 import type { ResourceDefinition } from './resource.js';
 
@@ -33,7 +34,17 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 export interface WriteOptions {
   dryRun: boolean;
   fieldValidation: FieldValidation;
+  /** The field manager recorded in managedFields (the `fieldManager` parameter, else derived from the User-Agent). */
+  manager: string;
 }
+
+/** ApplyOptions adds `force` for server-side apply. */
+export interface ApplyOptions extends WriteOptions {
+  force: boolean;
+}
+
+// How a write records field ownership: tracked for a manager, already computed by apply, or not at all (system).
+type Ownership = { kind: 'update'; manager: string } | { kind: 'apply' } | { kind: 'system' };
 
 /** WriteResult is the stored (or dry-run) object and the warnings to send as `Warning` headers. */
 export interface WriteResult {
@@ -131,6 +142,11 @@ export class ResourceStore {
   /** create runs the create pipeline (201 on success). */
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<WriteResult> {
     const { obj, warnings } = this.#decode(body, namespace, undefined, opts.fieldValidation);
+    return this.#create(namespace, obj, opts, warnings, { kind: 'update', manager: opts.manager });
+  }
+
+  // #create runs the create pipeline on a decoded object.
+  async #create(namespace: string | undefined, obj: KubeObject, opts: WriteOptions, warnings: string[], own: Ownership): Promise<WriteResult> {
     const meta = obj.metadata;
     // System fields: whatever the client sent is replaced, as rest.FillObjectMetaSystemFields does.
     meta.uid = randomUUID();
@@ -139,12 +155,13 @@ export class ResourceStore {
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    delete meta.managedFields;
+    if (own.kind !== 'apply') delete meta.managedFields;
     delete meta.selfLink;
     if (this.def.subresources.status) delete obj['status'];
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = generateName(meta.generateName ?? '');
     this.#validate(obj, undefined);
+    if (own.kind === 'update') meta.managedFields = trackUpdate(undefined, obj, own.manager, 'main', this.apiVersion, meta.creationTimestamp);
     warnings.push(...(this.def.warnings?.(obj, undefined) ?? []));
     if (opts.dryRun) return { object: obj, warnings };
     for (let attempt = 0; ; attempt++) {
@@ -164,7 +181,37 @@ export class ResourceStore {
     if (!obj.metadata.resourceVersion) {
       throw invalid(this.def.kind, this.def.group, name, [invalidField(path('metadata', 'resourceVersion'), 0, 'must be specified for an update')]);
     }
-    return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => this.#prepareUpdate(cur, obj, sub));
+    return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => this.#prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager }));
+  }
+
+  /**
+   * apply is server-side apply (PATCH application/apply-patch+yaml): create when absent, else merge the applied
+   * configuration under field ownership rules; 409 on conflicts unless forced. Returns created=true on create (201).
+   */
+  async apply(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
+    const b = body as Partial<KubeObject> | null;
+    if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('the body of an apply patch must be a YAML or JSON object');
+    if (!b.apiVersion || !b.kind) throw badRequest('apiVersion and kind must be set in an apply patch');
+    const { obj, warnings } = this.#decode(body, namespace, name, opts.fieldValidation);
+    if (this.def.subresources.status) delete obj['status'];
+    for (let attempt = 0; ; attempt++) {
+      const cur = this.#storage.get(this.key(namespace, name));
+      if (!cur) {
+        const created = serverSideApply(undefined, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), this.gr);
+        try {
+          return { ...(await this.#create(namespace, created, opts, warnings, { kind: 'apply' })), created: true };
+        } catch (e) {
+          // Someone created it between our read and our write: apply again, as an update this time.
+          if (e instanceof StatusError && e.reason === 'AlreadyExists' && attempt < 3) continue;
+          throw e;
+        }
+      }
+      const res = await this.#guaranteedUpdate(namespace, name, opts, warnings, (c) => {
+        const merged = serverSideApply(c, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), this.gr);
+        return this.#prepareUpdate(c, merged, 'main', { kind: 'apply' });
+      });
+      return { ...res, created: false };
+    }
   }
 
   /** patch applies a merge or JSON patch to the current object (or its status) and updates it. */
@@ -174,7 +221,7 @@ export class ResourceStore {
       const patched = this.#applyPatch(cur, type, patch, name);
       const { obj, warnings: w } = this.#decode(patched, namespace, name, opts.fieldValidation);
       warnings.splice(0, warnings.length, ...w);
-      return this.#prepareUpdate(cur, obj, sub);
+      return this.#prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager });
     });
   }
 
@@ -186,7 +233,7 @@ export class ResourceStore {
   /** updateScale sets spec.replicas from a Scale (PUT /scale). */
   async updateScale(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
     const scale = this.#decodeScale(body, name);
-    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => this.#applyScale(cur, scale));
+    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => this.#applyScale(cur, scale, opts.manager));
     return this.#toScale(res.object);
   }
 
@@ -194,7 +241,7 @@ export class ResourceStore {
   async patchScale(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<KubeObject> {
     const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
       const patched = this.#applyPatch(this.#toScale(cur), type, patch, name);
-      return this.#applyScale(cur, this.#decodeScale(patched, name));
+      return this.#applyScale(cur, this.#decodeScale(patched, name), opts.manager);
     });
     return this.#toScale(res.object);
   }
@@ -209,7 +256,7 @@ export class ResourceStore {
     const marked = this.#markDeleting(cur, options);
     if (marked) {
       if (dryRun) return { code: 200, body: marked };
-      const res = await this.#guaranteedUpdate(namespace, name, { dryRun: false, fieldValidation: 'Ignore' }, [], (c) => {
+      const res = await this.#guaranteedUpdate(namespace, name, { dryRun: false, fieldValidation: 'Ignore', manager: '' }, [], (c) => {
         this.#checkPreconditions(c, options, name);
         const m = this.#markDeleting(c, options);
         return m === undefined || m === c ? null : m;
@@ -294,7 +341,7 @@ export class ResourceStore {
   }
 
   // #prepareUpdate builds the object to store from the current one and the client's version (PrepareForUpdate).
-  #prepareUpdate(cur: KubeObject, incoming: KubeObject, sub: Subresource): KubeObject | null {
+  #prepareUpdate(cur: KubeObject, incoming: KubeObject, sub: Subresource, own: Ownership): KubeObject | null {
     const name = cur.metadata.name ?? '';
     if (incoming.metadata.resourceVersion && incoming.metadata.resourceVersion !== cur.metadata.resourceVersion) {
       throw conflict(this.gr, name, OBJECT_MODIFIED);
@@ -318,12 +365,15 @@ export class ResourceStore {
       m.generation = c.generation;
       copyOrDelete(m, c, 'deletionTimestamp');
       copyOrDelete(m, c, 'deletionGracePeriodSeconds');
-      copyOrDelete(m, c, 'managedFields');
+      if (own.kind !== 'apply') copyOrDelete(m, c, 'managedFields');
       delete m.selfLink;
     }
     next.metadata.resourceVersion = cur.metadata.resourceVersion;
     if (sub === 'main' && !isDeepStrictEqual(specOf(next), specOf(cur))) next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
     this.#validate(next, cur);
+    if (own.kind === 'update') {
+      next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()));
+    }
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) throw new DeleteInstead();
     return isDeepStrictEqual(next, cur) ? null : next;
   }
@@ -394,7 +444,7 @@ export class ResourceStore {
     return { replicas: b.spec?.replicas, resourceVersion: b.metadata?.resourceVersion };
   }
 
-  #applyScale(cur: KubeObject, scale: { replicas: unknown; resourceVersion: string | undefined }): KubeObject | null {
+  #applyScale(cur: KubeObject, scale: { replicas: unknown; resourceVersion: string | undefined }, manager: string): KubeObject | null {
     const name = cur.metadata.name ?? '';
     if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
     const r = scale.replicas;
@@ -404,7 +454,7 @@ export class ResourceStore {
     }
     const next = structuredClone(cur);
     this.def.subresources.scale?.setSpecReplicas(next, r);
-    return this.#prepareUpdate(cur, next, 'main');
+    return this.#prepareUpdate(cur, next, 'main', { kind: 'update', manager });
   }
 
   #validateDeleteOptions(o: DeleteOptions, name: string): void {

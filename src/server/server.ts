@@ -149,8 +149,9 @@ function registerBodyParsers(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(['application/json', 'application/merge-patch+json', 'application/json-patch+json'], { parseAs: 'string' }, lenientJson);
   // Parsed only so the handler can answer 415 with the list of supported patch types, as for a CRD.
-  app.addContentTypeParser(['application/strategic-merge-patch+json', 'application/apply-patch+yaml'], { parseAs: 'string' }, (_r, body, done) => done(null, body));
-  app.addContentTypeParser(['application/yaml', 'application/x-yaml'], { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/strategic-merge-patch+json', { parseAs: 'string' }, (_r, body, done) => done(null, body));
+  // YAML bodies: create/update in YAML, and server-side apply (whose JSON bodies are YAML too).
+  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'application/apply-patch+yaml'], { parseAs: 'string' }, (_req, body, done) => {
     try {
       done(null, YAML.parse(body as string, { maxAliasCount: 100 }));
     } catch (e) {
@@ -159,6 +160,8 @@ function registerBodyParsers(app: FastifyInstance): void {
   });
   // No Content-Type at all is taken as JSON (kube-apiserver consumes */*); any other type is 415.
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    // No route (e.g. kubectl create namespace sends protobuf to /api/v1/namespaces): the not-found handler's 404 wins.
+    if (req.is404) return done(null, undefined);
     const ct = req.headers['content-type'];
     if (ct === undefined || ct === '' || ct.startsWith('*/*')) return lenientJson(req, body, done);
     done(unsupportedMediaType(ct.split(';')[0] ?? ct, BODY_TYPES), undefined);

@@ -1,0 +1,214 @@
+/**
+ * @module registry/managed-fields
+ * Field ownership (metadata.managedFields, FieldsV1) and server-side apply, in the shape of
+ * sigs.k8s.io/structured-merge-diff as kube-apiserver uses it, simplified for our kinds:
+ * - A field is a path to a leaf: a scalar, a list (lists are atomic), or an empty object. Map keys (labels,
+ *   annotations) are fields too.
+ * - Every write records its manager: `Update` for create/update/patch (the fields it changed move to it),
+ *   `Apply` for server-side apply (exactly the fields of the applied configuration).
+ * - Apply conflicts when it would change a field another manager owns (409 with FieldManagerConflict causes)
+ *   unless `force` moves the field to the applier; fields the applier owned before and no longer applies are
+ *   removed unless someone else owns them.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { StatusError, type GroupResource } from '../apis/meta/errors.js';
+import type { KubeObject } from '../apis/meta/types.js';
+
+/** ManagedFieldsEntry mirrors metav1.ManagedFieldsEntry. */
+export interface ManagedFieldsEntry {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  apiVersion: string;
+  time: string;
+  fieldsType: 'FieldsV1';
+  fieldsV1: Record<string, unknown>;
+  subresource?: string;
+}
+
+type Path = string[];
+
+// Identity and server-owned metadata are never "fields" anyone manages.
+const UNMANAGED_META = new Set([
+  'name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
+  'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName',
+]);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** leafPaths lists the managed fields of an object (for `status` or for everything else). */
+export function leafPaths(obj: KubeObject, sub: 'main' | 'status'): Path[] {
+  const out: Path[] = [];
+  const walk = (v: unknown, at: Path) => {
+    if (isObject(v) && Object.keys(v).length > 0) for (const [k, c] of Object.entries(v)) walk(c, [...at, k]);
+    else out.push(at);
+  };
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'apiVersion' || k === 'kind') continue;
+    if ((k === 'status') !== (sub === 'status')) continue;
+    if (k === 'metadata' && isObject(v)) {
+      for (const [mk, mv] of Object.entries(v)) if (!UNMANAGED_META.has(mk)) walk(mv, ['metadata', mk]);
+    } else walk(v, [k]);
+  }
+  return out;
+}
+
+const key = (p: Path) => JSON.stringify(p);
+
+/** toFieldsV1 encodes paths as FieldsV1 (`{"f:spec":{"f:replicas":{}}}`). */
+export function toFieldsV1(paths: Path[]): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const p of paths) {
+    let node = root;
+    for (const seg of p) node = (node[`f:${seg}`] ??= {}) as Record<string, unknown>;
+  }
+  return root;
+}
+
+/** fromFieldsV1 decodes FieldsV1 back into leaf paths. */
+export function fromFieldsV1(fields: Record<string, unknown>): Path[] {
+  const out: Path[] = [];
+  const walk = (node: Record<string, unknown>, at: Path) => {
+    const children = Object.keys(node).filter((k) => k.startsWith('f:'));
+    if (children.length === 0 && at.length > 0) out.push(at);
+    for (const k of children) walk((node[k] ?? {}) as Record<string, unknown>, [...at, k.slice(2)]);
+  };
+  walk(fields, []);
+  return out;
+}
+
+function getAt(obj: unknown, p: Path): unknown {
+  let v = obj;
+  for (const seg of p) v = isObject(v) ? v[seg] : undefined;
+  return v;
+}
+
+function deleteAt(obj: unknown, p: Path): void {
+  const parents: Record<string, unknown>[] = [];
+  let v = obj;
+  for (const seg of p.slice(0, -1)) {
+    if (!isObject(v)) return;
+    parents.push(v);
+    v = v[seg];
+  }
+  if (!isObject(v)) return;
+  delete v[p[p.length - 1] ?? ''];
+  // Drop maps the removal left empty, so a removed label does not leave `labels: {}` behind.
+  let child = v;
+  for (let i = parents.length - 1; i >= 0; i--) {
+    const seg = p[i] ?? '';
+    if (Object.keys(child).length > 0) break;
+    delete (parents[i] as Record<string, unknown>)[seg];
+    child = parents[i] as Record<string, unknown>;
+  }
+}
+
+// applyMerge merges the applied configuration into the live object: maps merge, lists and scalars replace.
+function applyMerge(live: unknown, applied: unknown): unknown {
+  if (!isObject(applied) || !isObject(live)) return structuredClone(applied);
+  const out: Record<string, unknown> = { ...live };
+  for (const [k, v] of Object.entries(applied)) out[k] = k in out ? applyMerge(out[k], v) : structuredClone(v);
+  return out;
+}
+
+interface Owned {
+  entry: ManagedFieldsEntry;
+  paths: Map<string, Path>;
+}
+
+function decode(entries: unknown): Owned[] {
+  if (!Array.isArray(entries)) return [];
+  return entries.filter(isObject).map((e) => {
+    const entry = e as unknown as ManagedFieldsEntry;
+    return { entry, paths: new Map(fromFieldsV1(isObject(entry.fieldsV1) ? entry.fieldsV1 : {}).map((p) => [key(p), p])) };
+  });
+}
+
+function encode(owned: Owned[]): ManagedFieldsEntry[] {
+  return owned.filter((o) => o.paths.size > 0).map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.paths.values()]) }));
+}
+
+const sameEntry = (e: ManagedFieldsEntry, manager: string, op: string, sub: string | undefined) =>
+  e.manager === manager && e.operation === op && (e.subresource ?? undefined) === sub;
+
+function entryFor(owned: Owned[], manager: string, op: 'Apply' | 'Update', sub: string | undefined, apiVersion: string, time: string): Owned {
+  let o = owned.find((x) => sameEntry(x.entry, manager, op, sub));
+  if (!o) {
+    const entry: ManagedFieldsEntry = { manager, operation: op, apiVersion, time, fieldsType: 'FieldsV1', fieldsV1: {} };
+    if (sub) entry.subresource = sub;
+    o = { entry, paths: new Map() };
+    owned.push(o);
+  }
+  o.entry = { ...o.entry, apiVersion, time };
+  return o;
+}
+
+/**
+ * trackUpdate returns the managedFields after a create/update/patch by `manager`: the fields that differ between
+ * `before` (undefined on create) and `after` move to the manager's Update entry.
+ */
+export function trackUpdate(before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', apiVersion: string, time: string): ManagedFieldsEntry[] {
+  const owned = decode(before?.metadata.managedFields);
+  const changed = leafPaths(after, sub).filter((p) => !before || !isDeepStrictEqual(getAt(before, p), getAt(after, p)));
+  const gone = before ? leafPaths(before, sub).filter((p) => getAt(after, p) === undefined) : [];
+  if (changed.length === 0 && gone.length === 0) return encode(owned);
+  const mine = entryFor(owned, manager, 'Update', sub === 'status' ? 'status' : undefined, apiVersion, time);
+  for (const p of gone) for (const o of owned) o.paths.delete(key(p));
+  for (const p of changed) {
+    for (const o of owned) if (o !== mine) o.paths.delete(key(p));
+    mine.paths.set(key(p), p);
+  }
+  return encode(owned);
+}
+
+/** ApplyConflict is one field another manager owns with a different value. */
+export interface ApplyConflict {
+  manager: string;
+  apiVersion: string;
+  field: string;
+}
+
+/**
+ * serverSideApply merges an applied configuration into `live` (undefined: create) for `manager` and returns the
+ * new object with its managedFields, or throws 409 Conflict listing every conflicting field.
+ */
+export function serverSideApply(live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, apiVersion: string, time: string, gr: GroupResource): KubeObject {
+  const owned = decode(live?.metadata.managedFields);
+  const appliedPaths = leafPaths(applied, 'main');
+  const mine = entryFor(owned, manager, 'Apply', undefined, apiVersion, time);
+  const conflicts: ApplyConflict[] = [];
+  for (const p of appliedPaths) {
+    if (!live || isDeepStrictEqual(getAt(live, p), getAt(applied, p))) continue;
+    for (const o of owned) {
+      if (o === mine || !o.paths.has(key(p))) continue;
+      if (force) o.paths.delete(key(p));
+      else conflicts.push({ manager: o.entry.manager, apiVersion: o.entry.apiVersion, field: `.${p.join('.')}` });
+    }
+  }
+  if (conflicts.length) throw applyConflictError(conflicts, gr, applied.metadata.name ?? '');
+  let next: KubeObject = live ? structuredClone(live) : { metadata: {} };
+  const appliedKeys = new Set(appliedPaths.map(key));
+  for (const [k, p] of mine.paths) {
+    if (appliedKeys.has(k)) continue;
+    if (!owned.some((o) => o !== mine && o.paths.has(k))) deleteAt(next, p);
+  }
+  next = applyMerge(next, applied) as KubeObject;
+  mine.paths = new Map(appliedPaths.map((p) => [key(p), p]));
+  next.metadata.managedFields = encode(owned);
+  return next;
+}
+
+function applyConflictError(conflicts: ApplyConflict[], gr: GroupResource, name: string): StatusError {
+  const lines = conflicts.map((c) => `conflict with "${c.manager}" using ${c.apiVersion}: ${c.field}`);
+  const summary = conflicts.length === 1
+    ? `Apply failed with 1 conflict: ${lines[0]}`
+    : `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
+  return new StatusError({
+    code: 409,
+    reason: 'Conflict',
+    message: summary,
+    details: {
+      name, group: gr.group, kind: gr.resource,
+      causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: c.field })),
+    },
+  });
+}

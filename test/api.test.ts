@@ -557,3 +557,16 @@ describe('watch', () => {
     }
   });
 });
+
+describe('metrics', () => {
+  it('counts requests by kube verb, resource and code on /metrics, and reports open watches', async () => {
+    await call(agent, ns('metrics'), 'POST', website('a'));
+    const watch = await request(`${ns('metrics')}?watch=true`, { dispatcher: agent });
+    const r = await call(agent, `${server.url}/metrics`);
+    watch.body.destroy();
+    expect(r.status).toBe(200);
+    expect(r.text).toMatch(/apiserver_request_total\{verb="create",resource="websites",code="201"\} [1-9]/);
+    expect(r.text).toMatch(/apiserver_request_duration_seconds_count\{verb="create",resource="websites"\} [1-9]/);
+    expect(r.text).toMatch(/apiserver_registered_watchers [1-9]/);
+  });
+});

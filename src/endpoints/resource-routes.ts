@@ -61,6 +61,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   // Collection: list/watch, create, deletecollection.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
+    config: { resource: def.plural },
     url: nsBase,
     handler: async (req, reply) => {
       switch (req.method) {
@@ -90,6 +91,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   if (def.namespaced) {
     app.route<{ Params: Record<string, string>; Querystring: Query }>({
       method: [...ALL_METHODS],
+    config: { resource: def.plural },
       url: `${base}/${def.plural}`,
       handler: async (req, reply) => {
         if (req.method !== 'GET') throw methodNotSupported(store.gr, req.method === 'POST' ? 'create' : req.method.toLowerCase());
@@ -101,6 +103,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   // One object: get, update, patch, delete.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
+    config: { resource: def.plural },
     url: `${nsBase}/:name`,
     handler: async (req, reply) => {
       const name = req.params['name'] ?? '';
@@ -151,6 +154,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   // Subresources: status and scale.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
+    config: { resource: def.plural },
     url: `${nsBase}/:name/:subresource`,
     handler: async (req, reply) => {
       const name = req.params['name'] ?? '';

@@ -20,6 +20,7 @@ import { ResourceStore } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
 import { ALWAYS_ALLOW_PATHS, clientCertificateAuthenticator, type Authenticator, type UserInfo } from './authn.js';
 import { registerHealthRoutes } from './health.js';
+import { createMetrics, registerMetrics } from '../observability/metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -111,6 +112,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   });
 
   registerHealthRoutes(app, [], [{ name: 'shutdown', check: () => !shuttingDown }]);
+  registerMetrics(app, createMetrics(() => watches.size));
   registerDiscoveryRoutes(app, cfg.kinds);
   const stores = new Map<string, ResourceStore>();
   for (const def of cfg.kinds) {

@@ -18,25 +18,13 @@ import {
 } from './discovery.js';
 
 /** OpenAPISchema is a schema as published: JSONSchema plus `$ref` and `allOf`, which the published documents need. */
-export interface OpenAPISchema {
+export interface OpenAPISchema extends Omit<JSONSchema, 'type' | 'properties' | 'additionalProperties' | 'items'> {
   type?: string;
-  description?: string;
   properties?: Record<string, OpenAPISchema>;
   additionalProperties?: OpenAPISchema | boolean;
   items?: OpenAPISchema;
-  required?: string[];
-  enum?: unknown[];
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  nullable?: boolean;
   $ref?: string;
   allOf?: OpenAPISchema[];
-  [ext: `x-${string}`]: unknown;
 }
 
 /** OpenAPIV3Document is the subset of an OpenAPI 3.0 document we produce. */

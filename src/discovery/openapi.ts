@@ -8,7 +8,7 @@
  * See API-CONVENTIONS §1.3 and mistake #15.
  */
 import { SUPPORTED_PATCH_TYPES } from '../registry/patch.js';
-import type { ResourceDefinition } from '../registry/resource.js';
+import type { JSONSchema, ResourceDefinition } from '../registry/resource.js';
 import {
   groupVersions,
   SCALE_GVK,

@@ -7,6 +7,7 @@
  *   error handler: every failure becomes a metav1.Status.
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import YAML from 'yaml';
 import {
@@ -121,10 +122,28 @@ export function createServer(cfg: ServerConfig): ApiServer {
     registerResourceRoutes(app, store, watches);
   }
 
+  // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
+  // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by
+  // their remote address and port (the same on the raw socket and its TLSSocket) so shutdown can drop them.
+  const handshaking = new Map<string, Socket>();
+  if (cfg.tls) {
+    const peer = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
+    app.server.on('connection', (s: Socket) => {
+      const k = peer(s);
+      handshaking.set(k, s);
+      s.once('close', () => {
+        if (handshaking.get(k) === s) handshaking.delete(k);
+      });
+    });
+    app.server.on('secureConnection', (t: Socket) => handshaking.delete(peer(t)));
+  }
+
   // Open watches would keep close() waiting forever: end them first, clients re-watch elsewhere or later.
   app.addHook('preClose', async () => {
     shuttingDown = true;
     watches.closeAll();
+    for (const s of handshaking.values()) s.destroy();
+    handshaking.clear();
   });
 
   return {

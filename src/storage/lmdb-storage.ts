@@ -43,7 +43,9 @@ export class LmdbStorage implements Storage {
   constructor(opts: LmdbStorageOptions) {
     mkdirSync(opts.path, { recursive: true });
     // Durability is lmdb's default (synced commits); never noSync. JSON values keep the file readable with other tools.
-    this.#root = open({ path: opts.path, maxDbs: 8 });
+    // noSubdir must be explicit: lmdb-js guesses it from the path, and a directory name with a dot in it
+    // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
+    this.#root = open({ path: opts.path, maxDbs: 8, noSubdir: false });
     this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json' });
     this.#meta = this.#root.openDB<number, string>('meta', { encoding: 'json' });
     this.#feed = new ChangeFeed(this.currentRevision(), opts.historySize);

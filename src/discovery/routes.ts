@@ -20,65 +20,8 @@ import {
   versionInfo,
   type SerializedDocument,
 } from './discovery.js';
+import { isJsonRange, parseAccept } from '../endpoints/negotiation.js';
 import { openApiV2, openApiV3Discovery, openApiV3GroupVersion, openApiV3Path, openApiV3URL } from './openapi.js';
-
-/** MediaRange is one clause of an Accept header. */
-export interface MediaRange {
-  type: string;
-  subtype: string;
-  /** Parameters other than q; names lowercased, values unquoted and case-preserved. */
-  params: Map<string, string>;
-  q: number;
-}
-
-// Splits on `sep` outside double-quoted strings (parameter values may be quoted).
-function splitOutsideQuotes(s: string, sep: string): string[] {
-  const parts: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (c === '"') quoted = !quoted;
-    if (c === '\\' && quoted && i + 1 < s.length) {
-      cur += c + s[++i];
-      continue;
-    }
-    if (c === sep && !quoted) {
-      parts.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  parts.push(cur);
-  return parts;
-}
-
-/** parseAccept parses an Accept header into its media ranges, in header order; malformed clauses are dropped. */
-export function parseAccept(header: string | undefined): MediaRange[] {
-  const out: MediaRange[] = [];
-  for (const clause of splitOutsideQuotes(header ?? '', ',')) {
-    const [mediaType = '', ...rawParams] = splitOutsideQuotes(clause, ';');
-    const [type, subtype, extra] = mediaType.trim().toLowerCase().split('/');
-    if (!type || !subtype || extra !== undefined) continue;
-    const params = new Map<string, string>();
-    let q = 1;
-    for (const raw of rawParams) {
-      const eq = raw.indexOf('=');
-      if (eq < 0) continue;
-      const key = raw.slice(0, eq).trim().toLowerCase();
-      let value = raw.slice(eq + 1).trim();
-      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, '$1');
-      if (key === 'q') {
-        const n = Number(value);
-        q = Number.isFinite(n) ? n : 1;
-      } else params.set(key, value);
-    }
-    out.push({ type, subtype, params, q });
-  }
-  return out;
-}
-
-const isJsonRange = (r: MediaRange) =>
-  (r.type === 'application' && (r.subtype === 'json' || r.subtype === '*')) || (r.type === '*' && r.subtype === '*');
 
 /**
  * discoveryFormat decides what `GET /apis` answers: the first satisfiable clause wins (API-CONVENTIONS §2.4).

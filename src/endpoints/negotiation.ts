@@ -12,30 +12,64 @@ export type Target =
   | { kind: 'PartialObjectMetadata'; version: string }
   | { kind: 'PartialObjectMetadataList'; version: string };
 
-/** MediaRange is one parsed clause of an Accept header. */
+/** MediaRange is one clause of an Accept header. */
 export interface MediaRange {
   type: string;
   subtype: string;
-  params: Record<string, string>;
+  /** Parameters other than q; names lowercased, values unquoted and case-preserved. */
+  params: Map<string, string>;
+  q: number;
 }
 
-/** parseAccept splits an Accept header into media ranges, in order (q values are ignored, as kube-apiserver does). */
-export function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header) return [];
-  const out: MediaRange[] = [];
-  for (const clause of header.split(',')) {
-    const [mt, ...rawParams] = clause.split(';').map((s) => s.trim());
-    if (!mt) continue;
-    const [type = '', subtype = ''] = mt.toLowerCase().split('/');
-    const params: Record<string, string> = {};
-    for (const p of rawParams) {
-      const i = p.indexOf('=');
-      if (i > 0) params[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim().replace(/^"|"$/g, '');
+// Splits on `sep` outside double-quoted strings (parameter values may be quoted).
+function splitOutsideQuotes(s: string, sep: string): string[] {
+  const parts: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '"') quoted = !quoted;
+    if (c === '\\' && quoted && i + 1 < s.length) {
+      cur += c + s[++i];
+      continue;
     }
-    out.push({ type, subtype, params });
+    if (c === sep && !quoted) {
+      parts.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  parts.push(cur);
+  return parts;
+}
+
+/** parseAccept parses an Accept header into its media ranges, in header order; malformed clauses are dropped. */
+export function parseAccept(header: string | undefined): MediaRange[] {
+  const out: MediaRange[] = [];
+  for (const clause of splitOutsideQuotes(header ?? '', ',')) {
+    const [mediaType = '', ...rawParams] = splitOutsideQuotes(clause, ';');
+    const [type, subtype, extra] = mediaType.trim().toLowerCase().split('/');
+    if (!type || !subtype || extra !== undefined) continue;
+    const params = new Map<string, string>();
+    let q = 1;
+    for (const raw of rawParams) {
+      const eq = raw.indexOf('=');
+      if (eq < 0) continue;
+      const key = raw.slice(0, eq).trim().toLowerCase();
+      let value = raw.slice(eq + 1).trim();
+      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, '$1');
+      if (key === 'q') {
+        const n = Number(value);
+        q = Number.isFinite(n) ? n : 1;
+      } else params.set(key, value);
+    }
+    out.push({ type, subtype, params, q });
   }
   return out;
 }
+
+/** isJsonRange tells whether a media range admits JSON: application/json, application/any or any/any. */
+export const isJsonRange = (r: MediaRange) =>
+  (r.type === 'application' && (r.subtype === 'json' || r.subtype === '*')) || (r.type === '*' && r.subtype === '*');
 
 const ACCEPTED = ['application/json', 'application/yaml', 'application/json;as=Table;v=v1;g=meta.k8s.io'];
 
@@ -47,12 +81,11 @@ export function negotiate(header: string | undefined, single: boolean): Target {
   const ranges = parseAccept(header);
   if (ranges.length === 0) return { kind: 'Object' };
   for (const r of ranges) {
-    const json = (r.type === 'application' && r.subtype === 'json') || (r.type === '*' && r.subtype === '*') || (r.type === 'application' && r.subtype === '*');
-    if (!json) continue;
-    const as = r.params['as'];
+    if (r.q <= 0 || !isJsonRange(r)) continue;
+    const as = r.params.get('as');
     if (!as) return { kind: 'Object' };
-    const g = r.params['g'];
-    const v = r.params['v'];
+    const g = r.params.get('g');
+    const v = r.params.get('v');
     if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
     if (as === 'Table') return { kind: 'Table', version: v };
     if (as === 'PartialObjectMetadata' && single) return { kind: 'PartialObjectMetadata', version: v };

@@ -3,10 +3,10 @@
  * Discovery over HTTP (fastify inject): legacy APIGroupList/APIGroup/APIResourceList, aggregated discovery v2
  * negotiation with client-go's exact Accept, ETag/304, 404 Status for unknown groups, `/version`.
  */
+import { toStatusError } from '../server/server.js';
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StatusError } from '../apis/meta/errors.js';
 import { kinds } from '../registry/kinds.js';
 import { DISCOVERY_V2_CONTENT_TYPE, storageVersionHash, type APIGroupDiscoveryList, type APIResourceList } from './discovery.js';
 import { discoveryFormat, registerDiscoveryRoutes } from './routes.js';
@@ -20,10 +20,10 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   app = Fastify();
-  // Stand-in for the server's error handler: serialise StatusError as its Status.
-  app.setErrorHandler((err, _req, reply) => {
-    if (err instanceof StatusError) return reply.code(err.code).send(err.status);
-    return reply.code(500).send({ message: String(err) });
+  // The server's own error mapping, so tests see the Status bodies clients see.
+  app.setErrorHandler((err: Error, _req, reply) => {
+    const s = toStatusError(err);
+    return reply.code(s.code).send(s.status);
   });
   registerDiscoveryRoutes(app, kinds);
   await app.ready();

@@ -4,10 +4,10 @@
  * stale hash, 304), what kubectl reads (GVK extensions, PATCH content types, fieldValidation, schemas), and that every
  * `$ref` resolves in both v3 and v2.
  */
+import { toStatusError } from '../server/server.js';
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StatusError } from '../apis/meta/errors.js';
 import { kinds } from '../registry/kinds.js';
 import type { OpenAPISchema, OpenAPIV3Discovery, OpenAPIV3Document, SwaggerDocument } from './openapi.js';
 import { registerDiscoveryRoutes } from './routes.js';
@@ -44,9 +44,10 @@ const get = (url: string, headers: Record<string, string> = {}) => app.inject({ 
 
 beforeAll(async () => {
   app = Fastify();
-  app.setErrorHandler((err, _req, reply) => {
-    if (err instanceof StatusError) return reply.code(err.code).send(err.status);
-    return reply.code(500).send({ message: String(err) });
+  // The server's own error mapping, so tests see the Status bodies clients see.
+  app.setErrorHandler((err: Error, _req, reply) => {
+    const s = toStatusError(err);
+    return reply.code(s.code).send(s.status);
   });
   registerDiscoveryRoutes(app, kinds);
   await app.ready();

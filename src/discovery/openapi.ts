@@ -557,14 +557,20 @@ function renderV3(d: Dialect, item: PathItem, tag: string): Record<string, unkno
       if (op.watch) content['application/json;stream=watch'] = { schema: ref(d, r.schema) };
       responses[r.code] = { description: r.description, content };
     }
-    responses['401'] = UNAUTHORIZED;
-    rendered.responses = responses;
-    rendered['x-kubernetes-action'] = op.action;
-    rendered['x-kubernetes-group-version-kind'] = { ...op.gvk };
-    out[op.method] = rendered;
+    out[op.method] = finishOperation(rendered, responses, op);
   }
   out.parameters = item.params.map(param);
   return out;
+}
+
+// finishOperation ends an operation the same way in both dialects: the 401 response and the
+// x-kubernetes-action / x-kubernetes-group-version-kind extensions kubectl reads.
+function finishOperation(rendered: Record<string, unknown>, responses: Record<string, unknown>, op: { action: string; gvk: object }): Record<string, unknown> {
+  responses['401'] = UNAUTHORIZED;
+  rendered.responses = responses;
+  rendered['x-kubernetes-action'] = op.action;
+  rendered['x-kubernetes-group-version-kind'] = { ...op.gvk };
+  return rendered;
 }
 
 function renderV2(d: Dialect, item: PathItem, tag: string): Record<string, unknown> {
@@ -578,7 +584,6 @@ function renderV2(d: Dialect, item: PathItem, tag: string): Record<string, unkno
     parameters.push(...op.params.map(param));
     const responses: Record<string, unknown> = {};
     for (const r of op.responses) responses[r.code] = { description: r.description, schema: ref(d, r.schema) };
-    responses['401'] = UNAUTHORIZED;
     const rendered: Record<string, unknown> = {
       description: op.description,
       // kubectl's v2 patch-type detection reads `consumes` of the PATCH operation.
@@ -589,10 +594,7 @@ function renderV2(d: Dialect, item: PathItem, tag: string): Record<string, unkno
       operationId: op.operationId,
     };
     if (parameters.length) rendered.parameters = parameters;
-    rendered.responses = responses;
-    rendered['x-kubernetes-action'] = op.action;
-    rendered['x-kubernetes-group-version-kind'] = { ...op.gvk };
-    out[op.method] = rendered;
+    out[op.method] = finishOperation(rendered, responses, op);
   }
   out.parameters = item.params.map(param);
   return out;

@@ -27,8 +27,21 @@ const AGE_COLUMN: TableColumnDefinition = {
   description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
 };
 
-/** columnsFor returns the ordered column definitions and cell functions of a kind. */
-export function columnsFor(def: ResourceDefinition): { defs: TableColumnDefinition[]; cells: ((o: KubeObject) => unknown)[] } {
+type Columns = { defs: TableColumnDefinition[]; cells: ((o: KubeObject) => unknown)[] };
+// Columns depend only on the kind, and Table watches convert every event: build them once per kind.
+const columnCache = new WeakMap<ResourceDefinition, Columns>();
+
+/** columnsFor returns the ordered column definitions and cell functions of a kind (cached per kind). */
+export function columnsFor(def: ResourceDefinition): Columns {
+  let cols = columnCache.get(def);
+  if (!cols) {
+    cols = buildColumns(def);
+    columnCache.set(def, cols);
+  }
+  return cols;
+}
+
+function buildColumns(def: ResourceDefinition): Columns {
   const toDef = (c: PrinterColumn<KubeObject>): TableColumnDefinition => ({
     name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority,
   });

@@ -18,6 +18,12 @@ export interface Options {
   readonly tlsPrivateKeyFile: string | undefined;
   readonly tlsSans: readonly string[];
   readonly logLevel: string;
+  /** Change events kept for resuming watches and older list snapshots. */
+  readonly watchHistoryEvents: number;
+  /** How long change events are kept, in ms. */
+  readonly watchHistoryAgeMs: number;
+  /** Interval of periodic watch BOOKMARKs, in ms. */
+  readonly watchBookmarkIntervalMs: number;
 }
 
 interface FlagSpec {
@@ -37,7 +43,27 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
   { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable.' },
   { name: 'log-level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
+  { name: 'watch-history-events', default: '100000', help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.' },
+  { name: 'watch-history-age', default: '15m', help: 'How long changes are kept for resuming watches (a duration such as 90s, 15m, 1h30m).' },
+  { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
 ];
+
+/** parseDuration reads a Go-style duration (`1h30m`, `90s`, `250ms`) into milliseconds; undefined if malformed. */
+export function parseDuration(text: string): number | undefined {
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  if (text === '0') return 0;
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
+  let total = 0;
+  let pos = 0;
+  while (pos < text.length) {
+    re.lastIndex = pos;
+    const m = re.exec(text);
+    if (!m) return undefined;
+    total += Number(m[1]) * (unit[m[2] as string] as number);
+    pos = re.lastIndex;
+  }
+  return pos > 0 ? Math.round(total) : undefined;
+}
 
 /** envName is the environment variable of a flag. */
 export const envName = (flag: string) => `WEBSITE_APISERVER_${flag.toUpperCase().replace(/-/g, '_')}`;
@@ -88,12 +114,24 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   const certDir = get('cert-dir') ?? '';
   if (!dataDir) errors.push('--data-dir: must not be empty');
   if (!certDir) errors.push('--cert-dir: must not be empty');
+  const historyText = get('watch-history-events') ?? '';
+  const watchHistoryEvents = Number(historyText);
+  if (!/^\d+$/.test(historyText) || watchHistoryEvents < 1) errors.push(`--watch-history-events: must be a positive integer, got "${historyText}"`);
+  const durations: Record<string, number> = {};
+  for (const name of ['watch-history-age', 'watch-bookmark-interval']) {
+    const text = get(name) ?? '';
+    const ms = parseDuration(text);
+    if (ms === undefined || ms <= 0) errors.push(`--${name}: must be a positive duration such as 90s or 15m, got "${text}"`);
+    else durations[name] = ms;
+  }
   if (errors.length) return { kind: 'error', errors };
   return {
     kind: 'ok',
     options: Object.freeze({
       port, bindAddress, dataDir, certDir, tlsCertFile, tlsPrivateKeyFile,
       tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)), logLevel,
+      watchHistoryEvents, watchHistoryAgeMs: durations['watch-history-age'] as number,
+      watchBookmarkIntervalMs: durations['watch-bookmark-interval'] as number,
     }),
   };
 }

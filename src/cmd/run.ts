@@ -34,12 +34,13 @@ export async function run(o: Options): Promise<Running> {
   };
   const certs = ensureCertificates(certOpts);
   if (certs.generated.length) logger.info({ generated: certs.generated, reasons: certs.reasons, certDir: o.certDir }, 'certificates written');
-  const storage = new LmdbStorage({ path: o.dataDir });
+  const storage = new LmdbStorage({ path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs });
   const server = createServer({
     tls: { key: certs.servingKey, cert: certs.servingCert, clientCA: certs.caCert },
     storage,
     kinds,
     logger,
+    watch: { bookmarkIntervalMs: o.watchBookmarkIntervalMs },
   });
   await server.app.listen({ port: o.port, host: o.bindAddress });
   const address = server.app.server.address();
@@ -47,7 +48,7 @@ export async function run(o: Options): Promise<Running> {
   const url = clientUrl(o.bindAddress, port);
   // With --port 0 the real port is known only now: rewrite the kubeconfig to point at it.
   if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
-  logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision() }, 'serving');
+  logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() }, 'serving');
   logger.info('reconcilers are off: no cluster is configured (standalone mode)');
   return { url, server, stop: () => server.shutdown() };
 }

@@ -1,28 +1,53 @@
 /**
  * @module endpoints/list-rv
- * resourceVersion semantics of a LIST (api-concepts "semantics for get and list"): unset = most recent,
- * "0" = any, N = not older than N (wait up to 3 s for it, then 504 ResourceVersionTooLarge), Exact = exactly N.
- * Every list is served from the committed store, so "not older than" holds as soon as the store has reached N.
+ * Which snapshot a LIST reads (api-concepts "semantics for get and list", storage/etcd3 GetList):
+ * - `continue` → the token's snapshot, after the token's key (410 Expired once compacted);
+ * - resourceVersion unset or "0" → the most recent;
+ * - N with NotOlderThan (or no match and no limit) → wait up to 3 s until the store reaches N (else 504
+ *   ResourceVersionTooLarge), then the most recent;
+ * - N with Exact (or, for compatibility, no match but a limit) → exactly the snapshot at N, rebuilt from the
+ *   history; 410 Expired when N is older than the retained window.
  */
-import { expired, tooLargeResourceVersion } from '../apis/meta/errors.js';
+import { badRequest, expired, tooLargeResourceVersion } from '../apis/meta/errors.js';
 import type { ResourceStore } from '../registry/store.js';
+import type { ListRequest } from '../storage/interface.js';
+import { decodeContinue } from './continue-token.js';
 import type { ListOptions } from './query.js';
 
 const WAIT_MS = 3000;
 const POLL_MS = 25;
 
-/** listResourceVersion waits until the store has reached a requested resourceVersion, or throws 504/410. */
-export async function listResourceVersion(store: ResourceStore, opts: ListOptions): Promise<void> {
-  const rv = opts.resourceVersion;
-  if (rv === undefined || rv === '0') return;
-  const wanted = Number(rv);
+/** waitForRevision waits (up to 3 s, as kube-apiserver does) until the store has committed `wanted`; false if it never did. */
+export async function waitForRevision(store: ResourceStore, wanted: number): Promise<boolean> {
   const deadline = Date.now() + WAIT_MS;
   while (store.currentRevision() < wanted) {
-    if (Date.now() >= deadline) throw tooLargeResourceVersion(rv, String(store.currentRevision()));
+    if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
-  // Only the newest snapshot exists; an exact read of an older one is gone.
-  if (opts.resourceVersionMatch === 'Exact' && wanted !== store.currentRevision()) {
-    throw expired(`The resourceVersion for the provided list is too old.`);
+  return true;
+}
+
+/** listPage turns ListOptions into the storage request for one page, waiting or failing as the semantics say. */
+export async function listPage(store: ResourceStore, opts: ListOptions): Promise<Omit<ListRequest, 'filter'>> {
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : undefined;
+  const page: Omit<ListRequest, 'filter'> = limit ? { limit } : {};
+  if (opts.continueToken !== undefined) {
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== '0') {
+      throw badRequest('specifying resource version is not allowed when using continue');
+    }
+    const pos = decodeContinue(opts.continueToken);
+    if (pos.revision < store.compactedRevision()) {
+      throw expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+    }
+    if (pos.revision > store.currentRevision()) throw badRequest('continue key is not valid: its resourceVersion is newer than this server has');
+    return { ...page, revision: pos.revision, after: { namespace: pos.namespace, name: pos.name } };
   }
+  const rv = opts.resourceVersion;
+  if (rv === undefined || rv === '0') return page;
+  const wanted = Number(rv);
+  if (!(await waitForRevision(store, wanted))) throw tooLargeResourceVersion(rv, String(store.currentRevision()));
+  const exact = opts.resourceVersionMatch === 'Exact' || (opts.resourceVersionMatch === undefined && limit !== undefined);
+  if (!exact) return page;
+  if (wanted < store.compactedRevision()) throw expired(`too old resource version: ${wanted} (${store.compactedRevision() + 1})`);
+  return { ...page, revision: wanted };
 }

@@ -1,36 +1,175 @@
 /**
  * @module endpoints/watch
- * Serving `?watch=true` (handlers/watch.go): headers flushed at once, one `{"type","object"}` JSON line per event,
- * initial ADDED events for RV unset/"0" or sendInitialEvents, the `k8s.io/initial-events-end` BOOKMARK, selector
- * transitions, an ERROR 410 Expired event for a resourceVersion older than the retained history, and a clean end on
- * timeoutSeconds, client disconnect or shutdown.
+ * Serving `?watch=true` (handlers/watch.go, storage/cacher): headers flushed at once, one `{"type","object"}` JSON
+ * line per event, initial ADDED events for RV unset/"0" or sendInitialEvents, the `k8s.io/initial-events-end`
+ * BOOKMARK, periodic BOOKMARKs, selector transitions, ERROR events for a too-old (410) or future (504)
+ * resourceVersion, and a clean end on timeoutSeconds, client disconnect or shutdown.
+ *
+ * ## Guarantees
+ * - Each event is serialized once per representation and shared by every watcher (watch-encoding).
+ * - Memory per watcher is bounded: while the client is not reading, at most `maxBufferedEvents` lines wait for it;
+ *   one more and it gets an ERROR 410 Expired and the stream ends, so it re-lists. Initial events and history
+ *   replay are paced by the client's reading instead, so a slow but live client is never cut off by them.
+ * - BOOKMARKs are sent only with allowWatchBookmarks and carry a revision the client has every change up to.
  */
 import type { ServerResponse } from 'node:http';
-import { expired } from '../apis/meta/errors.js';
+import { expired, tooLargeResourceVersion, type StatusError } from '../apis/meta/errors.js';
 import { INITIAL_EVENTS_END_ANNOTATION, type KubeObject } from '../apis/meta/types.js';
-import type { ResourceStore } from '../registry/store.js';
+import type { ResourceStore, Selectors } from '../registry/store.js';
 import type { IncludeObject } from '../registry/table.js';
 import { isStorageError } from '../storage/errors.js';
 import type { ChangeEvent, WatchHandle } from '../storage/interface.js';
+import { waitForRevision } from './list-rv.js';
 import type { Target } from './negotiation.js';
 import type { ListOptions } from './query.js';
 import { bookmarkObject, transformObject } from './transform.js';
+import { sharedLine, watchLine } from './watch-encoding.js';
 
 // The server speaks HTTP/1.1 (the aggregator and every client accept it), so the raw response is an http one.
 type RawResponse = ServerResponse;
 
-/** WatchRegistry tracks open watch streams so shutdown can end them (fastify.close would otherwise wait forever). */
+/** WatchSettings tunes every watch of a server. */
+export interface WatchSettings {
+  /** How often a BOOKMARK goes to watchers that allow them (kube-apiserver: about once a minute). */
+  bookmarkIntervalMs?: number;
+  /** Lines that may wait for a client that is not reading before it is cut off with 410. */
+  maxBufferedEvents?: number;
+}
+
+/** WatchCounters are the totals the metrics endpoint exports. */
+export interface WatchCounters {
+  /** Events written to clients (BOOKMARKs and ERRORs included). */
+  sent: number;
+  /** Events thrown away because a client fell too far behind. */
+  dropped: number;
+  /** Watches ended by the server because their client fell too far behind. */
+  terminated: number;
+}
+
+/** WatchRegistry tracks open watch streams: shutdown ends them, one timer sends their periodic BOOKMARKs. */
 export class WatchRegistry {
-  readonly #open = new Set<() => void>();
+  readonly counters: WatchCounters = { sent: 0, dropped: 0, terminated: 0 };
+  readonly bookmarkIntervalMs: number;
+  readonly maxBufferedEvents: number;
+  readonly #open = new Set<WatchStream>();
+  #ticker: NodeJS.Timeout | undefined;
+
+  constructor(s: WatchSettings = {}) {
+    this.bookmarkIntervalMs = s.bookmarkIntervalMs ?? 60_000;
+    this.maxBufferedEvents = s.maxBufferedEvents ?? 1000;
+  }
+
   get size(): number {
     return this.#open.size;
   }
-  add(end: () => void): () => void {
-    this.#open.add(end);
-    return () => void this.#open.delete(end);
+
+  add(w: WatchStream): void {
+    this.#open.add(w);
+    if (!this.#ticker && this.bookmarkIntervalMs > 0) {
+      this.#ticker = setInterval(() => {
+        for (const s of this.#open) s.periodicBookmark();
+      }, this.bookmarkIntervalMs);
+      this.#ticker.unref();
+    }
   }
+
+  remove(w: WatchStream): void {
+    this.#open.delete(w);
+    if (this.#open.size === 0 && this.#ticker) {
+      clearInterval(this.#ticker);
+      this.#ticker = undefined;
+    }
+  }
+
   closeAll(): void {
-    for (const end of [...this.#open]) end();
+    for (const w of [...this.#open]) w.end();
+  }
+}
+
+/** WatchStream is one client's stream: a bounded queue in front of the socket. */
+class WatchStream {
+  readonly #res: RawResponse;
+  readonly #registry: WatchRegistry;
+  readonly #queue: string[] = [];
+  #blocked = false;
+  #readyWaiters: (() => void)[] = [];
+  #ended = false;
+  #onEnd: (() => void)[] = [];
+  /** Set once the stream is live; a periodic BOOKMARK needs it. */
+  bookmark: (() => void) | undefined;
+
+  constructor(res: RawResponse, registry: WatchRegistry) {
+    this.#res = res;
+    this.#registry = registry;
+    registry.add(this);
+    res.on('close', () => this.end());
+    res.on('drain', () => this.#drain());
+  }
+
+  get ended(): boolean {
+    return this.#ended || this.#res.destroyed || this.#res.writableEnded;
+  }
+
+  onEnd(f: () => void): void {
+    this.#onEnd.push(f);
+  }
+
+  /** write sends a line now, or queues it while the socket is full; too many queued lines end the stream with 410. */
+  write(line: string): void {
+    if (this.ended) return;
+    if (!this.#blocked) {
+      this.#send(line);
+      return;
+    }
+    this.#queue.push(line);
+    if (this.#queue.length > this.#registry.maxBufferedEvents) this.#overflow();
+  }
+
+  /** ready resolves when nothing waits for the client (used to pace initial events and history replay). */
+  ready(): Promise<void> {
+    if (!this.#blocked || this.ended) return Promise.resolve();
+    return new Promise((r) => this.#readyWaiters.push(r));
+  }
+
+  /** fail sends one ERROR event carrying the Status and ends the stream. */
+  fail(e: StatusError): void {
+    if (this.ended) return;
+    this.#send(watchLine('ERROR', e.status));
+    this.end();
+  }
+
+  periodicBookmark(): void {
+    if (!this.ended) this.bookmark?.();
+  }
+
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#registry.remove(this);
+    for (const f of this.#onEnd.splice(0)) f();
+    for (const r of this.#readyWaiters.splice(0)) r();
+    this.#queue.length = 0;
+    if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
+  }
+
+  #send(line: string): void {
+    this.#registry.counters.sent++;
+    if (!this.#res.write(line)) this.#blocked = true;
+  }
+
+  #drain(): void {
+    this.#blocked = false;
+    while (this.#queue.length && !this.#blocked) this.#send(this.#queue.shift() as string);
+    if (!this.#blocked) for (const r of this.#readyWaiters.splice(0)) r();
+  }
+
+  #overflow(): void {
+    const dropped = this.#queue.length;
+    this.#registry.counters.dropped += dropped;
+    this.#registry.counters.terminated++;
+    this.#queue.length = 0;
+    // The client reads what the socket already holds, then this ERROR, and re-lists (reason Expired).
+    this.fail(expired(`the watch fell too far behind: more than ${this.#registry.maxBufferedEvents} events were waiting for the client; ${dropped} were dropped`));
   }
 }
 
@@ -47,77 +186,96 @@ export interface WatchRequest {
 // kube-apiserver picks a random timeout in [minRequestTimeout, 2×minRequestTimeout) (30–60 min) when none is given.
 const defaultTimeoutSeconds = () => 1800 + Math.floor(Math.random() * 1800);
 
-/** serveWatch streams events to an already hijacked raw response. */
-export function serveWatch(res: RawResponse, w: WatchRequest): void {
+/** serveWatch streams events to an already hijacked raw response; it resolves once the stream is live or ended. */
+export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<void> {
   const { store, opts, target } = w;
   const def = store.def;
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
   // Flush headers now: a proxied Watch() blocks until it sees them (kubernetes/kubernetes#75837).
   res.flushHeaders();
 
-  let ended = false;
-  let handle: WatchHandle | undefined;
-  let firstTable = true;
-  const write = (type: string, object: unknown) => {
-    if (ended || res.destroyed || res.writableEnded) return;
-    res.write(`${JSON.stringify({ type, object })}\n`);
-  };
-  const send = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => {
-    write(type, transformObject(def, obj, target, w.includeObject, target.kind === 'Table' && !firstTable));
+  const stream = new WatchStream(res, w.registry);
+  const timer = setTimeout(() => stream.end(), (opts.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
+  stream.onEnd(() => clearTimeout(timer));
+
+  // Table watches: the first event carries the column definitions, later ones `null` (watchEmbeddedEncoder).
+  let firstTable = target.kind === 'Table';
+  const variant = (which: string, type: string) =>
+    `${type}|${which}|${target.kind}|${'version' in target ? target.version : ''}|${w.includeObject}|${!firstTable}`;
+  const sendObject = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, source?: { event: ChangeEvent; which: string }) => {
+    const encode = () => watchLine(type, transformObject(def, obj, target, w.includeObject, target.kind === 'Table' && !firstTable));
+    stream.write(source ? sharedLine(source.event, variant(source.which, type), encode) : encode());
     firstTable = false;
   };
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    handle?.stop();
-    clearTimeout(timer);
-    unregister();
-    if (!res.writableEnded && !res.destroyed) res.end();
-  };
-  const unregister = w.registry.add(end);
-  const timer = setTimeout(end, (opts.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
-  res.on('close', end);
+  const sendBookmark = (rv: number, annotations?: Record<string, string>) =>
+    stream.write(watchLine('BOOKMARK', bookmarkObject(def, target, String(rv), annotations)));
 
-  const sel = { label: opts.label, field: opts.field };
+  const sel: Selectors = { label: opts.label, field: opts.field };
   const rv = opts.resourceVersion;
   // RV unset or "0" means "start with the current state"; sendInitialEvents asks for it explicitly (watch-list).
   const wantInitial = opts.sendInitialEvents ?? (rv === undefined || rv === '0');
   let from: number;
-  if (wantInitial || rv === undefined || rv === '0') {
-    const { items, revision } = store.list(w.namespace, sel);
-    from = revision;
-    if (wantInitial) for (const item of items) send('ADDED', item);
-    if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-      write('BOOKMARK', bookmarkObject(def, target, String(revision), { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
-    }
-  } else {
-    from = Number(rv);
-  }
-
   try {
-    handle = store.watch(w.namespace, from, (e) => forward(e));
+    if (rv !== undefined && rv !== '0' && !(await waitForRevision(store, Number(rv)))) {
+      // kube-apiserver's cacher reports this inside the stream (newErrWatcher) rather than as the HTTP status.
+      stream.fail(tooLargeResourceVersion(rv, String(store.currentRevision())));
+      return;
+    }
+    if (wantInitial) {
+      const { items, revision } = store.list(w.namespace, sel);
+      for (const item of items) {
+        await stream.ready();
+        if (stream.ended) return;
+        sendObject('ADDED', item);
+      }
+      from = revision;
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sendBookmark(revision, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' });
+    } else {
+      from = rv === undefined || rv === '0' ? store.currentRevision() : Number(rv);
+    }
+    if (stream.ended) return;
+    const handle: WatchHandle = store.watch(w.namespace, from, {
+      onEvent: (e) => forward(e),
+      onError: (err) => stream.fail(isStorageError(err, 'Expired') ? expired(err.message) : expired(`watch ended: ${err.message}`)),
+      ready: () => stream.ready(),
+    });
+    stream.onEnd(() => handle.stop());
+    let lastBookmark = 0;
+    if (opts.allowWatchBookmarks) {
+      stream.bookmark = () => {
+        const position = handle.position();
+        // A BOOKMARK must not claim a revision whose events this client has not been given yet (replay running).
+        if (position > lastBookmark && position >= from) {
+          lastBookmark = position;
+          sendBookmark(position);
+        }
+      };
+    }
   } catch (e) {
-    if (!isStorageError(e, 'Expired')) throw e;
-    write('ERROR', expired(e.message).status);
-    end();
+    if (!isStorageError(e, 'Expired')) {
+      stream.end();
+      throw e;
+    }
+    stream.fail(expired(e.message));
   }
 
   function forward(e: ChangeEvent): void {
     const now = store.matches(e.object, sel);
     if (e.type === 'ADDED') {
-      if (now) send('ADDED', e.object);
+      if (now) sendObject('ADDED', e.object, { event: e, which: 'new' });
       return;
     }
     const before = e.prevObject ? store.matches(e.prevObject, sel) : true;
     if (e.type === 'DELETED') {
-      if (before) send('DELETED', e.object);
+      if (before) sendObject('DELETED', e.object, { event: e, which: 'new' });
       return;
     }
-    if (before && now) send('MODIFIED', e.object);
-    else if (!before && now) send('ADDED', e.object);
+    if (before && now) sendObject('MODIFIED', e.object, { event: e, which: 'new' });
+    else if (!before && now) sendObject('ADDED', e.object, { event: e, which: 'new' });
     else if (before && !now && e.prevObject) {
       // Leaving the selection is a DELETED of the old state, stamped with the revision of the change.
-      send('DELETED', { ...e.prevObject, metadata: { ...e.prevObject.metadata, resourceVersion: e.object.metadata.resourceVersion } });
+      const prev = e.prevObject;
+      sendObject('DELETED', { ...prev, metadata: { ...prev.metadata, resourceVersion: e.object.metadata.resourceVersion } }, { event: e, which: 'prev' });
     }
   }
 }

@@ -12,6 +12,26 @@ export interface Metrics {
   requests: Counter<'verb' | 'resource' | 'code'>;
   requestDuration: Histogram<'verb' | 'resource'>;
   watchers: Gauge;
+  watchEvents: Counter;
+  watchEventsDropped: Counter;
+  terminatedWatchers: Counter;
+}
+
+/** WatchStats is what the watch layer reports (endpoints/watch WatchRegistry has this shape). */
+export interface WatchStats {
+  readonly size: number;
+  readonly counters: { readonly sent: number; readonly dropped: number; readonly terminated: number };
+}
+
+// A counter whose value lives elsewhere: read at scrape time so the watch hot path pays nothing.
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): Counter {
+  return new Counter({
+    name, help, registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 declare module 'fastify' {
@@ -22,7 +42,7 @@ declare module 'fastify' {
 }
 
 /** createMetrics builds a fresh registry (one per server, so tests can run several in one process). */
-export function createMetrics(openWatches: () => number): Metrics {
+export function createMetrics(watch: WatchStats): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return {
@@ -35,9 +55,12 @@ export function createMetrics(openWatches: () => number): Metrics {
     watchers: new Gauge({
       name: 'apiserver_registered_watchers', help: 'Open watch streams.', registers: [registry],
       collect() {
-        this.set(openWatches());
+        this.set(watch.size);
       },
     }),
+    watchEvents: mirroredCounter(registry, 'apiserver_watch_events_total', 'Watch events written to clients (BOOKMARK and ERROR included).', () => watch.counters.sent),
+    watchEventsDropped: mirroredCounter(registry, 'apiserver_watch_events_dropped_total', 'Watch events discarded because their client fell too far behind.', () => watch.counters.dropped),
+    terminatedWatchers: mirroredCounter(registry, 'apiserver_terminated_watchers_total', 'Watches the server ended because their client fell too far behind (the client gets 410 and re-lists).', () => watch.counters.terminated),
   };
 }
 

@@ -22,7 +22,7 @@ import type { KubeObject, ObjectMeta, Status } from '../apis/meta/types.js';
 import { generateName, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apis/meta/validation.js';
 import { compileSchemaAdmission, type SchemaAdmission } from '../admission/schema.js';
 import { isStorageError } from '../storage/errors.js';
-import type { ChangeEvent, ObjectKey, Storage, WatchHandle } from '../storage/interface.js';
+import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandle, WatchSink } from '../storage/interface.js';
 import { serverSideApply, trackUpdate } from './managed-fields.js';
 import { jsonPatch, mergePatch, type PatchType } from './patch.js';
 import type { ResourceDefinition } from './resource.js';
@@ -117,10 +117,27 @@ export class ResourceStore {
     return obj;
   }
 
-  /** list returns matching objects (one namespace, or all when namespace is undefined) and the snapshot revision. */
-  list(namespace: string | undefined, sel: Selectors): { items: KubeObject[]; revision: number } {
-    const { items, revision } = this.#storage.list({ resource: this.#resourceKey, ...(namespace !== undefined ? { namespace } : {}) });
-    return { items: items.filter((o) => this.matches(o, sel)), revision };
+  /**
+   * list returns matching objects (one namespace, or all when namespace is undefined) at the snapshot revision,
+   * optionally one page of them (`page.after`, `page.limit`) or an older snapshot (`page.revision`).
+   */
+  list(namespace: string | undefined, sel: Selectors, page: Omit<ListRequest, 'filter'> = {}): ListResult {
+    const filtered = (sel.label && !sel.label.empty) || (sel.field && !sel.field.empty);
+    return this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
+  }
+
+  /** watchRevision is the highest revision handed to watchers (what a periodic BOOKMARK can carry). */
+  watchRevision(): number {
+    return this.#storage.watchRevision();
+  }
+
+  /** compactedRevision is the oldest revision a watch or list can start from. */
+  compactedRevision(): number {
+    return this.#storage.compactedRevision();
+  }
+
+  #prefix(namespace: string | undefined): KeyPrefix {
+    return { resource: this.#resourceKey, ...(namespace !== undefined ? { namespace } : {}) };
   }
 
   /** matches evaluates label and field selectors against an object. */
@@ -135,8 +152,8 @@ export class ResourceStore {
   }
 
   /** watch subscribes to changes after `fromRevision` in one namespace or all. */
-  watch(namespace: string | undefined, fromRevision: number, onEvent: (e: ChangeEvent) => void): WatchHandle {
-    return this.#storage.watch({ resource: this.#resourceKey, ...(namespace !== undefined ? { namespace } : {}) }, fromRevision, onEvent);
+  watch(namespace: string | undefined, fromRevision: number, sink: WatchSink): WatchHandle {
+    return this.#storage.watch(this.#prefix(namespace), fromRevision, sink);
   }
 
   /** create runs the create pipeline (201 on success). */

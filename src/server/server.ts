@@ -15,7 +15,7 @@ import {
 } from '../apis/meta/errors.js';
 import { registerDiscoveryRoutes } from '../discovery/routes.js';
 import { registerResourceRoutes } from '../endpoints/resource-routes.js';
-import { WatchRegistry } from '../endpoints/watch.js';
+import { WatchRegistry, type WatchSettings } from '../endpoints/watch.js';
 import type { ResourceDefinition } from '../registry/resource.js';
 import { ResourceStore } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
@@ -48,6 +48,8 @@ export interface ServerConfig {
   logger: Logger;
   /** Replaces client-certificate authentication (tests without TLS). */
   authenticator?: Authenticator;
+  /** Bookmark interval and per-watcher buffer bound. */
+  watch?: WatchSettings;
 }
 
 /** ApiServer is the assembled server. */
@@ -84,7 +86,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
     };
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
-  const watches = new WatchRegistry();
+  const watches = new WatchRegistry(cfg.watch);
   let shuttingDown = false;
 
   app.decorateRequest('user', undefined);
@@ -113,7 +115,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   });
 
   registerHealthRoutes(app, [], [{ name: 'shutdown', check: () => !shuttingDown }]);
-  registerMetrics(app, createMetrics(() => watches.size));
+  registerMetrics(app, createMetrics(watches));
   registerDiscoveryRoutes(app, cfg.kinds);
   const stores = new Map<string, ResourceStore>();
   for (const def of cfg.kinds) {

@@ -1,40 +1,55 @@
 /**
  * @module storage/change-feed
- * ChangeFeed: the in-process fan-out of committed changes that every backend shares. It keeps a bounded window
- * of recent events so a watch can start from a recent revision, and delivers events strictly in revision order.
+ * ChangeFeed: the in-process fan-out of committed changes that every backend shares. Live events are handed to
+ * subscribers as they commit; a subscription from an older revision first replays the backend's History.
  *
  * ## Guarantees
  * - `publish` may be called out of order (commits resolve in batches); subscribers still see revisions ascending,
  *   each once, because events are held until every lower revision has been published or skipped.
- * - A subscription started at revision N first replays retained events > N, then receives live ones, with no gap.
- * ## Caveats
- * - The window lives in memory: after a restart a watch from an older revision gets Expired (410) and re-lists.
+ * - A subscription from revision N replays retained events > N in batches paced by `sink.ready()`, while live
+ *   events are held for it; then it turns live. No event is missed or repeated across that switch.
+ * - A replay that falls behind by more than `maxPending` live events ends with an Expired error rather than
+ *   buffering without bound.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { StorageError } from './errors.js';
-import type { ChangeEvent, KeyPrefix, WatchHandle } from './interface.js';
+import type { History } from './history.js';
+import type { ChangeEvent, KeyPrefix, WatchHandle, WatchSink } from './interface.js';
 import { inPrefix } from './keys.js';
+
+const REPLAY_BATCH = 500;
 
 interface Subscriber {
   prefix: KeyPrefix;
-  /** Events at or below this revision were already seen by the caller (e.g. through a list read ahead of delivery). */
+  /** Events at or below this revision are not delivered live (replayed, or already seen through a list). */
   after: number;
-  onEvent: (e: ChangeEvent) => void;
+  sink: WatchSink;
+  /** Set while history is replayed: live events wait here. */
+  pending?: ChangeEvent[];
+  /** The replay position (for compaction: history above it must stay). */
+  cursor: number;
+  stopped: boolean;
 }
 
-/** ChangeFeed orders, retains and fans out change events. */
+/** ChangeFeedOptions tunes the feed. */
+export interface ChangeFeedOptions {
+  /** Live events held for one replaying subscriber before it is ended with Expired. */
+  maxPending?: number;
+}
+
+/** ChangeFeed orders, replays and fans out change events. */
 export class ChangeFeed {
-  readonly #capacity: number;
-  readonly #history: ChangeEvent[] = [];
+  readonly #history: History;
   readonly #pending = new Map<number, ChangeEvent | null>();
   readonly #subscribers = new Set<Subscriber>();
+  readonly #maxPending: number;
   #lastDelivered: number;
-  #oldestKnown: number;
 
-  /** @param startRevision the revision already committed when the feed starts; nothing at or below it is replayable. */
-  constructor(startRevision: number, capacity = 10_000) {
+  /** @param startRevision the revision already committed when the feed starts. */
+  constructor(startRevision: number, history: History, opts: ChangeFeedOptions = {}) {
     this.#lastDelivered = startRevision;
-    this.#oldestKnown = startRevision;
-    this.#capacity = capacity;
+    this.#history = history;
+    this.#maxPending = opts.maxPending ?? 10_000;
   }
 
   /** lastDelivered is the highest revision handed to subscribers. */
@@ -45,6 +60,13 @@ export class ChangeFeed {
   /** subscriberCount is the number of open subscriptions (for metrics and leak tests). */
   get subscriberCount(): number {
     return this.#subscribers.size;
+  }
+
+  /** minReplayCursor is the lowest revision a running replay still needs (Infinity when none runs). */
+  minReplayCursor(): number {
+    let min = Infinity;
+    for (const s of this.#subscribers) if (s.pending && s.cursor < min) min = s.cursor;
+    return min;
   }
 
   /** publish hands over a committed event; delivery waits for lower revisions. */
@@ -65,20 +87,65 @@ export class ChangeFeed {
     this.#drain();
   }
 
-  /** subscribe replays retained events after `fromRevision`, then streams live ones. */
-  subscribe(prefix: KeyPrefix, fromRevision: number, onEvent: (e: ChangeEvent) => void): WatchHandle {
-    if (fromRevision < this.#oldestKnown) {
-      throw new StorageError('Expired', `too old resource version: ${fromRevision} (${this.#oldestKnown + 1})`);
+  /** subscribe streams changes after `fromRevision`: retained history first, then live ones. */
+  subscribe(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    const compacted = this.#history.compacted();
+    if (fromRevision < compacted) {
+      throw new StorageError('Expired', `too old resource version: ${fromRevision} (${compacted + 1})`);
     }
-    const sub: Subscriber = { prefix, after: fromRevision, onEvent };
-    for (const e of this.#history) if (e.revision > fromRevision && inPrefix(e.key, prefix)) onEvent(e);
+    const upTo = this.#lastDelivered;
+    const replay = fromRevision < upTo;
+    const sub: Subscriber = { prefix, after: Math.max(fromRevision, upTo), sink, cursor: fromRevision, stopped: false };
+    if (replay) sub.pending = [];
     this.#subscribers.add(sub);
-    return { stop: () => void this.#subscribers.delete(sub) };
+    if (replay) void this.#replay(sub, fromRevision, upTo);
+    return {
+      position: () => (sub.pending ? sub.cursor : Math.max(sub.after, this.#lastDelivered)),
+      stop: () => {
+        sub.stopped = true;
+        this.#subscribers.delete(sub);
+      },
+    };
   }
 
   /** closeAll drops every subscriber (shutdown). */
   closeAll(): void {
+    for (const s of this.#subscribers) s.stopped = true;
     this.#subscribers.clear();
+  }
+
+  async #replay(sub: Subscriber, from: number, upTo: number): Promise<void> {
+    let cursor = from;
+    try {
+      while (!sub.stopped && cursor < upTo) {
+        if (cursor < this.#history.compacted()) {
+          throw new StorageError('Expired', `too old resource version: ${from} (${this.#history.compacted() + 1})`);
+        }
+        const batch = this.#history.range(cursor, upTo, REPLAY_BATCH);
+        for (const e of batch) if (inPrefix(e.key, sub.prefix)) sub.sink.onEvent(e);
+        cursor = batch.length < REPLAY_BATCH ? upTo : (batch[batch.length - 1] as ChangeEvent).revision;
+        sub.cursor = cursor;
+        // Let the sink drain (a slow client paces its own replay) and let writes and other watchers run.
+        if (sub.sink.ready) await sub.sink.ready();
+        await nextTurn();
+      }
+      if (sub.stopped) return;
+      const held = sub.pending ?? [];
+      delete sub.pending;
+      for (const e of held) sub.sink.onEvent(e);
+    } catch (e) {
+      this.#fail(sub, e as Error);
+    }
+  }
+
+  #fail(sub: Subscriber, err: Error): void {
+    sub.stopped = true;
+    this.#subscribers.delete(sub);
+    try {
+      sub.sink.onError(err);
+    } catch {
+      // The sink's own failure while ending is not ours to handle.
+    }
   }
 
   #drain(): void {
@@ -89,15 +156,17 @@ export class ChangeFeed {
       this.#pending.delete(next);
       this.#lastDelivered = next;
       if (!e) continue;
-      this.#history.push(e);
-      if (this.#history.length > this.#capacity) {
-        const dropped = this.#history.shift();
-        if (dropped) this.#oldestKnown = dropped.revision;
-      }
       for (const s of this.#subscribers) {
         if (e.revision <= s.after || !inPrefix(e.key, s.prefix)) continue;
+        if (s.pending) {
+          s.pending.push(e);
+          if (s.pending.length > this.#maxPending) {
+            this.#fail(s, new StorageError('Expired', `the watcher fell more than ${this.#maxPending} events behind while replaying history`));
+          }
+          continue;
+        }
         try {
-          s.onEvent(e);
+          s.sink.onEvent(e);
         } catch {
           // A subscriber's failure must not stop delivery to the others; it handles its own errors.
         }

@@ -5,7 +5,7 @@
 import type { ObjectKey } from './interface.js';
 
 /** StorageErrorCode mirrors pkg/storage ErrCode*. */
-export type StorageErrorCode = 'KeyNotFound' | 'KeyExists' | 'Expired' | 'Conflict';
+export type StorageErrorCode = 'KeyNotFound' | 'KeyExists' | 'Expired' | 'TooLarge' | 'Conflict';
 
 /** StorageError is thrown (or rejected) by every Storage implementation. */
 export class StorageError extends Error {

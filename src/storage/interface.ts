@@ -8,6 +8,8 @@
  * - Every successful write is durable (fsynced) before its promise resolves.
  * - Each write gets a revision greater than every earlier write's; the revision and the object are written in one transaction.
  * - Change events are delivered to watchers in revision order, each exactly once, and only after the write is durable.
+ * - Every change is also kept in a history (persisted by lmdb, in memory otherwise) bounded by count and age, so a
+ *   watch can resume and a list can read an older snapshot from any revision at or above `compactedRevision()`.
  */
 import type { KubeObject } from '../apis/meta/types.js';
 
@@ -34,10 +36,36 @@ export interface ChangeEvent {
   prevObject?: KubeObject;
 }
 
-/** ListResult is a consistent snapshot: every item and the revision it was read at. */
+/** ListRequest narrows a list: an older snapshot, a page, a filter. Every field is optional. */
+export interface ListRequest {
+  /** Read the snapshot at this revision (≥ compactedRevision, ≤ currentRevision); default: the current one. */
+  revision?: number;
+  /** Start after this object (exclusive): the position a continue token carries. */
+  after?: { namespace: string; name: string };
+  /** Return at most this many matching items (0 or undefined: all). */
+  limit?: number;
+  /** Keep only items the predicate accepts (selectors); filtered items do not count against the limit. */
+  filter?: (obj: KubeObject) => boolean;
+}
+
+/** ListResult is a consistent snapshot: the items, the revision they were read at, and whether a page follows. */
 export interface ListResult {
   items: KubeObject[];
   revision: number;
+  /** More keys follow the last item (a limited list stopped early). */
+  more: boolean;
+  /** How many objects follow the last item, when `more` and the list has no filter. */
+  remaining?: number;
+}
+
+/** WatchSink receives a subscription's events. */
+export interface WatchSink {
+  /** onEvent gets each change in revision order. */
+  onEvent(e: ChangeEvent): void;
+  /** onError ends the subscription: Expired when the watcher fell behind what can be replayed or buffered. */
+  onError(err: Error): void;
+  /** ready paces the replay of history: the next batch is read only once it resolves (a slow client is not flooded). */
+  ready?(): Promise<void>;
 }
 
 /**
@@ -50,8 +78,10 @@ export type UpdateFn = (current: KubeObject) => KubeObject | null;
 /** DeleteCheck throws to refuse a delete after seeing the current object (preconditions). */
 export type DeleteCheck = (current: KubeObject) => void;
 
-/** WatchHandle stops a subscription. */
+/** WatchHandle controls a subscription. */
 export interface WatchHandle {
+  /** position is the revision up to which the sink has been given every change (what a BOOKMARK may carry). */
+  position(): number;
   stop(): void;
 }
 
@@ -61,8 +91,15 @@ export interface Storage {
   currentRevision(): number;
   /** get returns the object or undefined. */
   get(key: ObjectKey): KubeObject | undefined;
-  /** list returns every object under the prefix, ordered by namespace then name, at one revision. */
-  list(prefix: KeyPrefix): ListResult;
+  /** watchRevision is the highest revision handed to watchers; a BOOKMARK may carry it. */
+  watchRevision(): number;
+  /** compactedRevision is the oldest revision a watch can resume from or a list can read (older ones are Expired). */
+  compactedRevision(): number;
+  /**
+   * list returns the objects under the prefix, ordered by namespace then name, at one revision.
+   * Throws StorageError('Expired') for a revision older than compactedRevision, ('TooLarge') for a future one.
+   */
+  list(prefix: KeyPrefix, req?: ListRequest): ListResult;
   /** create stores a new object; rejects StorageError('KeyExists') if the key is taken. */
   create(key: ObjectKey, obj: KubeObject): Promise<KubeObject>;
   /** update applies tryUpdate to the current object atomically; rejects StorageError('KeyNotFound') if absent. */
@@ -70,10 +107,11 @@ export interface Storage {
   /** delete removes the object after `check` accepts it; resolves with the last state at the deletion revision. */
   delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject>;
   /**
-   * watch delivers every change under the prefix with revision > fromRevision, then live changes.
-   * Throws StorageError('Expired') when fromRevision is older than the retained history.
+   * watch delivers every change under the prefix with revision > fromRevision (history first, paced by
+   * `sink.ready`), then live changes, with no gap and no duplicate.
+   * Throws StorageError('Expired') when fromRevision is older than compactedRevision.
    */
-  watch(prefix: KeyPrefix, fromRevision: number, onEvent: (e: ChangeEvent) => void): WatchHandle;
+  watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle;
   /** close flushes and closes the backend; pending writes finish first. */
   close(): Promise<void>;
 }

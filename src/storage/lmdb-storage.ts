@@ -1,15 +1,20 @@
 /**
  * @module storage/lmdb-storage
- * LmdbStorage: the embedded backend. One lmdb environment in `--data-dir` with two named databases:
- * `objects` ([resource, namespace, name] → object JSON) and `meta` (`revision` → last committed revision).
+ * LmdbStorage: the embedded backend. One lmdb environment in `--data-dir` with three named databases:
+ * `objects` ([resource, namespace, name] → object JSON), `events` (revision → the change, the persisted watch
+ * history) and `meta` (`revision` → last committed revision, `compacted` → highest revision dropped from `events`).
  *
  * ## Guarantees
- * - The revision counter and the object are written in the same write transaction, so a crash can never leave an
- *   object whose resourceVersion is ahead of the counter (no resourceVersion is ever reused after a restart).
+ * - The revision counter, the object and its event are written in the same write transaction, so a crash can never
+ *   leave an object whose resourceVersion is ahead of the counter (no resourceVersion is ever reused after a
+ *   restart), nor a change without its event: a watch resumes across restarts with nothing missing.
  * - Writes resolve only after the commit is flushed to disk (`await db.flushed`); lmdb batches concurrent
  *   transactions of one event-loop turn into one commit, so concurrent requests share an fsync.
  * - Checks (exists, preconditions, tryUpdate) run inside the transaction callback before any write, because a
  *   callback that throws after writing would still commit those writes (DEPENDENCIES.md §3).
+ * - Compaction (count and age bounds) runs at start, on a timer, and from the write path once the count bound is
+ *   passed by a slack of 10% (at most 1000), in batches of small transactions, so it never holds writers back for
+ *   long; it never drops history a running replay still needs.
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -17,27 +22,54 @@ import { MAXIMUM_KEY } from 'ordered-binary';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
-import type { ChangeEvent, DeleteCheck, KeyPrefix, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle } from './interface.js';
+import type { History } from './history.js';
+import type {
+  ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
+} from './interface.js';
 import { keyString, keyTuple } from './keys.js';
+import { readList, type SnapshotView } from './snapshot.js';
 
 const REVISION = 'revision';
+const COMPACTED = 'compacted';
+const COMPACT_BATCH = 1000;
 
 /** LmdbStorageOptions configures the backend. */
 export interface LmdbStorageOptions {
   /** Directory of the lmdb environment (created if missing). */
   path: string;
-  /** How many recent change events a watch can resume from (in memory). */
-  historySize?: number;
+  /** How many recent change events are kept for watches and older list snapshots (default 100000). */
+  historyEvents?: number;
+  /** How long (ms) change events are kept (default 15 min). */
+  historyAgeMs?: number;
+  /** How often (ms) compaction runs (default 5 s); 0 disables the timer (tests call compact()). */
+  compactionIntervalMs?: number;
 }
 
 type Key = [string, string, string];
+
+/** LogEntry is one persisted change. For DELETED, `o` is the last state with its own resourceVersion. */
+interface LogEntry {
+  t: 'A' | 'M' | 'D';
+  k: Key;
+  o: KubeObject;
+  p?: KubeObject;
+  /** Commit time (ms since epoch), for the age bound. */
+  ts: number;
+}
+
+const TYPE_CODE = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' } as const;
 
 /** LmdbStorage implements Storage on lmdb. */
 export class LmdbStorage implements Storage {
   readonly #root: RootDatabase;
   readonly #objects: Database<KubeObject, Key>;
+  readonly #events: Database<LogEntry, number>;
   readonly #meta: Database<number, string>;
   readonly #feed: ChangeFeed;
+  readonly #historyEvents: number;
+  readonly #historyAgeMs: number;
+  readonly #timer: NodeJS.Timeout | undefined;
+  #compacting: Promise<number> | undefined;
   #closed = false;
 
   constructor(opts: LmdbStorageOptions) {
@@ -47,8 +79,24 @@ export class LmdbStorage implements Storage {
     // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
     this.#root = open({ path: opts.path, maxDbs: 8, noSubdir: false });
     this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json' });
+    this.#events = this.#root.openDB<LogEntry, number>('events', { encoding: 'json' });
     this.#meta = this.#root.openDB<number, string>('meta', { encoding: 'json' });
-    this.#feed = new ChangeFeed(this.currentRevision(), opts.historySize);
+    this.#historyEvents = opts.historyEvents ?? 100_000;
+    this.#historyAgeMs = opts.historyAgeMs ?? 15 * 60_000;
+    // A database written before the event log existed has history for nothing it holds.
+    if (this.#meta.get(COMPACTED) === undefined) this.#meta.putSync(COMPACTED, this.currentRevision());
+    const history: History = {
+      compacted: () => this.compactedRevision(),
+      range: (after, upTo, limit) => this.#readEvents(after, upTo, limit),
+    };
+    this.#feed = new ChangeFeed(this.currentRevision(), history);
+    const every = opts.compactionIntervalMs ?? 5000;
+    if (every > 0) {
+      this.#timer = setInterval(() => void this.compact().catch(() => undefined), every);
+      this.#timer.unref();
+      // Apply the bounds at once: the process may have been down longer than the age bound.
+      void this.compact().catch(() => undefined);
+    }
   }
 
   /** feed exposes the change feed (metrics and tests). */
@@ -60,25 +108,39 @@ export class LmdbStorage implements Storage {
     return this.#meta.get(REVISION) ?? 0;
   }
 
+  watchRevision(): number {
+    return this.#feed.lastDelivered;
+  }
+
+  compactedRevision(): number {
+    return this.#meta.get(COMPACTED) ?? 0;
+  }
+
+  /** historySize is the number of retained events (tests and metrics). */
+  historySize(): number {
+    return this.#events.getKeysCount();
+  }
+
   get(key: ObjectKey): KubeObject | undefined {
     return this.#objects.get(keyTuple(key));
   }
 
-  list(prefix: KeyPrefix): ListResult {
-    // One read transaction for the counter and the scan, so the revision matches the items exactly.
+  list(prefix: KeyPrefix, req?: ListRequest): ListResult {
+    // One read transaction for the counter, the scan and the history, so the snapshot is exact.
     const txn = this.#root.useReadTransaction();
     try {
-      const revision = this.#meta.get(REVISION, { transaction: txn }) ?? 0;
-      const start: unknown[] = prefix.namespace === undefined ? [prefix.resource] : [prefix.resource, prefix.namespace];
-      const items: KubeObject[] = [];
-      for (const { value } of this.#objects.getRange({
-        start: start as unknown as Key,
-        end: [...start, MAXIMUM_KEY] as unknown as Key,
-        transaction: txn,
-      })) {
-        items.push(value);
-      }
-      return { items, revision };
+      const view: SnapshotView = {
+        revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
+        compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
+        scan: (p, after) => this.#scan(p, after, txn),
+        count: (p, after) => {
+          const { start, end } = range(p, after);
+          const n = this.#objects.getKeysCount({ start, end, transaction: txn });
+          return after && this.#objects.get(keyTuple(after), { transaction: txn }) !== undefined ? n - 1 : n;
+        },
+        events: (after, upTo) => this.#eventRange(after, upTo, Infinity, txn),
+      };
+      return readList(view, prefix, req);
     } finally {
       txn.done();
     }
@@ -107,20 +169,68 @@ export class LmdbStorage implements Storage {
     });
   }
 
-  watch(prefix: KeyPrefix, fromRevision: number, onEvent: (e: ChangeEvent) => void): WatchHandle {
-    return this.#feed.subscribe(prefix, fromRevision, onEvent);
+  watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    return this.#feed.subscribe(prefix, fromRevision, sink);
+  }
+
+  /**
+   * compact drops history beyond the count and age bounds (never what a running replay still needs) and resolves
+   * with the new compacted revision. Runs one batch transaction at a time; concurrent calls share one run.
+   */
+  compact(now = Date.now()): Promise<number> {
+    this.#compacting ??= this.#compact(now).finally(() => (this.#compacting = undefined));
+    return this.#compacting;
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#compacting?.catch(() => undefined);
     this.#feed.closeAll();
     await this.#root.flushed;
     await this.#root.close();
   }
 
+  async #compact(now: number): Promise<number> {
+    const delivered = this.#feed.lastDelivered;
+    let target = Math.max(this.compactedRevision(), delivered - this.#historyEvents);
+    const cutoff = now - this.#historyAgeMs;
+    for (const { key, value } of this.#events.getRange({ start: this.compactedRevision() + 1, end: delivered + 1 })) {
+      if (value.ts >= cutoff) break;
+      target = Math.max(target, key);
+    }
+    target = Math.min(target, delivered, this.#feed.minReplayCursor());
+    while (!this.#closed && this.compactedRevision() < target) {
+      const keys = [...this.#events.getKeys({ start: this.compactedRevision() + 1, end: target + 1, limit: COMPACT_BATCH })];
+      const upTo = keys.length < COMPACT_BATCH ? target : (keys[keys.length - 1] as number);
+      await this.#root.transaction(() => {
+        for (const k of keys) this.#events.remove(k);
+        this.#meta.put(COMPACTED, upTo);
+      });
+    }
+    return this.compactedRevision();
+  }
+
+  #scan(prefix: KeyPrefix, after: ObjectKey | undefined, txn: ReturnType<RootDatabase['useReadTransaction']>): Iterable<{ key: ObjectKey; object: KubeObject }> {
+    const { start, end } = range(prefix, after);
+    const skip = after ? keyString(after) : undefined;
+    return this.#objects.getRange({ start, end, transaction: txn })
+      .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value }))
+      .filter(({ key }) => keyString(key) !== skip);
+  }
+
+  #readEvents(after: number, upTo: number, limit: number): ChangeEvent[] {
+    return [...this.#eventRange(after, upTo, limit)];
+  }
+
+  #eventRange(after: number, upTo: number, limit: number, transaction?: ReturnType<RootDatabase['useReadTransaction']>): Iterable<ChangeEvent> {
+    const opts = { start: after + 1, end: upTo + 1, ...(Number.isFinite(limit) ? { limit } : {}), ...(transaction ? { transaction } : {}) };
+    return this.#events.getRange(opts).map(({ key, value }) => toEvent(key, value));
+  }
+
   // #write runs decide() inside a write transaction on the current object, applies its decision with a new
-  // revision, waits for the flush and publishes the change event.
+  // revision and its history entry, waits for the flush and publishes the change event.
   async #write(
     key: ObjectKey,
     decide: (current: KubeObject | undefined) =>
@@ -141,8 +251,11 @@ export class LmdbStorage implements Storage {
         }
         revision = (this.#meta.get(REVISION) ?? 0) + 1;
         const object = withRevision(d.object, revision);
+        const entry: LogEntry = { t: TYPE_CODE[d.type], k, o: d.type === 'DELETED' ? d.object : object, ts: Date.now() };
+        if (d.type === 'MODIFIED' && d.prev) entry.p = d.prev;
         if (d.type === 'DELETED') this.#objects.remove(k);
         else this.#objects.put(k, object);
+        this.#events.put(revision, entry);
         this.#meta.put(REVISION, revision);
         event = d.type === 'ADDED' ? { type: d.type, key, revision, object } : { type: d.type, key, revision, object, prevObject: d.prev as KubeObject };
       });
@@ -154,7 +267,28 @@ export class LmdbStorage implements Storage {
     if (unchanged) return unchanged;
     if (!event) throw new Error('lmdb transaction finished without a decision');
     this.#feed.publish(event);
+    // Between timer runs the count bound may be exceeded by a little slack; past that, compact now.
+    if (revision - this.compactedRevision() > this.#historyEvents + Math.min(COMPACT_BATCH, Math.ceil(this.#historyEvents / 10))) void this.compact().catch(() => undefined);
     return structuredClone(event.object);
+  }
+}
+
+// range is the lmdb key range of a prefix, starting at `after` (inclusive; callers skip it) when given.
+function range(prefix: KeyPrefix, after: ObjectKey | undefined): { start: Key; end: Key } {
+  const base: unknown[] = prefix.namespace === undefined ? [prefix.resource] : [prefix.resource, prefix.namespace];
+  const start = after ? keyTuple(after) : base;
+  return { start: start as Key, end: [...base, MAXIMUM_KEY] as unknown as Key };
+}
+
+function toEvent(revision: number, e: LogEntry): ChangeEvent {
+  const key: ObjectKey = { resource: e.k[0], namespace: e.k[1], name: e.k[2] };
+  switch (e.t) {
+    case 'A':
+      return { type: 'ADDED', key, revision, object: e.o };
+    case 'M':
+      return { type: 'MODIFIED', key, revision, object: e.o, prevObject: e.p as KubeObject };
+    case 'D':
+      return { type: 'DELETED', key, revision, object: withRevision(e.o, revision), prevObject: e.o };
   }
 }
 

@@ -1,23 +1,39 @@
 /**
  * @module storage/memory-storage
  * MemoryStorage: the same contract as LmdbStorage, in a Map, for fast unit tests of the registry.
- * Not durable; never used by the server itself.
+ * Not durable; never used by the server itself. Its history is an in-memory array bounded by count.
  */
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
-import type { ChangeEvent, DeleteCheck, KeyPrefix, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle } from './interface.js';
+import { MemoryHistory } from './history.js';
+import type { ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink } from './interface.js';
 import { compareKeys, inPrefix, keyString } from './keys.js';
 import { withRevision } from './lmdb-storage.js';
+import { readList } from './snapshot.js';
 
 /** MemoryStorage implements Storage in memory. */
 export class MemoryStorage implements Storage {
   readonly #objects = new Map<string, { key: ObjectKey; object: KubeObject }>();
-  readonly #feed = new ChangeFeed(0);
+  readonly #history: MemoryHistory;
+  readonly #feed: ChangeFeed;
   #revision = 0;
+
+  constructor(opts: { historyEvents?: number } = {}) {
+    this.#history = new MemoryHistory(0, opts.historyEvents ?? 10_000);
+    this.#feed = new ChangeFeed(0, this.#history);
+  }
 
   currentRevision(): number {
     return this.#revision;
+  }
+
+  watchRevision(): number {
+    return this.#feed.lastDelivered;
+  }
+
+  compactedRevision(): number {
+    return this.#history.compacted();
   }
 
   get(key: ObjectKey): KubeObject | undefined {
@@ -25,9 +41,16 @@ export class MemoryStorage implements Storage {
     return e && structuredClone(e.object);
   }
 
-  list(prefix: KeyPrefix): ListResult {
-    const entries = [...this.#objects.values()].filter((e) => inPrefix(e.key, prefix)).sort((a, b) => compareKeys(a.key, b.key));
-    return { items: entries.map((e) => structuredClone(e.object)), revision: this.#revision };
+  list(prefix: KeyPrefix, req?: ListRequest): ListResult {
+    const sorted = () => [...this.#objects.values()].filter((e) => inPrefix(e.key, prefix)).sort((a, b) => compareKeys(a.key, b.key));
+    const r = readList({
+      revision: this.#revision,
+      compacted: this.#history.compacted(),
+      scan: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0),
+      count: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0).length,
+      events: (after, upTo) => this.#history.range(after, upTo, Infinity),
+    }, prefix, req);
+    return { ...r, items: r.items.map((o) => structuredClone(o)) };
   }
 
   async create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {
@@ -50,8 +73,8 @@ export class MemoryStorage implements Storage {
     return this.#commit('DELETED', key, current.object, current.object);
   }
 
-  watch(prefix: KeyPrefix, fromRevision: number, onEvent: (e: ChangeEvent) => void): WatchHandle {
-    return this.#feed.subscribe(prefix, fromRevision, onEvent);
+  watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    return this.#feed.subscribe(prefix, fromRevision, sink);
   }
 
   async close(): Promise<void> {
@@ -63,7 +86,9 @@ export class MemoryStorage implements Storage {
     const object = withRevision(obj, revision);
     if (type === 'DELETED') this.#objects.delete(keyString(key));
     else this.#objects.set(keyString(key), { key, object });
-    this.#feed.publish(prev ? { type, key, revision, object, prevObject: prev } : { type, key, revision, object });
+    const e: ChangeEvent = prev ? { type, key, revision, object, prevObject: prev } : { type, key, revision, object };
+    this.#history.append(e);
+    this.#feed.publish(e);
     return structuredClone(object);
   }
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isStorageError } from './errors.js';
 import type { ChangeEvent, ObjectKey, Storage } from './interface.js';
@@ -79,12 +79,13 @@ describe.each(backends)('%s storage', (_name, make) => {
     await s.create(key('ns', 'a'), obj('a'));
     await s.create(key('ns', 'b'), obj('b'));
     const seen: ChangeEvent[] = [];
-    const h = s.watch({ resource: R, namespace: 'ns' }, 1, (e) => seen.push(e));
+    const h = s.watch({ resource: R, namespace: 'ns' }, 1, { onEvent: (e) => seen.push(e), onError: (e) => { throw e; } });
     await Promise.all([
       s.update(key('ns', 'a'), (c) => ({ ...c, spec: { v: 1 } })),
       s.create(key('other', 'c'), obj('c')),
       s.delete(key('ns', 'b')),
     ]);
+    await vi.waitFor(() => expect(seen).toHaveLength(3));
     h.stop();
     await s.create(key('ns', 'late'), obj('late'));
     expect(seen.map((e) => [e.type, e.key.name, e.revision])).toEqual([
@@ -116,7 +117,11 @@ describe('lmdb storage persistence', () => {
     expect(s2.list({ resource: R }).items).toHaveLength(50);
     const next = await s2.create(key('ns', 'after'), obj('after'));
     expect(next.metadata.resourceVersion).toBe('51');
-    expect(() => s2.watch({ resource: R }, 10, () => {})).toThrow(/too old resource version/);
+    // The history is persisted too: a watch from before the reopen replays what followed.
+    const replayed: number[] = [];
+    const h = s2.watch({ resource: R }, 10, { onEvent: (e) => replayed.push(e.revision), onError: (e) => { throw e; } });
+    await vi.waitFor(() => expect(replayed).toEqual(Array.from({ length: 41 }, (_, i) => i + 11)));
+    h.stop();
     await s2.close();
   });
 });

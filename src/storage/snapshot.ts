@@ -1,0 +1,105 @@
+/**
+ * @module storage/snapshot
+ * readList: one list page at any retained revision, shared by every backend. The backend supplies a consistent
+ * read view (current objects and the change history, read at one instant); an older snapshot is the current one
+ * with every change after it undone, which is exact because each event carries the state before it.
+ *
+ * ## Guarantees
+ * - Items are ordered by namespace then name; a page starts strictly after `after`, so pages never overlap.
+ * - Pages read at the same revision compose into exactly the list at that revision, whatever was written between them.
+ */
+import type { KubeObject } from '../apis/meta/types.js';
+import { StorageError } from './errors.js';
+import type { ChangeEvent, KeyPrefix, ListRequest, ListResult, ObjectKey } from './interface.js';
+import { compareKeys, inPrefix, keyString } from './keys.js';
+
+/** SnapshotView is a backend's consistent read view. */
+export interface SnapshotView {
+  /** The latest committed revision in this view. */
+  revision: number;
+  /** The highest revision no longer in the history. */
+  compacted: number;
+  /** scan yields current objects under the prefix with keys strictly after `after`, ascending. */
+  scan(prefix: KeyPrefix, after: ObjectKey | undefined): Iterable<{ key: ObjectKey; object: KubeObject }>;
+  /** count is how many current objects under the prefix have keys strictly after `after`. */
+  count(prefix: KeyPrefix, after: ObjectKey | undefined): number;
+  /** events yields retained events with after < revision ≤ upTo, ascending. */
+  events(after: number, upTo: number): Iterable<ChangeEvent>;
+}
+
+interface Override {
+  key: ObjectKey;
+  /** The object at the snapshot revision, or null when it did not exist then. */
+  then: KubeObject | null;
+  existsNow: boolean;
+}
+
+/** readList reads one page (or everything) of a prefix at the requested revision. */
+export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest = {}): ListResult {
+  const current = view.revision;
+  const revision = req.revision ?? current;
+  if (revision > current) throw new StorageError('TooLarge', `resource version ${revision} is newer than the current ${current}`);
+  if (revision < view.compacted) throw new StorageError('Expired', `too old resource version: ${revision} (${view.compacted + 1})`);
+  let after: ObjectKey | undefined = req.after && { resource: prefix.resource, namespace: req.after.namespace, name: req.after.name };
+  // A position outside a one-namespace prefix either precedes it (start from the beginning) or follows it (nothing).
+  if (after && prefix.namespace !== undefined && after.namespace !== prefix.namespace) {
+    if (after.namespace > prefix.namespace) return { items: [], revision, more: false };
+    after = undefined;
+  }
+
+  // Keys changed after the snapshot: their first later event tells their state at the snapshot.
+  const overrides = new Map<string, Override>();
+  if (revision < current) {
+    for (const e of view.events(revision, current)) {
+      if (!inPrefix(e.key, prefix)) continue;
+      const k = keyString(e.key);
+      const o = overrides.get(k);
+      if (o) o.existsNow = e.type !== 'DELETED';
+      else overrides.set(k, { key: e.key, then: e.type === 'ADDED' ? null : e.prevObject ?? null, existsNow: e.type !== 'DELETED' });
+    }
+  }
+  const changed = [...overrides.values()].filter((o) => !after || compareKeys(o.key, after) > 0).sort((a, b) => compareKeys(a.key, b.key));
+
+  const limit = req.limit && req.limit > 0 ? req.limit : Infinity;
+  const items: KubeObject[] = [];
+  let lastKey: ObjectKey | undefined;
+  let more = false;
+  const it = view.scan(prefix, after)[Symbol.iterator]();
+  let cur = it.next();
+  let i = 0;
+  for (;;) {
+    let key: ObjectKey;
+    let obj: KubeObject | null;
+    const next = changed[i];
+    if (!cur.done && (!next || compareKeys(cur.value.key, next.key) < 0)) {
+      ({ key, object: obj } = cur.value);
+      cur = it.next();
+    } else if (next) {
+      if (!cur.done && compareKeys(cur.value.key, next.key) === 0) cur = it.next();
+      key = next.key;
+      obj = next.then;
+      i++;
+    } else {
+      break;
+    }
+    if (obj === null) continue;
+    if (items.length >= limit) {
+      more = true;
+      break;
+    }
+    if (req.filter && !req.filter(obj)) continue;
+    items.push(obj);
+    lastKey = key;
+  }
+
+  const result: ListResult = { items, revision, more };
+  if (more && !req.filter && lastKey) {
+    let remaining = view.count(prefix, lastKey);
+    for (const o of overrides.values()) {
+      if (compareKeys(o.key, lastKey) <= 0) continue;
+      remaining += (o.then ? 1 : 0) - (o.existsNow ? 1 : 0);
+    }
+    result.remaining = remaining;
+  }
+  return result;
+}

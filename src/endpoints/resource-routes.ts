@@ -4,18 +4,17 @@
  * Each handler is: parse options → one store call → negotiate → reply. Unsupported methods answer 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
+import { expired, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
+import type { ListMeta } from '../apis/meta/types.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
 import { negotiate, negotiateWatch } from './negotiation.js';
 import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type Query } from './query.js';
 import { transformList, transformObject, parseIncludeObject } from './transform.js';
-import { listPage } from './list-rv.js';
-import { encodeContinue } from './continue-token.js';
-import type { ListMeta } from '../apis/meta/types.js';
-import { expired } from '../apis/meta/errors.js';
 import { isStorageError } from '../storage/errors.js';
 import type { ListResult } from '../storage/interface.js';
+import { encodeContinue } from './continue-token.js';
+import { listPage } from './list-rv.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -40,6 +40,8 @@ export interface WatchSettings {
 export interface WatchCounters {
   /** Events written to clients (BOOKMARKs and ERRORs included). */
   sent: number;
+  /** Events serialized: with sharing, one per change and representation, however many watchers there are. */
+  encoded: number;
   /** Events thrown away because a client fell too far behind. */
   dropped: number;
   /** Watches ended by the server because their client fell too far behind. */
@@ -48,7 +50,7 @@ export interface WatchCounters {
 
 /** WatchRegistry tracks open watch streams: shutdown ends them, one timer sends their periodic BOOKMARKs. */
 export class WatchRegistry {
-  readonly counters: WatchCounters = { sent: 0, dropped: 0, terminated: 0 };
+  readonly counters: WatchCounters = { sent: 0, encoded: 0, dropped: 0, terminated: 0 };
   readonly bookmarkIntervalMs: number;
   readonly maxBufferedEvents: number;
   readonly #open = new Set<WatchStream>();
@@ -203,7 +205,11 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
   const variant = (which: string, type: string) =>
     `${type}|${which}|${target.kind}|${'version' in target ? target.version : ''}|${w.includeObject}|${!firstTable}`;
   const sendObject = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, source?: { event: ChangeEvent; which: string }) => {
-    const encode = () => watchLine(type, transformObject(def, obj, target, w.includeObject, target.kind === 'Table' && !firstTable));
+    const noHeaders = target.kind === 'Table' && !firstTable;
+    const encode = () => {
+      w.registry.counters.encoded++;
+      return watchLine(type, transformObject(def, obj, target, w.includeObject, noHeaders));
+    };
     stream.write(source ? sharedLine(source.event, variant(source.which, type), encode) : encode());
     firstTable = false;
   };

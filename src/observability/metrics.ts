@@ -13,6 +13,7 @@ export interface Metrics {
   requestDuration: Histogram<'verb' | 'resource'>;
   watchers: Gauge;
   watchEvents: Counter;
+  watchEventsEncoded: Counter;
   watchEventsDropped: Counter;
   terminatedWatchers: Counter;
 }
@@ -20,7 +21,7 @@ export interface Metrics {
 /** WatchStats is what the watch layer reports (endpoints/watch WatchRegistry has this shape). */
 export interface WatchStats {
   readonly size: number;
-  readonly counters: { readonly sent: number; readonly dropped: number; readonly terminated: number };
+  readonly counters: { readonly sent: number; readonly encoded: number; readonly dropped: number; readonly terminated: number };
 }
 
 // A counter whose value lives elsewhere: read at scrape time so the watch hot path pays nothing.
@@ -59,6 +60,7 @@ export function createMetrics(watch: WatchStats): Metrics {
       },
     }),
     watchEvents: mirroredCounter(registry, 'apiserver_watch_events_total', 'Watch events written to clients (BOOKMARK and ERROR included).', () => watch.counters.sent),
+    watchEventsEncoded: mirroredCounter(registry, 'website_apiserver_watch_event_encodings_total', 'Watch events serialized; each change is encoded once per representation and shared by all its watchers.', () => watch.counters.encoded),
     watchEventsDropped: mirroredCounter(registry, 'apiserver_watch_events_dropped_total', 'Watch events discarded because their client fell too far behind.', () => watch.counters.dropped),
     terminatedWatchers: mirroredCounter(registry, 'apiserver_terminated_watchers_total', 'Watches the server ended because their client fell too far behind (the client gets 410 and re-lists).', () => watch.counters.terminated),
   };

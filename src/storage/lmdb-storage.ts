@@ -196,10 +196,7 @@ export class LmdbStorage implements Storage {
     const delivered = this.#feed.lastDelivered;
     let target = Math.max(this.compactedRevision(), delivered - this.#historyEvents);
     const cutoff = now - this.#historyAgeMs;
-    for (const { key, value } of this.#events.getRange({ start: this.compactedRevision() + 1, end: delivered + 1 })) {
-      if (value.ts >= cutoff) break;
-      target = Math.max(target, key);
-    }
+    target = Math.max(target, this.#lastOlderThan(cutoff, delivered));
     target = Math.min(target, delivered, this.#feed.minReplayCursor());
     while (!this.#closed && this.compactedRevision() < target) {
       const keys = [...this.#events.getKeys({ start: this.compactedRevision() + 1, end: target + 1, limit: COMPACT_BATCH })];
@@ -210,6 +207,28 @@ export class LmdbStorage implements Storage {
       });
     }
     return this.compactedRevision();
+  }
+
+  // #lastOlderThan finds the newest event committed before `cutoff`, decoding one entry per batch of keys and
+  // then only the batch where the cutoff falls (a long downtime leaves a whole window to drop at start).
+  #lastOlderThan(cutoff: number, upTo: number): number {
+    let found = 0;
+    let start = this.compactedRevision() + 1;
+    for (;;) {
+      const keys = [...this.#events.getKeys({ start, end: upTo + 1, limit: COMPACT_BATCH })];
+      const last = keys[keys.length - 1];
+      if (last === undefined) return found;
+      if ((this.#events.get(last)?.ts ?? Infinity) < cutoff) {
+        found = last;
+        start = last + 1;
+        continue;
+      }
+      for (const k of keys) {
+        if ((this.#events.get(k)?.ts ?? Infinity) >= cutoff) return found;
+        found = k;
+      }
+      return found;
+    }
   }
 
   #scan(prefix: KeyPrefix, after: ObjectKey | undefined, txn: ReturnType<RootDatabase['useReadTransaction']>): Iterable<{ key: ObjectKey; object: KubeObject }> {

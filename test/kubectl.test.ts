@@ -540,4 +540,38 @@ describe('kubectl against a standalone server', () => {
     expect(dry.stdout.trim()).toBe(`${GR}/ssa serverside-applied (server dry run)`);
     expect((await getJson(ns, 'ssa')).spec.replicas).toBe(3);
   });
+
+  it('get --chunk-size=7 pages through 50 objects with limit and continue requests, printing each row exactly once, in one namespace and with -A -o name', async () => {
+    const ns = 'kt-chunk';
+    const mine = Array.from({ length: 50 }, (_, i) => `chunk-${String(i).padStart(2, '0')}`);
+    await Promise.all(mine.map((n) => seed(ns, n)));
+    /** pageRequests are the GETs of the websites collection kubectl logged at -v=6 (round_trippers: "GET <url> 200 OK"). */
+    const pageRequests = (stderr: string, path: string) =>
+      stderr.split('\n').map((l) => / GET (\S+) 200 OK/.exec(l)?.[1]).filter((u): u is string => !!u && new URL(u).pathname === path);
+
+    const r = await kubectl(['get', 'ws', '-n', ns, '--chunk-size=7', '-v=6']);
+    expect(r.code, r.stderr).toBe(0);
+    const t = table(r.stdout);
+    expect(t.header).toEqual(['NAME', 'GIT-REPO', 'READY', 'TYPE', 'PORT', 'STATUS', 'AGE']);
+    expect(t.rows.map((row) => row.NAME)).toEqual(mine);
+    expect(r.stdout.match(/^NAME\s/gm)).toHaveLength(1);
+    const nsPages = pageRequests(r.stderr, `${API}/namespaces/${ns}/websites`);
+    expect(nsPages).toHaveLength(8); // 7 × 7 + 1
+    for (const u of nsPages) expect(new URL(u).searchParams.get('limit')).toBe('7');
+    expect(nsPages.filter((u) => new URL(u).searchParams.has('continue'))).toHaveLength(7);
+    expect(new URL(nsPages[0] ?? '').searchParams.has('continue')).toBe(false);
+    for (const u of nsPages) expect(new URL(u).searchParams.has('resourceVersion')).toBe(false);
+
+    // Across all namespaces: -o name prints no namespace, so compare with one unpaginated list over HTTPS.
+    const full = await call(agent, `${server.url}${API}/websites`);
+    expect(full.status).toBe(200);
+    const all = await kubectl(['get', 'ws', '-A', '--chunk-size=7', '-o', 'name', '-v=6']);
+    expect(all.code, all.stderr).toBe(0);
+    const printed = all.stdout.trim().split('\n');
+    expect(printed).toEqual(full.body.items.map((o: any) => `${GR}/${o.metadata.name}`));
+    for (const n of mine) expect(printed).toContain(`${GR}/${n}`);
+    const allPages = pageRequests(all.stderr, `${API}/websites`);
+    expect(allPages).toHaveLength(Math.ceil(full.body.items.length / 7));
+    expect(allPages.filter((u) => new URL(u).searchParams.has('continue'))).toHaveLength(allPages.length - 1);
+  });
 });

@@ -4,7 +4,7 @@
  * Each handler is: parse options → one store call → negotiate → reply. Unsupported methods answer 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { expired, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
+import { badRequest, expired, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
 import type { ListMeta } from '../apis/meta/types.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
@@ -129,9 +129,12 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       const name = req.params['name'] ?? '';
       switch (req.method) {
         case 'GET': {
-          if (req.query['watch'] !== undefined && parseListOptions(req.query).watch) {
-            // A named GET-watch is a watch on metadata.name=<name> (get.go listOpts).
-            const q: Query = { ...req.query, fieldSelector: `metadata.name=${name}` };
+          const lo = req.query['watch'] !== undefined ? parseListOptions(req.query) : undefined;
+          if (lo?.watch) {
+            // A named GET-watch is a watch on metadata.name=<name>; a field selector given with it must require
+            // exactly that name (get.go ListResource).
+            if (!lo.field.empty && lo.field.exactName() !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+            const q: Query = lo.field.empty ? { ...req.query, fieldSelector: `metadata.name=${name}` } : req.query;
             return list(q, req.headers.accept, reply, ns(req));
           }
           const target = negotiate(req.headers.accept, true);

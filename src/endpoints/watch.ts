@@ -112,8 +112,10 @@ class WatchStream {
     return this.#ended || this.#res.destroyed || this.#res.writableEnded;
   }
 
+  /** onEnd runs f when the stream ends (at once if it already has, so a late registration cannot leak). */
   onEnd(f: () => void): void {
-    this.#onEnd.push(f);
+    if (this.#ended) f();
+    else this.#onEnd.push(f);
   }
 
   /** write sends a line now, or queues it while the socket is full; too many queued lines end the stream with 410. */
@@ -219,7 +221,9 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
   const sel: Selectors = { label: opts.label, field: opts.field };
   const rv = opts.resourceVersion;
   // RV unset or "0" means "start with the current state"; sendInitialEvents asks for it explicitly (watch-list).
-  const wantInitial = opts.sendInitialEvents ?? (rv === undefined || rv === '0');
+  // Like kube-apiserver with WatchList on (SetListOptionsDefaults), such a watch is a watch-list: it too ends its
+  // initial events with the initial-events-end BOOKMARK when bookmarks are allowed.
+  const wantInitial = opts.sendInitialEvents ?? (opts.resourceVersionMatch === undefined && (rv === undefined || rv === '0'));
   let from: number;
   try {
     if (rv !== undefined && rv !== '0' && !(await waitForRevision(store, Number(rv)))) {
@@ -235,7 +239,7 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
         sendObject('ADDED', item);
       }
       from = revision;
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sendBookmark(revision, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' });
+      if (opts.allowWatchBookmarks) sendBookmark(revision, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' });
     } else {
       from = rv === undefined || rv === '0' ? store.currentRevision() : Number(rv);
     }
@@ -246,15 +250,12 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
       ready: () => stream.ready(),
     });
     stream.onEnd(() => handle.stop());
-    let lastBookmark = 0;
     if (opts.allowWatchBookmarks) {
       stream.bookmark = () => {
-        const position = handle.position();
         // A BOOKMARK must not claim a revision whose events this client has not been given yet (replay running).
-        if (position > lastBookmark && position >= from) {
-          lastBookmark = position;
-          sendBookmark(position);
-        }
+        // It repeats on a quiet store too: that keeps idle streams (and the proxies in between) alive.
+        const position = handle.position();
+        if (position >= from) sendBookmark(position);
       };
     }
   } catch (e) {

@@ -5,7 +5,8 @@
  *
  * ## Guarantees
  * - `publish` may be called out of order (commits resolve in batches); subscribers still see revisions ascending,
- *   each once, because events are held until every lower revision has been published or skipped.
+ *   each once, because events are held until every lower revision has been published. A write that fails before
+ *   committing does not consume its revision (the next write reuses it), so there are no holes to wait on.
  * - A subscription from revision N replays retained events > N in batches paced by `sink.ready()`, while live
  *   events are held for it; then it turns live. No event is missed or repeated across that switch.
  * - A replay that falls behind by more than `maxPending` live events ends with an Expired error rather than
@@ -40,7 +41,7 @@ export interface ChangeFeedOptions {
 /** ChangeFeed orders, replays and fans out change events. */
 export class ChangeFeed {
   readonly #history: History;
-  readonly #pending = new Map<number, ChangeEvent | null>();
+  readonly #pending = new Map<number, ChangeEvent>();
   readonly #subscribers = new Set<Subscriber>();
   readonly #maxPending: number;
   #lastDelivered: number;
@@ -72,18 +73,6 @@ export class ChangeFeed {
   /** publish hands over a committed event; delivery waits for lower revisions. */
   publish(e: ChangeEvent): void {
     this.#pending.set(e.revision, e);
-    this.#drain();
-  }
-
-  /** skip records that a revision will never be published (its transaction failed). */
-  skip(revision: number): void {
-    if (revision > this.#lastDelivered) this.#pending.set(revision, null);
-    this.#drain();
-  }
-
-  /** resync drops pending state after a failed batch and continues from the store's committed revision. */
-  resync(committedRevision: number): void {
-    for (let r = this.#lastDelivered + 1; r <= committedRevision; r++) if (!this.#pending.has(r)) this.#pending.set(r, null);
     this.#drain();
   }
 
@@ -152,10 +141,9 @@ export class ChangeFeed {
     for (;;) {
       const next = this.#lastDelivered + 1;
       if (!this.#pending.has(next)) return;
-      const e = this.#pending.get(next);
+      const e = this.#pending.get(next) as ChangeEvent;
       this.#pending.delete(next);
       this.#lastDelivered = next;
-      if (!e) continue;
       for (const s of this.#subscribers) {
         if (e.revision <= s.after || !inPrefix(e.key, s.prefix)) continue;
         if (s.pending) {

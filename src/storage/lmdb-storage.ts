@@ -199,12 +199,20 @@ export class LmdbStorage implements Storage {
     target = Math.max(target, this.#lastOlderThan(cutoff, delivered));
     target = Math.min(target, delivered, this.#feed.minReplayCursor());
     while (!this.#closed && this.compactedRevision() < target) {
-      const keys = [...this.#events.getKeys({ start: this.compactedRevision() + 1, end: target + 1, limit: COMPACT_BATCH })];
-      const upTo = keys.length < COMPACT_BATCH ? target : (keys[keys.length - 1] as number);
+      let progressed = false;
       await this.#root.transaction(() => {
+        // Decided inside the write transaction: a replay may have started since this run began.
+        const from = this.#meta.get(COMPACTED) ?? 0;
+        const end = Math.min(target, this.#feed.minReplayCursor());
+        if (end <= from) return;
+        const keys = [...this.#events.getKeys({ start: from + 1, end: end + 1, limit: COMPACT_BATCH })];
+        const upTo = keys.length < COMPACT_BATCH ? end : (keys[keys.length - 1] as number);
         for (const k of keys) this.#events.remove(k);
         this.#meta.put(COMPACTED, upTo);
+        progressed = true;
       });
+      // A replay holding the target back ends this run; the next one continues.
+      if (!progressed) break;
     }
     return this.compactedRevision();
   }
@@ -280,7 +288,9 @@ export class LmdbStorage implements Storage {
       });
       await this.#root.flushed;
     } catch (e) {
-      if (revision > 0) this.#feed.resync(this.currentRevision());
+      // A commit that landed but whose flush failed is in the history a replay reads, so live watchers get it too
+      // (in order). One that did not land frees its revision for the next write: nothing to publish.
+      if (event && this.currentRevision() >= revision) this.#feed.publish(event);
       throw e;
     }
     if (unchanged) return unchanged;

@@ -1,0 +1,105 @@
+// Flags of the watch history and bookmarks: Go-style durations, defaults, environment variables, precedence and errors.
+import { describe, expect, it } from 'vitest';
+import { envName, parseDuration, parseOptions, usage, type Options, type ParseResult } from './options.js';
+
+function ok(r: ParseResult): Options {
+  if (r.kind !== 'ok') throw new Error(`expected options, got ${JSON.stringify(r)}`);
+  return r.options;
+}
+function errors(r: ParseResult): string[] {
+  if (r.kind !== 'error') throw new Error(`expected errors, got ${JSON.stringify(r)}`);
+  return r.errors;
+}
+
+describe('parseDuration', () => {
+  it('reads Go-style durations into milliseconds', () => {
+    expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('0')).toBe(0);
+    expect(parseDuration('0s')).toBe(0);
+    expect(parseDuration('1h')).toBe(3_600_000);
+    expect(parseDuration('2m30s')).toBe(150_000);
+    expect(parseDuration('1m500ms')).toBe(60_500);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('1h1m1s1ms')).toBe(3_661_001);
+  });
+
+  it('rejects malformed durations', () => {
+    for (const bad of ['', '15', '00', 'm', 's', '1d', '1h 30m', ' 1s', '1s ', '1h30', 'abc', '1m-1s', '1S', '1min', '10 s', 'h1']) {
+      expect(parseDuration(bad), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe('watch flags', () => {
+  it('defaults to 100000 events, 15 minutes of history and a 1 minute bookmark interval', () => {
+    const o = ok(parseOptions([], {}));
+    expect(o.watchHistoryEvents).toBe(100_000);
+    expect(o.watchHistoryAgeMs).toBe(15 * 60_000);
+    expect(o.watchBookmarkIntervalMs).toBe(60_000);
+  });
+
+  it('reads the flags', () => {
+    const o = ok(parseOptions(['--watch-history-events', '500', '--watch-history-age=1h30m', '--watch-bookmark-interval', '250ms'], {}));
+    expect(o.watchHistoryEvents).toBe(500);
+    expect(o.watchHistoryAgeMs).toBe(5_400_000);
+    expect(o.watchBookmarkIntervalMs).toBe(250);
+  });
+
+  it('reads the environment variables, and a flag wins over its variable', () => {
+    expect(envName('watch-history-events')).toBe('WEBSITE_APISERVER_WATCH_HISTORY_EVENTS');
+    const env = {
+      WEBSITE_APISERVER_WATCH_HISTORY_EVENTS: '42',
+      WEBSITE_APISERVER_WATCH_HISTORY_AGE: '90s',
+      WEBSITE_APISERVER_WATCH_BOOKMARK_INTERVAL: '5s',
+    };
+    const fromEnv = ok(parseOptions([], env));
+    expect(fromEnv.watchHistoryEvents).toBe(42);
+    expect(fromEnv.watchHistoryAgeMs).toBe(90_000);
+    expect(fromEnv.watchBookmarkIntervalMs).toBe(5000);
+    const flagWins = ok(parseOptions(['--watch-history-events=7', '--watch-bookmark-interval=2m'], env));
+    expect(flagWins.watchHistoryEvents).toBe(7);
+    expect(flagWins.watchHistoryAgeMs).toBe(90_000);
+    expect(flagWins.watchBookmarkIntervalMs).toBe(120_000);
+  });
+
+  it('reports every bad value at once, naming each flag and the value', () => {
+    const errs = errors(parseOptions(['--watch-history-events', '0', '--watch-history-age', 'forever', '--watch-bookmark-interval', '0'], {}));
+    expect(errs).toHaveLength(3);
+    expect(errs.find((e) => e.includes('--watch-history-events'))).toContain('"0"');
+    expect(errs.find((e) => e.includes('--watch-history-age'))).toContain('"forever"');
+    expect(errs.find((e) => e.includes('--watch-bookmark-interval'))).toContain('"0"');
+  });
+
+  it('rejects non-integer and non-positive history sizes, from a flag or the environment', () => {
+    for (const bad of ['-5', '1.5', 'abc', '1e3', '', ' 10', '0x10']) {
+      const errs = errors(parseOptions([`--watch-history-events=${bad}`], {}));
+      expect(errs, bad).toEqual([expect.stringContaining('--watch-history-events')]);
+    }
+    expect(errors(parseOptions([], { WEBSITE_APISERVER_WATCH_HISTORY_EVENTS: 'lots' }))).toEqual([expect.stringContaining('"lots"')]);
+  });
+
+  it('rejects zero and malformed durations, from a flag or the environment', () => {
+    for (const bad of ['0', '0s', '15', '1d', '-1m', '']) {
+      expect(errors(parseOptions([`--watch-history-age=${bad}`], {})), bad).toEqual([expect.stringContaining('--watch-history-age')]);
+      expect(errors(parseOptions([`--watch-bookmark-interval=${bad}`], {})), bad).toEqual([expect.stringContaining('--watch-bookmark-interval')]);
+    }
+    expect(errors(parseOptions([], { WEBSITE_APISERVER_WATCH_HISTORY_AGE: '10 minutes' }))).toEqual([expect.stringContaining('"10 minutes"')]);
+  });
+
+  it('reports a bad watch flag together with other bad flags', () => {
+    const errs = errors(parseOptions(['--port', 'x', '--watch-history-age', '1y'], {}));
+    expect(errs.some((e) => e.startsWith('--port'))).toBe(true);
+    expect(errs.some((e) => e.startsWith('--watch-history-age'))).toBe(true);
+  });
+
+  it('documents the new flags, their defaults and variables in --help', () => {
+    const text = usage();
+    for (const [flag, def] of [['watch-history-events', '100000'], ['watch-history-age', '15m'], ['watch-bookmark-interval', '1m']] as const) {
+      expect(text).toContain(`--${flag} (default "${def}")`);
+      expect(text).toContain(envName(flag));
+    }
+  });
+});

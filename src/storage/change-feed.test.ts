@@ -1,0 +1,426 @@
+// ChangeFeed: ordering of out-of-order commits, replay of history paced by the sink, the switch from replay to live
+// with no gap and no duplicate, position(), and the bound on live events held for a slow replay. The watch contract
+// is exercised through both Storage backends; the feed's own edge cases with a MemoryHistory directly.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { KubeObject } from '../apis/meta/types.js';
+import { ChangeFeed } from './change-feed.js';
+import { isStorageError } from './errors.js';
+import { MemoryHistory } from './history.js';
+import type { ChangeEvent, KeyPrefix, ObjectKey, Storage, WatchSink } from './interface.js';
+import { LmdbStorage } from './lmdb-storage.js';
+import { MemoryStorage } from './memory-storage.js';
+
+const R = 'extensions.example.com/websites';
+const ALL: KeyPrefix = { resource: R };
+const key = (namespace: string, name: string): ObjectKey => ({ resource: R, namespace, name });
+const obj = (namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject =>
+  ({ metadata: { namespace, name }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec } });
+
+const dirs: string[] = [];
+const open: Storage[] = [];
+const backends: [string, (historyEvents?: number) => Storage, (s: Storage) => Promise<void>][] = [
+  ['memory', (historyEvents) => track(new MemoryStorage(historyEvents ? { historyEvents } : {})), async () => undefined],
+  ['lmdb', (historyEvents) => {
+    const d = mkdtempSync(join(tmpdir(), 'lmdb-feed-'));
+    dirs.push(d);
+    return track(new LmdbStorage({ path: d, compactionIntervalMs: 0, ...(historyEvents ? { historyEvents } : {}) }));
+  }, async (s) => {
+    await (s as LmdbStorage).compact();
+    await (s as LmdbStorage).compact();
+  }],
+];
+function track<T extends Storage>(s: T): T {
+  open.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Recorder is a sink that records events and errors; with `gated`, each ready() waits until open() is called. */
+class Recorder implements WatchSink {
+  readonly events: ChangeEvent[] = [];
+  readonly errors: Error[] = [];
+  readyCalls = 0;
+  #waiting: (() => void)[] = [];
+  readonly ready?: () => Promise<void>;
+  constructor(gated = false) {
+    if (gated) {
+      this.ready = () => {
+        this.readyCalls++;
+        return new Promise<void>((resolve) => this.#waiting.push(resolve));
+      };
+    }
+  }
+  onEvent(e: ChangeEvent): void {
+    this.events.push(e);
+  }
+  onError(err: Error): void {
+    this.errors.push(err);
+  }
+  get revisions(): number[] {
+    return this.events.map((e) => e.revision);
+  }
+  /** waiting: the replay is paused in ready(). */
+  get waiting(): boolean {
+    return this.#waiting.length > 0;
+  }
+  /** open lets every paused ready() resolve. */
+  open(): void {
+    for (const r of this.#waiting.splice(0)) r();
+  }
+  /** ungate turns pacing off for the rest of the replay. */
+  ungate(): void {
+    (this as { ready?: () => Promise<void> }).ready = async () => undefined;
+    this.open();
+  }
+}
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+async function createMany(s: Storage, n: number, ns = 'ns', prefix = 'o'): Promise<void> {
+  // Concurrent creates share lmdb commits; the revisions are still dense.
+  for (let i = 0; i < n; i += 200) {
+    await Promise.all(range(i, Math.min(n, i + 200) - 1).map((j) => s.create(key(ns, `${prefix}${j}`), obj(ns, `${prefix}${j}`))));
+  }
+}
+
+describe.each(backends)('%s storage: watch replay', (_name, make, settle) => {
+  it('delivers, from any retained revision, every later change exactly once and in order, then live ones', async () => {
+    const s = make();
+    // A watcher that sees everything live is the reference for what a replay must reproduce.
+    const reference = new Recorder();
+    const refHandle = s.watch(ALL, 0, reference);
+    await createMany(s, 5);
+    await s.update(key('ns', 'o1'), (c) => ({ ...c, spec: { v: 2 } })); // 6
+    await s.delete(key('ns', 'o2')); // 7
+    await s.create(key('ns', 'o2'), obj('ns', 'o2', { again: true })); // 8
+    await s.create(key('other', 'x'), obj('other', 'x')); // 9
+    const current = s.currentRevision();
+    const watchers = range(0, current).map((from) => {
+      const r = new Recorder();
+      return { from, r, h: s.watch(ALL, from, r) };
+    });
+    const nsOnly = new Recorder();
+    const nsHandle = s.watch({ resource: R, namespace: 'ns' }, 0, nsOnly);
+    await s.update(key('other', 'x'), (c) => ({ ...c, spec: { v: 10 } })); // 10
+    await s.delete(key('ns', 'o0')); // 11
+    for (const { from, r } of watchers) {
+      await vi.waitFor(() => expect(r.revisions).toEqual(range(from + 1, 11)));
+      expect(r.errors).toEqual([]);
+    }
+    await vi.waitFor(() => expect(reference.revisions).toEqual(range(1, 11)));
+    const all = reference.events;
+    expect(all.map((e) => [e.type, e.key.namespace, e.key.name])).toEqual([
+      ['ADDED', 'ns', 'o0'], ['ADDED', 'ns', 'o1'], ['ADDED', 'ns', 'o2'], ['ADDED', 'ns', 'o3'], ['ADDED', 'ns', 'o4'],
+      ['MODIFIED', 'ns', 'o1'], ['DELETED', 'ns', 'o2'], ['ADDED', 'ns', 'o2'], ['ADDED', 'other', 'x'],
+      ['MODIFIED', 'other', 'x'], ['DELETED', 'ns', 'o0'],
+    ]);
+    // Replayed events carry the same objects as live ones: DELETED has the deletion revision and the last state before it.
+    const deleted = all[6] as ChangeEvent;
+    expect(deleted.object.metadata.resourceVersion).toBe('7');
+    expect(deleted.prevObject?.metadata.resourceVersion).toBe('3');
+    expect((all[5] as ChangeEvent).prevObject?.metadata.resourceVersion).toBe('2');
+    for (const { from, r } of watchers) expect(r.events).toEqual(all.slice(from));
+    await vi.waitFor(() => expect(nsOnly.revisions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 11]));
+    for (const { h } of watchers) h.stop();
+    nsHandle.stop();
+    refHandle.stop();
+  });
+
+  it('holds live changes made during a paced replay and delivers them after it, with nothing missing or repeated', async () => {
+    const s = make();
+    await createMany(s, 1300);
+    const sink = new Recorder(true);
+    const h = s.watch(ALL, 100, sink);
+    // The first batch is read at once; the next waits for the sink.
+    await vi.waitFor(() => expect(sink.waiting).toBe(true));
+    expect(sink.revisions).toEqual(range(101, 600));
+    expect(h.position()).toBe(600);
+    // Live changes while the replay is paused: before and after the replay's end revision, in and out of the prefix.
+    await s.update(key('ns', 'o5'), (c) => ({ ...c, spec: { v: 1 } })); // 1301
+    await s.delete(key('ns', 'o1200')); // 1302
+    await s.create(key('elsewhere', 'x'), obj('elsewhere', 'x')); // 1303
+    expect(sink.revisions).toHaveLength(500);
+    expect(h.position()).toBe(600);
+    sink.open();
+    await vi.waitFor(() => expect(sink.revisions).toHaveLength(1000));
+    await vi.waitFor(() => expect(sink.waiting).toBe(true));
+    expect(sink.revisions).toEqual(range(101, 1100));
+    expect(h.position()).toBe(1100);
+    await s.update(key('ns', 'o7'), (c) => ({ ...c, spec: { v: 1 } })); // 1304
+    sink.open();
+    await vi.waitFor(() => expect(sink.readyCalls).toBe(3));
+    // The last batch reached the end of history as of the subscription; the live ones are still held.
+    expect(sink.revisions).toEqual(range(101, 1300));
+    expect(h.position()).toBe(1300);
+    await s.delete(key('ns', 'o8')); // 1305
+    sink.open();
+    await vi.waitFor(() => expect(sink.revisions).toEqual(range(101, 1305)));
+    expect(sink.events.slice(-5).map((e) => [e.type, e.key.name])).toEqual([
+      ['MODIFIED', 'o5'], ['DELETED', 'o1200'], ['ADDED', 'x'], ['MODIFIED', 'o7'], ['DELETED', 'o8'],
+    ]);
+    expect(h.position()).toBe(1305);
+    // Live now: further changes arrive directly.
+    await s.create(key('ns', 'late'), obj('ns', 'late'));
+    await vi.waitFor(() => expect(sink.revisions.at(-1)).toBe(1306));
+    expect(new Set(sink.revisions).size).toBe(sink.revisions.length);
+    expect(sink.errors).toEqual([]);
+    expect(sink.readyCalls).toBe(3);
+    h.stop();
+  });
+
+  it('reports position() as the revision every change up to which was given to the sink', async () => {
+    const s = make();
+    await createMany(s, 3);
+    const sink = new Recorder();
+    const h = s.watch({ resource: R, namespace: 'ns' }, 3, sink);
+    expect(h.position()).toBe(3);
+    await s.create(key('ns', 'a'), obj('ns', 'a'));
+    await vi.waitFor(() => expect(h.position()).toBe(4));
+    // A change outside the watched prefix still moves the position: nothing up to it was withheld.
+    await s.create(key('other', 'b'), obj('other', 'b'));
+    await vi.waitFor(() => expect(h.position()).toBe(5));
+    expect(sink.revisions).toEqual([4]);
+    h.stop();
+    // A replay starts at its fromRevision and never runs ahead of what it delivered.
+    const replay = new Recorder();
+    const h2 = s.watch(ALL, 1, replay);
+    expect(h2.position()).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 20; i++) {
+      const p = h2.position();
+      expect(replay.revisions.filter((r) => r <= p)).toEqual(range(2, p));
+      await new Promise((r) => setImmediate(r));
+    }
+    await vi.waitFor(() => expect(replay.revisions).toEqual([2, 3, 4, 5]));
+    expect(h2.position()).toBe(5);
+    h2.stop();
+  });
+
+  it('throws Expired synchronously for a revision older than the compacted one, and replays from the compacted one', async () => {
+    const s = make(5);
+    await createMany(s, 12);
+    await settle(s);
+    expect(s.compactedRevision()).toBe(7);
+    const sink = new Recorder();
+    let thrown: unknown;
+    try {
+      s.watch(ALL, 6, sink);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isStorageError(thrown, 'Expired')).toBe(true);
+    expect(() => s.watch(ALL, 0, sink)).toThrow(expect.objectContaining({ code: 'Expired' }));
+    const h = s.watch(ALL, 7, sink);
+    await vi.waitFor(() => expect(sink.revisions).toEqual(range(8, 12)));
+    expect(sink.errors).toEqual([]);
+    h.stop();
+  });
+
+  it('stops delivering to a stopped subscription only', async () => {
+    const s = make();
+    const a = new Recorder();
+    const b = new Recorder();
+    const ha = s.watch(ALL, 0, a);
+    s.watch(ALL, 0, b);
+    await s.create(key('ns', 'one'), obj('ns', 'one'));
+    await vi.waitFor(() => expect(b.revisions).toEqual([1]));
+    ha.stop();
+    await s.create(key('ns', 'two'), obj('ns', 'two'));
+    await vi.waitFor(() => expect(b.revisions).toEqual([1, 2]));
+    expect(a.revisions).toEqual([1]);
+  });
+});
+
+describe('memory storage: a replay whose history is dropped under it', () => {
+  it('ends with Expired instead of skipping the dropped events', async () => {
+    const s = track(new MemoryStorage({ historyEvents: 700 }));
+    await createMany(s, 700);
+    const sink = new Recorder(true);
+    s.watch(ALL, 0, sink);
+    await vi.waitFor(() => expect(sink.waiting).toBe(true));
+    expect(sink.revisions).toEqual(range(1, 500));
+    // 600 more writes push the history's start past the replay's position (500).
+    await createMany(s, 600, 'ns', 'p');
+    expect(s.compactedRevision()).toBe(600);
+    sink.ungate();
+    await vi.waitFor(() => expect(sink.errors).toHaveLength(1));
+    expect(isStorageError(sink.errors[0], 'Expired')).toBe(true);
+    expect(sink.revisions).toEqual(range(1, 500));
+  });
+});
+
+// feedWith builds a ChangeFeed over a MemoryHistory the way a backend does: each event goes into the history, then
+// to the feed.
+function feedWith(opts: { maxPending?: number; capacity?: number } = {}) {
+  const history = new MemoryHistory(0, opts.capacity ?? 100_000);
+  const feed = new ChangeFeed(0, history, opts.maxPending === undefined ? {} : { maxPending: opts.maxPending });
+  const event = (revision: number, ns = 'ns'): ChangeEvent =>
+    ({ type: 'ADDED', key: key(ns, `o${revision}`), revision, object: { metadata: { namespace: ns, name: `o${revision}`, resourceVersion: String(revision) } } });
+  const commit = (revision: number, ns = 'ns') => {
+    const e = event(revision, ns);
+    history.append(e);
+    feed.publish(e);
+  };
+  return { history, feed, event, commit };
+}
+
+describe('ChangeFeed ordering', () => {
+  it('delivers events published out of order in ascending revision order', () => {
+    const { feed, event, history } = feedWith();
+    const sink = new Recorder();
+    feed.subscribe(ALL, 0, sink);
+    const publish = (r: number) => {
+      const e = event(r);
+      history.append(e);
+      feed.publish(e);
+    };
+    publish(3);
+    publish(2);
+    expect(sink.revisions).toEqual([]);
+    expect(feed.lastDelivered).toBe(0);
+    publish(1);
+    expect(sink.revisions).toEqual([1, 2, 3]);
+    publish(5);
+    publish(4);
+    expect(sink.revisions).toEqual([1, 2, 3, 4, 5]);
+    expect(feed.lastDelivered).toBe(5);
+  });
+
+
+  it('never delivers a revision twice, even when it is published again', () => {
+    const { feed, event } = feedWith();
+    const sink = new Recorder();
+    feed.subscribe(ALL, 0, sink);
+    feed.publish(event(1));
+    feed.publish(event(2));
+    feed.publish(event(1));
+    feed.publish(event(3));
+    expect(sink.revisions).toEqual([1, 2, 3]);
+  });
+
+  it('keeps delivering to the other subscribers when one sink throws', () => {
+    const { feed, commit } = feedWith();
+    const good = new Recorder();
+    feed.subscribe(ALL, 0, { onEvent: () => { throw new Error('broken client'); }, onError: () => undefined });
+    feed.subscribe(ALL, 0, good);
+    commit(1);
+    commit(2);
+    expect(good.revisions).toEqual([1, 2]);
+    expect(feed.subscriberCount).toBe(2);
+  });
+
+  it('filters by prefix and drops every subscriber on closeAll', () => {
+    const { feed, commit } = feedWith();
+    const ns = new Recorder();
+    const all = new Recorder();
+    feed.subscribe({ resource: R, namespace: 'a' }, 0, ns);
+    feed.subscribe(ALL, 0, all);
+    commit(1, 'a');
+    commit(2, 'b');
+    commit(3, 'a');
+    expect(ns.revisions).toEqual([1, 3]);
+    expect(all.revisions).toEqual([1, 2, 3]);
+    feed.closeAll();
+    expect(feed.subscriberCount).toBe(0);
+    commit(4, 'a');
+    expect(ns.revisions).toEqual([1, 3]);
+    expect(all.revisions).toEqual([1, 2, 3]);
+  });
+});
+
+describe('ChangeFeed replay', () => {
+  it('ends a replay with Expired once it holds more than maxPending live events, and nothing after the error', async () => {
+    const { feed, commit } = feedWith({ maxPending: 3 });
+    for (let r = 1; r <= 600; r++) commit(r);
+    const slow = new Recorder(true);
+    const live = new Recorder();
+    feed.subscribe(ALL, 0, slow);
+    feed.subscribe(ALL, 600, live);
+    expect(slow.revisions).toEqual(range(1, 500));
+    expect(feed.minReplayCursor()).toBe(500);
+    commit(601);
+    commit(602, 'other'); // another namespace, inside the slow watcher's all-namespaces prefix: held too
+    commit(603);
+    expect(slow.errors).toEqual([]);
+    expect(feed.subscriberCount).toBe(2);
+    commit(604);
+    expect(slow.errors).toHaveLength(1);
+    expect(isStorageError(slow.errors[0], 'Expired')).toBe(true);
+    expect(feed.subscriberCount).toBe(1);
+    expect(feed.minReplayCursor()).toBe(Infinity);
+    slow.ungate();
+    commit(605);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(slow.revisions).toEqual(range(1, 500));
+    expect(slow.errors).toHaveLength(1);
+    expect(live.revisions).toEqual(range(601, 605));
+  });
+
+  it('lets a replay that holds exactly maxPending live events finish, and does not count events outside its prefix', async () => {
+    const { feed, commit } = feedWith({ maxPending: 3 });
+    for (let r = 1; r <= 600; r++) commit(r, r % 2 ? 'a' : 'b');
+    const slow = new Recorder(true);
+    const h = feed.subscribe({ resource: R, namespace: 'a' }, 0, slow);
+    expect(slow.revisions).toEqual(range(1, 500).filter((r) => r % 2));
+    commit(601, 'a');
+    for (let r = 602; r <= 620; r++) commit(r, 'b');
+    commit(621, 'a');
+    commit(622, 'a');
+    expect(h.position()).toBe(500);
+    slow.ungate();
+    await vi.waitFor(() => expect(slow.revisions.at(-1)).toBe(622));
+    expect(slow.revisions).toEqual([...range(1, 600).filter((r) => r % 2), 601, 621, 622]);
+    expect(slow.errors).toEqual([]);
+    expect(h.position()).toBe(622);
+    expect(feed.minReplayCursor()).toBe(Infinity);
+  });
+
+  it('throws Expired synchronously for a revision below the history, and accepts the compacted revision itself', async () => {
+    const { feed, commit, history } = feedWith({ capacity: 10 });
+    for (let r = 1; r <= 25; r++) commit(r);
+    expect(history.compacted()).toBe(15);
+    const sink = new Recorder();
+    expect(() => feed.subscribe(ALL, 14, sink)).toThrow(expect.objectContaining({ code: 'Expired' }));
+    expect(feed.subscriberCount).toBe(0);
+    feed.subscribe(ALL, 15, sink);
+    await vi.waitFor(() => expect(sink.revisions).toEqual(range(16, 25)));
+  });
+
+  it('does not replay for a subscription at or beyond the delivered revision', () => {
+    const { feed, commit } = feedWith();
+    for (let r = 1; r <= 5; r++) commit(r);
+    const at = new Recorder(true);
+    const ahead = new Recorder();
+    const hAt = feed.subscribe(ALL, 5, at);
+    const hAhead = feed.subscribe(ALL, 7, ahead);
+    expect(feed.minReplayCursor()).toBe(Infinity);
+    expect(hAt.position()).toBe(5);
+    commit(6);
+    commit(7);
+    commit(8);
+    expect(at.revisions).toEqual([6, 7, 8]);
+    expect(at.readyCalls).toBe(0);
+    // A subscription from a revision not yet reached skips changes up to it.
+    expect(ahead.revisions).toEqual([8]);
+    expect(hAhead.position()).toBe(8);
+  });
+
+  it('stops a paused replay on stop(): nothing more is delivered, held events included', async () => {
+    const { feed, commit } = feedWith();
+    for (let r = 1; r <= 700; r++) commit(r);
+    const slow = new Recorder(true);
+    const h = feed.subscribe(ALL, 0, slow);
+    commit(701);
+    h.stop();
+    expect(feed.subscriberCount).toBe(0);
+    expect(feed.minReplayCursor()).toBe(Infinity);
+    slow.ungate();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(slow.revisions).toEqual(range(1, 500));
+    expect(slow.errors).toEqual([]);
+  });
+});

@@ -1,85 +1,12 @@
 // ChangeFeed: ordering of out-of-order commits, replay of history paced by the sink, the switch from replay to live
 // with no gap and no duplicate, position(), and the bound on live events held for a slow replay. The watch contract
 // is exercised through both Storage backends; the feed's own edge cases with a MemoryHistory directly.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { KubeObject } from '../apis/meta/types.js';
+import { describe, expect, it, vi } from 'vitest';
+import { ALL, backends, key, memory, obj, R, range, Recorder } from '../../test/helpers/storage-fixtures.js';
 import { ChangeFeed } from './change-feed.js';
 import { isStorageError } from './errors.js';
 import { MemoryHistory } from './history.js';
-import type { ChangeEvent, KeyPrefix, ObjectKey, Storage, WatchSink } from './interface.js';
-import { LmdbStorage } from './lmdb-storage.js';
-import { MemoryStorage } from './memory-storage.js';
-
-const R = 'extensions.example.com/websites';
-const ALL: KeyPrefix = { resource: R };
-const key = (namespace: string, name: string): ObjectKey => ({ resource: R, namespace, name });
-const obj = (namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject =>
-  ({ metadata: { namespace, name }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec } });
-
-const dirs: string[] = [];
-const open: Storage[] = [];
-const backends: [string, (historyEvents?: number) => Storage, (s: Storage) => Promise<void>][] = [
-  ['memory', (historyEvents) => track(new MemoryStorage(historyEvents ? { historyEvents } : {})), async () => undefined],
-  ['lmdb', (historyEvents) => {
-    const d = mkdtempSync(join(tmpdir(), 'lmdb-feed-'));
-    dirs.push(d);
-    return track(new LmdbStorage({ path: d, compactionIntervalMs: 0, ...(historyEvents ? { historyEvents } : {}) }));
-  }, async (s) => {
-    await (s as LmdbStorage).compact();
-    await (s as LmdbStorage).compact();
-  }],
-];
-function track<T extends Storage>(s: T): T {
-  open.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-/** Recorder is a sink that records events and errors; with `gated`, each ready() waits until open() is called. */
-class Recorder implements WatchSink {
-  readonly events: ChangeEvent[] = [];
-  readonly errors: Error[] = [];
-  readyCalls = 0;
-  #waiting: (() => void)[] = [];
-  readonly ready?: () => Promise<void>;
-  constructor(gated = false) {
-    if (gated) {
-      this.ready = () => {
-        this.readyCalls++;
-        return new Promise<void>((resolve) => this.#waiting.push(resolve));
-      };
-    }
-  }
-  onEvent(e: ChangeEvent): void {
-    this.events.push(e);
-  }
-  onError(err: Error): void {
-    this.errors.push(err);
-  }
-  get revisions(): number[] {
-    return this.events.map((e) => e.revision);
-  }
-  /** waiting: the replay is paused in ready(). */
-  get waiting(): boolean {
-    return this.#waiting.length > 0;
-  }
-  /** open lets every paused ready() resolve. */
-  open(): void {
-    for (const r of this.#waiting.splice(0)) r();
-  }
-  /** ungate turns pacing off for the rest of the replay. */
-  ungate(): void {
-    (this as { ready?: () => Promise<void> }).ready = async () => undefined;
-    this.open();
-  }
-}
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+import type { ChangeEvent, Storage } from './interface.js';
 
 async function createMany(s: Storage, n: number, ns = 'ns', prefix = 'o'): Promise<void> {
   // Concurrent creates share lmdb commits; the revisions are still dense.
@@ -237,7 +164,7 @@ describe.each(backends)('%s storage: watch replay', (_name, make, settle) => {
 
 describe('memory storage: a replay whose history is dropped under it', () => {
   it('ends with Expired instead of skipping the dropped events', async () => {
-    const s = track(new MemoryStorage({ historyEvents: 700 }));
+    const s = memory(700);
     await createMany(s, 700);
     const sink = new Recorder(true);
     s.watch(ALL, 0, sink);

@@ -1,72 +1,16 @@
 // Retained change history: MemoryHistory's window, and LmdbStorage's persisted event log with its compaction by
 // count and age, its respect for running replays, and its survival across a close and reopen.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { open as openLmdb } from 'lmdb';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { ALL, key, lmdb, obj, R, range, Recorder, tempDir } from '../../test/helpers/storage-fixtures.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isStorageError } from './errors.js';
 import { MemoryHistory } from './history.js';
-import type { ChangeEvent, KeyPrefix, ObjectKey, WatchSink } from './interface.js';
-import { LmdbStorage, type LmdbStorageOptions } from './lmdb-storage.js';
+import type { ChangeEvent } from './interface.js';
+import type { LmdbStorage } from './lmdb-storage.js';
 
-const R = 'extensions.example.com/websites';
-const ALL: KeyPrefix = { resource: R };
-const key = (namespace: string, name: string): ObjectKey => ({ resource: R, namespace, name });
-const obj = (namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject =>
-  ({ metadata: { namespace, name }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec } });
-const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MINUTE = 60_000;
-
-const dirs: string[] = [];
-const opened: LmdbStorage[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'lmdb-hist-'));
-  dirs.push(d);
-  return d;
-}
-function lmdb(opts: Partial<LmdbStorageOptions> & { path?: string } = {}): LmdbStorage {
-  const s = new LmdbStorage({ compactionIntervalMs: 0, ...opts, path: opts.path ?? tempDir() });
-  opened.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-/** Recorder records a subscription; with `gated`, each ready() waits for open(). */
-class Recorder implements WatchSink {
-  readonly events: ChangeEvent[] = [];
-  readonly errors: Error[] = [];
-  #waiting: (() => void)[] = [];
-  #gated: boolean;
-  constructor(gated = false) {
-    this.#gated = gated;
-  }
-  onEvent(e: ChangeEvent): void {
-    this.events.push(e);
-  }
-  onError(err: Error): void {
-    this.errors.push(err);
-  }
-  ready(): Promise<void> {
-    if (!this.#gated) return Promise.resolve();
-    return new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-  get revisions(): number[] {
-    return this.events.map((e) => e.revision);
-  }
-  get waiting(): boolean {
-    return this.#waiting.length > 0;
-  }
-  open(gated = true): void {
-    this.#gated = gated;
-    for (const r of this.#waiting.splice(0)) r();
-  }
-}
 
 async function writeSequentially(s: LmdbStorage, n: number, prefix = 'o'): Promise<void> {
   for (let i = 0; i < n; i++) await s.create(key('ns', `${prefix}${i}`), obj('ns', `${prefix}${i}`));
@@ -237,7 +181,7 @@ describe('LmdbStorage history compaction', () => {
     await vi.waitFor(() => expect(sink.revisions).toHaveLength(1000));
     await vi.waitFor(() => expect(sink.waiting).toBe(true));
     expect(await s.compact(later())).toBe(1000);
-    sink.open(false);
+    sink.ungate();
     await vi.waitFor(() => expect(sink.revisions).toEqual(range(1, 1201)));
     expect(sink.errors).toEqual([]);
     expect(h.position()).toBe(1201);
@@ -259,7 +203,7 @@ describe('LmdbStorage history compaction', () => {
     s.watch(ALL, 1200, sink);
     await vi.waitFor(() => expect(sink.waiting).toBe(true));
     await run;
-    sink.open(false);
+    sink.ungate();
     await vi.waitFor(() => expect(sink.revisions.length === 1300 || sink.errors.length > 0).toBe(true));
     expect(sink.errors).toEqual([]);
     expect(sink.revisions).toEqual(range(1201, 2500));

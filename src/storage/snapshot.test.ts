@@ -1,46 +1,16 @@
 // Older list snapshots and pagination (storage/snapshot readList) through both backends: what a client reads with
 // resourceVersionMatch=Exact or a continue token must be exactly the list it would have read at that revision.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ALL, backends, key, R } from '../../test/helpers/storage-fixtures.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isStorageError } from './errors.js';
-import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage } from './interface.js';
-import { LmdbStorage } from './lmdb-storage.js';
-import { MemoryStorage } from './memory-storage.js';
+import type { KeyPrefix, ListRequest, ListResult, Storage } from './interface.js';
 
-const R = 'extensions.example.com/websites';
 const OTHER = 'extensions.example.com/others';
-const ALL: KeyPrefix = { resource: R };
-const key = (namespace: string, name: string, resource = R): ObjectKey => ({ resource, namespace, name });
 const obj = (namespace: string, name: string, labels: Record<string, string> = {}, spec: Record<string, unknown> = {}): KubeObject =>
   ({ metadata: { namespace, name, labels }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec } });
 const names = (r: ListResult) => r.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 const positionOf = (o: KubeObject) => ({ namespace: o.metadata.namespace as string, name: o.metadata.name as string });
-
-const dirs: string[] = [];
-const open: Storage[] = [];
-const backends: [string, (historyEvents?: number) => Storage, (s: Storage) => Promise<void>][] = [
-  ['memory', (historyEvents) => track(new MemoryStorage(historyEvents ? { historyEvents } : {})), async () => undefined],
-  ['lmdb', (historyEvents) => {
-    const d = mkdtempSync(join(tmpdir(), 'lmdb-snap-'));
-    dirs.push(d);
-    return track(new LmdbStorage({ path: d, compactionIntervalMs: 0, ...(historyEvents ? { historyEvents } : {}) }));
-  }, async (s) => {
-    // A write-path compaction may be running with an older target; the second run applies the bound as of now.
-    await (s as LmdbStorage).compact();
-    await (s as LmdbStorage).compact();
-  }],
-];
-function track<T extends Storage>(s: T): T {
-  open.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
 
 // mulberry32: a small deterministic PRNG so a failing sequence can be replayed.
 function rng(seed: number): () => number {

@@ -4,17 +4,13 @@
  * Each handler is: parse options → one store call → negotiate → reply. Unsupported methods answer 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, expired, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
-import type { ListMeta } from '../apis/meta/types.js';
+import { badRequest, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
 import { negotiate, negotiateWatch } from './negotiation.js';
 import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type Query } from './query.js';
 import { transformList, transformObject, parseIncludeObject } from './transform.js';
-import { isStorageError } from '../storage/errors.js';
-import type { ListResult } from '../storage/interface.js';
-import { encodeContinue } from './continue-token.js';
-import { listPage } from './list-rv.js';
+import { readListPage } from './list-page.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -39,16 +35,6 @@ function patchType(req: FastifyRequest, allowApply = true): Exclude<PatchType, t
   return ct as Exclude<PatchType, typeof APPLY_PATCH_TYPE>;
 }
 
-// listOrExpired maps a snapshot compacted between the check and the read to 410, like any other expired list.
-function listOrExpired(read: () => ListResult): ListResult {
-  try {
-    return read();
-  } catch (e) {
-    if (isStorageError(e, 'Expired')) throw expired(e.message);
-    throw e;
-  }
-}
-
 /** registerResourceRoutes installs collection, item and subresource routes for one kind. */
 export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const def = store.def;
@@ -67,15 +53,8 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     }
     const target = negotiate(accept, false);
     const includeObject = target.kind === 'Table' ? parseIncludeObject(query) : 'Metadata';
-    const page = await listPage(store, opts);
-    const r = listOrExpired(() => store.list(namespace, { label: opts.label, field: opts.field }, page));
-    const meta: ListMeta = { resourceVersion: String(r.revision) };
-    const last = r.items[r.items.length - 1];
-    if (r.more && last) {
-      meta.continue = encodeContinue({ revision: r.revision, namespace: last.metadata.namespace ?? '', name: last.metadata.name ?? '' });
-      if (r.remaining !== undefined) meta.remainingItemCount = r.remaining;
-    }
-    return transformList(def, r.items, meta, target, includeObject);
+    const { items, meta } = await readListPage(store, namespace, opts);
+    return transformList(def, items, meta, target, includeObject);
   };
 
   // Collection: list/watch, create, deletecollection.

@@ -13,13 +13,12 @@
  * - BOOKMARKs are sent only with allowWatchBookmarks and carry a revision the client has every change up to.
  */
 import type { ServerResponse } from 'node:http';
-import { expired, tooLargeResourceVersion, type StatusError } from '../apis/meta/errors.js';
+import { expired, StatusError, tooLargeResourceVersion } from '../apis/meta/errors.js';
 import { INITIAL_EVENTS_END_ANNOTATION, type KubeObject } from '../apis/meta/types.js';
 import type { ResourceStore, Selectors } from '../registry/store.js';
 import type { IncludeObject } from '../registry/table.js';
-import { isStorageError } from '../storage/errors.js';
 import type { ChangeEvent, WatchHandle } from '../storage/interface.js';
-import { waitForRevision } from './list-rv.js';
+import { waitForRevision } from './list-page.js';
 import type { Target } from './negotiation.js';
 import type { ListOptions } from './query.js';
 import { bookmarkObject, transformObject } from './transform.js';
@@ -204,15 +203,16 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
 
   // Table watches: the first event carries the column definitions, later ones `null` (watchEmbeddedEncoder).
   let firstTable = target.kind === 'Table';
-  const variant = (which: string, type: string) =>
-    `${type}|${which}|${target.kind}|${'version' in target ? target.version : ''}|${w.includeObject}|${!firstTable}`;
+  // The representation part of the shared-encoding key is the same for every event of this stream.
+  const representation = `${target.kind}|${'version' in target ? target.version : ''}|${w.includeObject}`;
   const sendObject = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, source?: { event: ChangeEvent; which: string }) => {
     const noHeaders = target.kind === 'Table' && !firstTable;
+    const variant = (which: string) => `${type}|${which}|${representation}|${noHeaders}`;
     const encode = () => {
       w.registry.counters.encoded++;
       return watchLine(type, transformObject(def, obj, target, w.includeObject, noHeaders));
     };
-    stream.write(source ? sharedLine(source.event, variant(source.which, type), encode) : encode());
+    stream.write(source ? sharedLine(source.event, variant(source.which), encode) : encode());
     firstTable = false;
   };
   const sendBookmark = (rv: number, annotations?: Record<string, string>) =>
@@ -246,7 +246,8 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
     if (stream.ended) return;
     const handle: WatchHandle = store.watch(w.namespace, from, {
       onEvent: (e) => forward(e),
-      onError: (err) => stream.fail(isStorageError(err, 'Expired') ? expired(err.message) : expired(`watch ended: ${err.message}`)),
+      // The registry hands over 410 Expired as a StatusError (history compacted, or a replay that fell behind).
+      onError: (err) => stream.fail(err instanceof StatusError ? err : expired(`watch ended: ${err.message}`)),
       ready: () => stream.ready(),
     });
     stream.onEnd(() => handle.stop());
@@ -259,11 +260,12 @@ export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<voi
       };
     }
   } catch (e) {
-    if (!isStorageError(e, 'Expired')) {
+    if (!(e instanceof StatusError)) {
       stream.end();
       throw e;
     }
-    stream.fail(expired(e.message));
+    // kube-apiserver reports errors found after the stream started as one ERROR event (newErrWatcher).
+    stream.fail(e);
   }
 
   function forward(e: ChangeEvent): void {

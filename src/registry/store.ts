@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
-  alreadyExists, badRequest, conflict, invalid, notFound, OBJECT_MODIFIED, StatusError, successStatus, type GroupResource,
+  alreadyExists, badRequest, conflict, expired, invalid, notFound, OBJECT_MODIFIED, StatusError, successStatus, type GroupResource,
 } from '../apis/meta/errors.js';
 import { invalid as invalidField, notSupported, path, required, type FieldError } from '../apis/meta/field-path.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
@@ -50,6 +50,11 @@ type Ownership = { kind: 'update'; manager: string } | { kind: 'apply' } | { kin
 export interface WriteResult {
   object: KubeObject;
   warnings: string[];
+}
+
+// asExpired turns the storage's Expired (history compacted past the request) into 410 Expired; other errors pass.
+function asExpired(e: unknown): unknown {
+  return isStorageError(e, 'Expired') ? expired(e.message) : e;
 }
 
 /** Selectors restrict a list, watch or deletecollection. */
@@ -120,15 +125,15 @@ export class ResourceStore {
   /**
    * list returns matching objects (one namespace, or all when namespace is undefined) at the snapshot revision,
    * optionally one page of them (`page.after`, `page.limit`) or an older snapshot (`page.revision`).
+   * A snapshot older than the retained history is 410 Expired.
    */
   list(namespace: string | undefined, sel: Selectors, page: Omit<ListRequest, 'filter'> = {}): ListResult {
     const filtered = (sel.label && !sel.label.empty) || (sel.field && !sel.field.empty);
-    return this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
-  }
-
-  /** watchRevision is the highest revision handed to watchers (what a periodic BOOKMARK can carry). */
-  watchRevision(): number {
-    return this.#storage.watchRevision();
+    try {
+      return this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
+    } catch (e) {
+      throw asExpired(e);
+    }
   }
 
   /** compactedRevision is the oldest revision a watch or list can start from. */
@@ -153,7 +158,17 @@ export class ResourceStore {
 
   /** watch subscribes to changes after `fromRevision` in one namespace or all. */
   watch(namespace: string | undefined, fromRevision: number, sink: WatchSink): WatchHandle {
-    return this.#storage.watch(this.#prefix(namespace), fromRevision, sink);
+    // Storage speaks StorageError; watchers get the 410 Status their clients expect, at start or mid-replay.
+    try {
+      const ready = sink.ready?.bind(sink);
+      return this.#storage.watch(this.#prefix(namespace), fromRevision, {
+        onEvent: (e) => sink.onEvent(e),
+        onError: (err) => sink.onError(asExpired(err) as Error),
+        ...(ready ? { ready } : {}),
+      });
+    } catch (e) {
+      throw asExpired(e);
+    }
   }
 
   /** create runs the create pipeline (201 on success). */

@@ -58,7 +58,7 @@ export class ChangeFeed {
     return this.#lastDelivered;
   }
 
-  /** subscriberCount is the number of open subscriptions (for metrics and leak tests). */
+  /** subscriberCount is the number of open subscriptions (for leak tests). */
   get subscriberCount(): number {
     return this.#subscribers.size;
   }

@@ -91,8 +91,6 @@ export interface Storage {
   currentRevision(): number;
   /** get returns the object or undefined. */
   get(key: ObjectKey): KubeObject | undefined;
-  /** watchRevision is the highest revision handed to watchers; a BOOKMARK may carry it. */
-  watchRevision(): number;
   /** compactedRevision is the oldest revision a watch can resume from or a list can read (older ones are Expired). */
   compactedRevision(): number;
   /**

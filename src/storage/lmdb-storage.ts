@@ -87,7 +87,7 @@ export class LmdbStorage implements Storage {
     if (this.#meta.get(COMPACTED) === undefined) this.#meta.putSync(COMPACTED, this.currentRevision());
     const history: History = {
       compacted: () => this.compactedRevision(),
-      range: (after, upTo, limit) => this.#readEvents(after, upTo, limit),
+      range: (after, upTo, limit) => [...this.#eventRange(after, upTo, limit)],
     };
     this.#feed = new ChangeFeed(this.currentRevision(), history);
     const every = opts.compactionIntervalMs ?? 5000;
@@ -99,24 +99,15 @@ export class LmdbStorage implements Storage {
     }
   }
 
-  /** feed exposes the change feed (metrics and tests). */
-  get feed(): ChangeFeed {
-    return this.#feed;
-  }
-
   currentRevision(): number {
     return this.#meta.get(REVISION) ?? 0;
-  }
-
-  watchRevision(): number {
-    return this.#feed.lastDelivered;
   }
 
   compactedRevision(): number {
     return this.#meta.get(COMPACTED) ?? 0;
   }
 
-  /** historySize is the number of retained events (tests and metrics). */
+  /** historySize is the number of retained events (for tests of compaction). */
   historySize(): number {
     return this.#events.getKeysCount();
   }
@@ -245,10 +236,6 @@ export class LmdbStorage implements Storage {
     return this.#objects.getRange({ start, end, transaction: txn })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value }))
       .filter(({ key }) => keyString(key) !== skip);
-  }
-
-  #readEvents(after: number, upTo: number, limit: number): ChangeEvent[] {
-    return [...this.#eventRange(after, upTo, limit)];
   }
 
   #eventRange(after: number, upTo: number, limit: number, transaction?: ReturnType<RootDatabase['useReadTransaction']>): Iterable<ChangeEvent> {

@@ -28,10 +28,6 @@ export class MemoryStorage implements Storage {
     return this.#revision;
   }
 
-  watchRevision(): number {
-    return this.#feed.lastDelivered;
-  }
-
   compactedRevision(): number {
     return this.#history.compacted();
   }

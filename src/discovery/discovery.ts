@@ -251,8 +251,8 @@ export const KUBE_MAJOR = '1';
 /** KUBE_MINOR: see KUBE_MAJOR. */
 export const KUBE_MINOR = '35';
 
-/** packageVersion reads `version` from the repository's package.json (two levels up from both src/ and dist/). */
-export function packageVersion(): string {
+// packageVersion reads `version` from the repository's package.json (two levels up from both src/ and dist/).
+function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
     return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
@@ -260,6 +260,9 @@ export function packageVersion(): string {
     return '0.0.0';
   }
 }
+
+// Read once: /version and every OpenAPI document carry it.
+const PACKAGE_VERSION = packageVersion();
 
 // Go's GOARCH spelling, which clients expect in `platform`.
 const GOARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' };
@@ -269,7 +272,7 @@ export function versionInfo(): VersionInfo {
   return {
     major: KUBE_MAJOR,
     minor: KUBE_MINOR,
-    gitVersion: `v${KUBE_MAJOR}.${KUBE_MINOR}.0-website-apiserver.${packageVersion()}`,
+    gitVersion: `v${KUBE_MAJOR}.${KUBE_MINOR}.0-website-apiserver.${PACKAGE_VERSION}`,
     gitCommit: '',
     gitTreeState: '',
     buildDate: '',

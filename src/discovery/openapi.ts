@@ -12,7 +12,6 @@ import type { JSONSchema, ResourceDefinition } from '../registry/resource.js';
 import {
   groupVersions,
   SCALE_GVK,
-  serializeDocument,
   versionInfo,
   type GroupVersionKind,
 } from './discovery.js';
@@ -52,18 +51,18 @@ export interface OpenAPIV3Discovery {
 }
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
-/** OBJECT_META is the schema name of metav1.ObjectMeta. */
-export const OBJECT_META = `${META}ObjectMeta`;
-/** LIST_META is the schema name of metav1.ListMeta. */
-export const LIST_META = `${META}ListMeta`;
-/** STATUS is the schema name of metav1.Status. */
-export const STATUS = `${META}Status`;
-/** DELETE_OPTIONS is the schema name of metav1.DeleteOptions. */
-export const DELETE_OPTIONS = `${META}DeleteOptions`;
-/** PATCH is the schema name of metav1.Patch (the PATCH request body). */
-export const PATCH = `${META}Patch`;
-/** SCALE is the schema name of autoscaling/v1 Scale. */
-export const SCALE = 'io.k8s.api.autoscaling.v1.Scale';
+// OBJECT_META is the schema name of metav1.ObjectMeta.
+const OBJECT_META = `${META}ObjectMeta`;
+// LIST_META is the schema name of metav1.ListMeta.
+const LIST_META = `${META}ListMeta`;
+// STATUS is the schema name of metav1.Status.
+const STATUS = `${META}Status`;
+// DELETE_OPTIONS is the schema name of metav1.DeleteOptions.
+const DELETE_OPTIONS = `${META}DeleteOptions`;
+// PATCH is the schema name of metav1.Patch (the PATCH request body).
+const PATCH = `${META}Patch`;
+// SCALE is the schema name of autoscaling/v1 Scale.
+const SCALE = 'io.k8s.api.autoscaling.v1.Scale';
 const STATUS_DETAILS = `${META}StatusDetails`;
 const STATUS_CAUSE = `${META}StatusCause`;
 const PRECONDITIONS = `${META}Preconditions`;
@@ -73,8 +72,6 @@ const FIELDS_V1 = `${META}FieldsV1`;
 const SCALE_SPEC = 'io.k8s.api.autoscaling.v1.ScaleSpec';
 const SCALE_STATUS = 'io.k8s.api.autoscaling.v1.ScaleStatus';
 
-/** PATCH_CONTENT_TYPES are the patch types we accept. Never strategic merge: kubectl apply would then send SMP. */
-export const PATCH_CONTENT_TYPES: readonly string[] = SUPPORTED_PATCH_TYPES;
 
 /** schemaName is the component/definition name of a kind: reverse-domain group, version, kind (as kube names CRD schemas). */
 export function schemaName(group: string, version: string, kind: string): string {
@@ -459,7 +456,8 @@ function kindPaths(def: ResourceDefinition): PathItem[] {
   const scopeParams = def.namespaced ? [NAMESPACE_PARAM] : [];
   const nameParam = (what: string) => pathParam('name', `name of the ${what}`);
   const anyBody = (schema: string, required: boolean) => ({ schema, contentTypes: ['*/*'], required });
-  const patchBody = { schema: PATCH, contentTypes: PATCH_CONTENT_TYPES, required: true };
+  // Never strategic merge among the PATCH types: kubectl apply would then send SMP.
+  const patchBody = { schema: PATCH, contentTypes: SUPPORTED_PATCH_TYPES, required: true };
 
   const listOp = (operationId: string): Operation => ({
     method: 'get', operationId, description: `list or watch objects of kind ${def.kind}`, action: 'list', gvk,
@@ -631,15 +629,13 @@ export const openApiV3Path = (group: string, version: string) => `apis/${group}/
 export const openApiV3URL = (group: string, version: string, hash: string) =>
   `/openapi/v3/${openApiV3Path(group, version)}?hash=${encodeURIComponent(hash)}`;
 
-/**
- * openApiV3Discovery builds the `/openapi/v3` index. `hashes` (keyed by `apis/<g>/<v>`) lets a caller that already
- * serialized the group/version documents reuse their hashes; otherwise they are built and hashed here.
- */
-export function openApiV3Discovery(kinds: readonly ResourceDefinition[], hashes?: ReadonlyMap<string, string>): OpenAPIV3Discovery {
+/** openApiV3Discovery builds the `/openapi/v3` index from the hashes (keyed by `apis/<g>/<v>`) of the serialized group/version documents. */
+export function openApiV3Discovery(kinds: readonly ResourceDefinition[], hashes: ReadonlyMap<string, string>): OpenAPIV3Discovery {
   const paths: OpenAPIV3Discovery['paths'] = {};
   for (const { group, version } of groupVersions(kinds)) {
     const key = openApiV3Path(group, version);
-    const hash = hashes?.get(key) ?? serializeDocument(openApiV3GroupVersion(kinds, group, version)).hash;
+    const hash = hashes.get(key);
+    if (hash === undefined) throw new Error(`no serialized OpenAPI document for ${key}`);
     paths[key] = { serverRelativeURL: openApiV3URL(group, version, hash) };
   }
   return { paths };

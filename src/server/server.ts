@@ -4,7 +4,7 @@
  *   onRequest: authentication (401 unless a verified client certificate, health paths exempt) →
  *   content-type parsing (JSON, merge/json patch, YAML; 415 otherwise; 413 over 3 MiB) →
  *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
- *   error handler: every failure becomes a metav1.Status.
+ *   error handler: every failure becomes a metav1.Status (except fastify's own 503 once close() has begun).
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
@@ -55,8 +55,6 @@ export interface ServerConfig {
 /** ApiServer is the assembled server. */
 export interface ApiServer {
   app: FastifyInstance;
-  stores: Map<string, ResourceStore>;
-  watches: WatchRegistry;
   /** shutdown ends open watches, stops accepting, and closes the storage (flushing it). */
   shutdown(): Promise<void>;
 }
@@ -87,7 +85,6 @@ export function createServer(cfg: ServerConfig): ApiServer {
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
   const watches = new WatchRegistry(cfg.watch);
-  let shuttingDown = false;
 
   app.decorateRequest('user', undefined);
   const authenticate = cfg.authenticator ?? clientCertificateAuthenticator;
@@ -114,15 +111,10 @@ export function createServer(cfg: ServerConfig): ApiServer {
     reply.code(404).type('application/json').send(e.status);
   });
 
-  registerHealthRoutes(app, [], [{ name: 'shutdown', check: () => !shuttingDown }]);
+  registerHealthRoutes(app, []);
   registerMetrics(app, createMetrics(watches));
   registerDiscoveryRoutes(app, cfg.kinds);
-  const stores = new Map<string, ResourceStore>();
-  for (const def of cfg.kinds) {
-    const store = new ResourceStore(def, cfg.storage);
-    stores.set(`${def.group}/${def.plural}`, store);
-    registerResourceRoutes(app, store, watches);
-  }
+  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage), watches);
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
   // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by
@@ -142,7 +134,6 @@ export function createServer(cfg: ServerConfig): ApiServer {
 
   // Open watches would keep close() waiting forever: end them first, clients re-watch elsewhere or later.
   app.addHook('preClose', async () => {
-    shuttingDown = true;
     watches.closeAll();
     for (const s of handshaking.values()) s.destroy();
     handshaking.clear();
@@ -150,11 +141,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
 
   return {
     app,
-    stores,
-    watches,
     async shutdown() {
-      shuttingDown = true;
-      watches.closeAll();
       await app.close();
       await cfg.storage.close();
     },

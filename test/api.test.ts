@@ -558,6 +558,62 @@ describe('watch', () => {
 
 });
 
+describe('negotiation comes before writes, and inputs kube-apiserver accepts', () => {
+  const PROTOBUF_ONLY = { accept: 'application/vnd.kubernetes.protobuf' };
+
+  it('answers 406 to a PUT, a patch, an apply, a delete or a deletecollection it cannot represent, and writes nothing', async () => {
+    const created = (await call(agent, ns('neg'), 'POST', website('n1', { replicas: 2 }))).body;
+    await call(agent, ns('neg'), 'POST', website('n2'));
+    const rv = created.metadata.resourceVersion;
+    const attempts: [string, string, unknown, Record<string, string>][] = [
+      ['PUT', `${ns('neg')}/n1`, { ...created, spec: { ...created.spec, replicas: 5 } }, {}],
+      ['PATCH', `${ns('neg')}/n1`, { spec: { replicas: 6 } }, MERGE],
+      ['PATCH', `${ns('neg')}/n1?fieldManager=t`, { apiVersion: created.apiVersion, kind: 'Website', metadata: { name: 'n1' }, spec: { gitRepo: created.spec.gitRepo, replicas: 7 } }, { 'content-type': 'application/apply-patch+yaml' }],
+      ['DELETE', `${ns('neg')}/n1`, undefined, {}],
+      ['DELETE', ns('neg'), undefined, {}],
+    ];
+    for (const [method, url, body, headers] of attempts) {
+      const r = await call(agent, url, method as never, body, { ...headers, ...PROTOBUF_ONLY });
+      expect(r.status, `${method} ${url}`).toBe(406);
+      expect(r.body).toMatchObject({ kind: 'Status', reason: 'NotAcceptable' });
+    }
+    const after = await call(agent, ns('neg'));
+    expect(after.body.items.map((o: any) => o.metadata.name)).toEqual(['n1', 'n2']);
+    expect(after.body.items[0].metadata.resourceVersion).toBe(rv);
+    expect(after.body.items[0].spec.replicas).toBe(2);
+  });
+
+  it('keeps label keys named constructor and prototype through a merge patch', async () => {
+    await call(agent, ns('proto'), 'POST', website('p1'));
+    const r = await call(agent, `${ns('proto')}/p1`, 'PATCH', { metadata: { labels: { constructor: 'c', prototype: 'p' } } }, MERGE);
+    expect(r.status).toBe(200);
+    expect(r.body.metadata.labels).toEqual({ constructor: 'c', prototype: 'p' });
+    expect((await call(agent, `${ns('proto')}/p1`)).body.metadata.labels).toEqual({ constructor: 'c', prototype: 'p' });
+  });
+
+  it('prefers the Accept clause with the highest q, as goautoneg does', async () => {
+    await call(agent, ns('qsort'), 'POST', website('q1'));
+    const r = await call(agent, ns('qsort'), 'GET', undefined, { accept: 'application/json;q=0.1, application/json;as=Table;v=v1;g=meta.k8s.io;q=0.9' });
+    expect(r.body.kind).toBe('Table');
+    const plain = await call(agent, ns('qsort'), 'GET', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io;q=0.2, application/json' });
+    expect(plain.body.kind).toBe('WebsiteList');
+  });
+
+  it('answers 400 to a gracePeriodSeconds that is not an integer', async () => {
+    await call(agent, ns('grace'), 'POST', website('g1'));
+    const r = await call(agent, `${ns('grace')}/g1?gracePeriodSeconds=abc`, 'DELETE');
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+    expect((await call(agent, `${ns('grace')}/g1`)).status).toBe(200);
+  });
+
+  it('watches a name that would need escaping in a field selector as the name itself', async () => {
+    const res = await request(`${ns('esc')}/a%3Db?watch=true&timeoutSeconds=1`, { dispatcher: agent });
+    expect(res.statusCode).toBe(200);
+    expect((await res.body.text()).trim()).toBe('');
+  });
+});
+
 describe('metrics', () => {
   it('counts requests by kube verb, resource and code on /metrics, and reports open watches', async () => {
     await call(agent, ns('metrics'), 'POST', website('a'));

@@ -1,6 +1,6 @@
 /**
  * @module endpoints/negotiation
- * Accept-header negotiation (k8s.io/apiserver handlers/negotiation): walk the media ranges in order, skip what we
+ * Accept-header negotiation (k8s.io/apiserver handlers/negotiation): walk the media ranges by q (highest first, header order among equals), skip what we
  * cannot produce (protobuf, CBOR, unknown `as=`), take the first we can. Never 406 while JSON is acceptable.
  */
 import { notAcceptable } from '../apis/meta/errors.js';
@@ -71,14 +71,15 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 export const isJsonRange = (r: MediaRange) =>
   (r.type === 'application' && (r.subtype === 'json' || r.subtype === '*')) || (r.type === '*' && r.subtype === '*');
 
-const ACCEPTED = ['application/json', 'application/yaml', 'application/json;as=Table;v=v1;g=meta.k8s.io'];
+const ACCEPTED = ['application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io'];
 
 /**
  * negotiate picks the target for a response. `single` tells whether the request addresses one object
  * (PartialObjectMetadata) or a collection (PartialObjectMetadataList); Table fits both.
  */
 export function negotiate(header: string | undefined, single: boolean): Target {
-  const ranges = parseAccept(header);
+  // Highest q first, header order among equals (goautoneg.ParseAccept sorts the same way; Array.sort is stable).
+  const ranges = parseAccept(header).sort((a, b) => b.q - a.q);
   if (ranges.length === 0) return { kind: 'Object' };
   for (const r of ranges) {
     if (r.q <= 0 || !isJsonRange(r)) continue;
@@ -94,7 +95,7 @@ export function negotiate(header: string | undefined, single: boolean): Target {
   throw notAcceptable(ACCEPTED);
 }
 
-/** watchTarget negotiates a watch: events carry single objects, so `as=PartialObjectMetadata` applies per event. */
+/** negotiateWatch negotiates a watch: events carry single objects, so `as=PartialObjectMetadata` applies per event. */
 export function negotiateWatch(header: string | undefined): Target {
   return negotiate(header, true);
 }

@@ -38,10 +38,10 @@ export interface ListOptions {
 }
 
 /** parseListOptions parses and validates list/watch parameters (internalversion/validation.ValidateListOptions). */
-export function parseListOptions(q: Query, forceWatch = false): ListOptions {
+export function parseListOptions(q: Query): ListOptions {
   const label = parseLabelSelector(one(q, 'labelSelector') ?? '');
   const field = parseFieldSelector(one(q, 'fieldSelector') ?? '');
-  const watch = forceWatch || truthy(one(q, 'watch'));
+  const watch = truthy(one(q, 'watch'));
   const resourceVersion = one(q, 'resourceVersion') || undefined;
   const rvm = one(q, 'resourceVersionMatch') || undefined;
   const sie = one(q, 'sendInitialEvents');
@@ -137,8 +137,9 @@ export function parseDeleteOptions(body: unknown, q: Query): DeleteOptions {
   if (pp) o.propagationPolicy = pp as DeleteOptions['propagationPolicy'] & string;
   const od = one(q, 'orphanDependents');
   if (od !== undefined) o.orphanDependents = truthy(od);
-  const gp = one(q, 'gracePeriodSeconds');
-  if (gp !== undefined && gp !== '') o.gracePeriodSeconds = Number(gp);
+  // Not a number at all is a decoding error (400), like limit and timeoutSeconds; a negative one is 422 later.
+  const gp = parseIntParam(q, 'gracePeriodSeconds');
+  if (gp !== undefined) o.gracePeriodSeconds = gp;
   const dry = q['dryRun'];
   if (dry !== undefined) o.dryRun = Array.isArray(dry) ? dry : [dry];
   return o;

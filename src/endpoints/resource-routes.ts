@@ -1,14 +1,17 @@
 /**
  * @module endpoints/resource-routes
  * Registers every route of one kind, generated from its ResourceStore (installer.go registerResourceHandlers).
- * Each handler is: parse options → one store call → negotiate → reply. Unsupported methods answer 405.
+ * Each handler is: parse options → negotiate the response → one store call → reply (a 406 never follows a write).
+ * Unsupported methods answer 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
+import { escapeFieldValue, parseFieldSelector } from '../apis/meta/fields.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
-import { negotiate, negotiateWatch } from './negotiation.js';
-import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type Query } from './query.js';
+import type { IncludeObject } from '../registry/table.js';
+import { negotiate, negotiateWatch, type Target } from './negotiation.js';
+import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type ListOptions, type Query } from './query.js';
 import { transformList, transformObject, parseIncludeObject } from './transform.js';
 import { readListPage } from './list-page.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
@@ -35,6 +38,11 @@ function patchType(req: FastifyRequest, allowApply = true): Exclude<PatchType, t
   return ct as Exclude<PatchType, typeof APPLY_PATCH_TYPE>;
 }
 
+// representation adds the Table `includeObject` option (only Tables have rows that embed objects) to a target.
+function representation(req: Req, target: Target): { target: Target; includeObject: IncludeObject } {
+  return { target, includeObject: target.kind === 'Table' ? parseIncludeObject(req.query) : 'Metadata' };
+}
+
 /** registerResourceRoutes installs collection, item and subresource routes for one kind. */
 export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const def = store.def;
@@ -42,17 +50,15 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   const nsBase = def.namespaced ? `${base}/namespaces/:namespace/${def.plural}` : `${base}/${def.plural}`;
   const ns = (req: Req) => (def.namespaced ? req.params['namespace'] : undefined);
 
-  const list = async (query: Query, accept: string | undefined, reply: FastifyReply, namespace: string | undefined) => {
-    const opts = parseListOptions(query);
+  // list serves a list or a watch; the representation is settled before anything is read.
+  const list = async (req: Req, opts: ListOptions, reply: FastifyReply, namespace: string | undefined) => {
     if (opts.watch) {
-      const target = negotiateWatch(accept);
-      const includeObject = target.kind === 'Table' ? parseIncludeObject(query) : 'Metadata';
+      const { target, includeObject } = representation(req, negotiateWatch(req.headers.accept));
       reply.hijack();
       await serveWatch(reply.raw, { store, namespace, opts, target, includeObject, registry: watches });
       return reply;
     }
-    const target = negotiate(accept, false);
-    const includeObject = target.kind === 'Table' ? parseIncludeObject(query) : 'Metadata';
+    const { target, includeObject } = representation(req, negotiate(req.headers.accept, false));
     const { items, meta } = await readListPage(store, namespace, opts);
     return transformList(def, items, meta, target, includeObject);
   };
@@ -65,7 +71,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     handler: async (req, reply) => {
       switch (req.method) {
         case 'GET':
-          return list(req.query, req.headers.accept, reply, ns(req));
+          return list(req, parseListOptions(req.query), reply, ns(req));
         case 'POST': {
           const opts = parseWriteOptions(req.query, 'CreateOptions', req.headers['user-agent']);
           const target = negotiate(req.headers.accept, true);
@@ -77,8 +83,10 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         case 'DELETE': {
           const lo = parseListOptions(req.query);
           const o = parseDeleteOptions(req.body, req.query);
+          // Negotiated before deleting: a 406 must leave everything in place.
+          const target = negotiate(req.headers.accept, false);
           const deleted = await store.deleteCollection(ns(req), { label: lo.label, field: lo.field }, o, isDryRun(o, 'DeleteOptions'));
-          return transformList(def, deleted, { resourceVersion: String(store.currentRevision()) }, negotiate(req.headers.accept, false), 'Metadata');
+          return transformList(def, deleted, { resourceVersion: String(store.currentRevision()) }, target, 'Metadata');
         }
         default:
           throw methodNotSupported(store.gr, req.method.toLowerCase());
@@ -90,11 +98,11 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   if (def.namespaced) {
     app.route<{ Params: Record<string, string>; Querystring: Query }>({
       method: [...ALL_METHODS],
-    config: { resource: def.plural },
+      config: { resource: def.plural },
       url: `${base}/${def.plural}`,
       handler: async (req, reply) => {
         if (req.method !== 'GET') throw methodNotSupported(store.gr, req.method === 'POST' ? 'create' : req.method.toLowerCase());
-        return list(req.query, req.headers.accept, reply, undefined);
+        return list(req, parseListOptions(req.query), reply, undefined);
       },
     });
   }
@@ -106,25 +114,27 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     url: `${nsBase}/:name`,
     handler: async (req, reply) => {
       const name = req.params['name'] ?? '';
+      const lo = req.method === 'GET' && req.query['watch'] !== undefined ? parseListOptions(req.query) : undefined;
+      if (lo?.watch) {
+        // A named GET-watch is a watch on metadata.name=<name>; a field selector given with it must require
+        // exactly that name (get.go ListResource).
+        if (!lo.field.empty && lo.field.exactName() !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+        if (lo.field.empty) lo.field = parseFieldSelector(`metadata.name=${escapeFieldValue(name)}`);
+        return list(req, lo, reply, ns(req));
+      }
+      if (req.method === 'POST') throw methodNotSupported(store.gr, 'post');
+      // Negotiated before any write: a 406 must leave the object as it was.
+      const target = negotiate(req.headers.accept, true);
       switch (req.method) {
         case 'GET': {
-          const lo = req.query['watch'] !== undefined ? parseListOptions(req.query) : undefined;
-          if (lo?.watch) {
-            // A named GET-watch is a watch on metadata.name=<name>; a field selector given with it must require
-            // exactly that name (get.go ListResource).
-            if (!lo.field.empty && lo.field.exactName() !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
-            const q: Query = lo.field.empty ? { ...req.query, fieldSelector: `metadata.name=${name}` } : req.query;
-            return list(q, req.headers.accept, reply, ns(req));
-          }
-          const target = negotiate(req.headers.accept, true);
-          const includeObject = target.kind === 'Table' ? parseIncludeObject(req.query) : 'Metadata';
+          const { includeObject } = representation(req, target);
           return transformObject(def, store.get(ns(req), name), target, includeObject);
         }
         case 'PUT': {
           const opts = parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']);
           const { object, warnings } = await store.update(ns(req), name, req.body, 'main', opts);
           sendWarnings(reply, warnings);
-          return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
+          return transformObject(def, object, target, 'Metadata');
         }
         case 'PATCH': {
           if (isApplyPatch(req)) {
@@ -132,20 +142,20 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
             const { object, warnings, created } = await store.apply(ns(req), name, req.body, opts);
             sendWarnings(reply, warnings);
             reply.code(created ? 201 : 200);
-            return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
+            return transformObject(def, object, target, 'Metadata');
           }
           const type = patchType(req);
           const opts = parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']);
           const { object, warnings } = await store.patch(ns(req), name, type, req.body, 'main', opts);
           sendWarnings(reply, warnings);
-          return transformObject(def, object, negotiate(req.headers.accept, true), 'Metadata');
+          return transformObject(def, object, target, 'Metadata');
         }
         case 'DELETE': {
           const o = parseDeleteOptions(req.body, req.query);
           const r = await store.delete(ns(req), name, o, isDryRun(o, 'DeleteOptions'));
           reply.code(r.code);
           const body = r.body as { kind?: string };
-          return body.kind === 'Status' ? r.body : transformObject(def, r.body as never, negotiate(req.headers.accept, true), 'Metadata');
+          return body.kind === 'Status' ? r.body : transformObject(def, r.body as never, target, 'Metadata');
         }
         default:
           throw methodNotSupported(store.gr, req.method.toLowerCase());

@@ -78,7 +78,8 @@ export function fromFieldsV1(fields: Record<string, unknown>): Path[] {
 
 function getAt(obj: unknown, p: Path): unknown {
   let v = obj;
-  for (const seg of p) v = isObject(v) ? v[seg] : undefined;
+  // Own properties only: a field named `constructor` must not find Object's.
+  for (const seg of p) v = isObject(v) && Object.hasOwn(v, seg) ? v[seg] : undefined;
   return v;
 }
 
@@ -106,7 +107,7 @@ function deleteAt(obj: unknown, p: Path): void {
 function applyMerge(live: unknown, applied: unknown): unknown {
   if (!isObject(applied) || !isObject(live)) return structuredClone(applied);
   const out: Record<string, unknown> = { ...live };
-  for (const [k, v] of Object.entries(applied)) out[k] = k in out ? applyMerge(out[k], v) : structuredClone(v);
+  for (const [k, v] of Object.entries(applied)) out[k] = Object.hasOwn(out, k) ? applyMerge(out[k], v) : structuredClone(v);
   return out;
 }
 

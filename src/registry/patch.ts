@@ -29,8 +29,9 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return structuredClone(patch);
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const key of Object.keys(patch)) {
-    // Keys that could reach Object.prototype are refused by the JSON parser already; skip them again defensively.
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
+    // The JSON parser refuses __proto__ already; skip it again defensively. (`constructor` and `prototype` are
+    // ordinary keys, e.g. of labels: assigning them as own properties is safe.)
+    if (key === '__proto__') continue;
     const value = patch[key];
     if (value === null) delete out[key];
     else out[key] = mergePatch(Object.hasOwn(out, key) ? out[key] : undefined, value);

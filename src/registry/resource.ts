@@ -70,6 +70,4 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   subresources: { status: boolean; scale?: ScaleMapping<T> };
   /** Semantic validation beyond the schema, run after defaulting. `old` is set on update. */
   validate?: (obj: T, old: T | undefined) => FieldError[];
-  /** Warnings on create/update (Warning headers). */
-  warnings?: (obj: T, old: T | undefined) => string[];
 }

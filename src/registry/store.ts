@@ -194,7 +194,6 @@ export class ResourceStore {
     if (generated) meta.name = generateName(meta.generateName ?? '');
     this.#validate(obj, undefined);
     if (own.kind === 'update') meta.managedFields = trackUpdate(undefined, obj, own.manager, 'main', this.apiVersion, meta.creationTimestamp);
-    warnings.push(...(this.def.warnings?.(obj, undefined) ?? []));
     if (opts.dryRun) return { object: obj, warnings };
     for (let attempt = 0; ; attempt++) {
       try {
@@ -425,7 +424,6 @@ export class ResourceStore {
     }
     try {
       const object = await this.#storage.update(key, tryUpdate);
-      warnings.push(...(this.def.warnings?.(object, undefined) ?? []));
       return { object, warnings };
     } catch (e) {
       if (isStorageError(e, 'KeyNotFound')) throw notFound(this.gr, name);

@@ -19,7 +19,9 @@ import { invalid as invalidField, notSupported, path, required, type FieldError 
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
 import type { KubeObject, ObjectMeta, Status } from '../apis/meta/types.js';
-import { generateName, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apis/meta/validation.js';
+import {
+  FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, generateName, validateObjectMetaCreate, validateObjectMetaUpdate,
+} from '../apis/meta/validation.js';
 import { compileSchemaAdmission, type SchemaAdmission } from '../admission/schema.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandle, WatchSink } from '../storage/interface.js';
@@ -78,8 +80,9 @@ export type DeleteResult = { code: 200 | 202; body: KubeObject | Status };
 /** Subresource is the part of the object a write addresses. */
 export type Subresource = 'main' | 'status';
 
-const ORPHAN = 'orphan';
-const FOREGROUND = 'foregroundDeletion';
+const ORPHAN = FINALIZER_ORPHAN_DEPENDENTS;
+const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
+const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'];
 const GENERATE_NAME_ATTEMPTS = 8;
 
 // Thrown inside an update to say "this write removes the last finalizer of a deleted object: delete it instead".
@@ -489,8 +492,8 @@ export class ResourceStore {
 
   #validateDeleteOptions(o: DeleteOptions, name: string): void {
     const errs: FieldError[] = [];
-    if (o.propagationPolicy !== undefined && !['Foreground', 'Background', 'Orphan'].includes(o.propagationPolicy)) {
-      errs.push(notSupported('propagationPolicy', o.propagationPolicy, ['Foreground', 'Background', 'Orphan']));
+    if (o.propagationPolicy !== undefined && !PROPAGATION_POLICIES.includes(o.propagationPolicy)) {
+      errs.push(notSupported('propagationPolicy', o.propagationPolicy, PROPAGATION_POLICIES));
     }
     if (o.propagationPolicy !== undefined && o.orphanDependents !== undefined) {
       errs.push(invalidField('propagationPolicy', o.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));

@@ -40,10 +40,6 @@ export const badRequest = (message: string, causes?: StatusCause[]) =>
 /** unauthorized: 401 Unauthorized. */
 export const unauthorized = (message = 'Unauthorized') => err(401, 'Unauthorized', message);
 
-/** forbidden: 403 Forbidden. */
-export const forbidden = (gr: GroupResource, name: string, message: string) =>
-  err(403, 'Forbidden', `${qualified(gr)}${name ? ` "${name}"` : ''} is forbidden: ${message}`, { name, group: gr.group, kind: gr.resource });
-
 /** notFound: 404 NotFound `websites.extensions.example.com "x" not found`. */
 export const notFound = (gr: GroupResource, name: string) =>
   err(404, 'NotFound', `${qualified(gr)} "${name}" not found`, { name, group: gr.group, kind: gr.resource });
@@ -101,8 +97,6 @@ export const invalidParams = (what: string, errors: FieldError[]) => invalid(wha
 export const internalError = (message: string) =>
   err(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 
-/** serviceUnavailable: 503 ServiceUnavailable. */
-export const serviceUnavailable = (message: string) => err(503, 'ServiceUnavailable', message);
 
 /** tooLargeResourceVersion: 504 Timeout with cause ResourceVersionTooLarge (client-go relists on it). */
 export const tooLargeResourceVersion = (requested: string, current: string) =>

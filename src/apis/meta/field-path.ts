@@ -22,7 +22,7 @@ export interface FieldError {
   message: string;
 }
 
-/** FieldPath builds dotted/indexed paths: `path('spec').child('replicas')`, `path('metadata','labels').key('app')`. */
+/** FieldPath builds dotted paths: `path('spec').child('replicas')` is `spec.replicas`. */
 export class FieldPath {
   readonly #segments: string;
   constructor(segments: string) {
@@ -30,12 +30,6 @@ export class FieldPath {
   }
   child(...names: string[]): FieldPath {
     return new FieldPath([this.#segments, ...names].filter(Boolean).join('.'));
-  }
-  index(i: number): FieldPath {
-    return new FieldPath(`${this.#segments}[${i}]`);
-  }
-  key(k: string): FieldPath {
-    return new FieldPath(`${this.#segments}[${k}]`);
   }
   toString(): string {
     return this.#segments;

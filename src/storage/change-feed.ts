@@ -7,10 +7,11 @@
  * - `publish` may be called out of order (commits resolve in batches); subscribers still see revisions ascending,
  *   each once, because events are held until every lower revision has been published. A write that fails before
  *   committing does not consume its revision (the next write reuses it), so there are no holes to wait on.
- * - A subscription from revision N replays retained events > N in batches paced by `sink.ready()`, while live
- *   events are held for it; then it turns live. No event is missed or repeated across that switch.
- * - A replay that falls behind by more than `maxPending` live events ends with an Expired error rather than
- *   buffering without bound.
+ * - A subscription from revision N replays retained events > N from the History in batches paced by
+ *   `sink.ready()`, reading on past changes committed meanwhile, and turns live in the same turn it catches up with
+ *   the last delivered revision. Nothing is held in memory for it, and no event is missed or repeated at the switch.
+ * - A replay slower than the writes keeps reading history; it ends with Expired only if compaction passes it
+ *   (the backend decides how long history is kept for a lagging replay).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { StorageError } from './errors.js';
@@ -25,17 +26,11 @@ interface Subscriber {
   /** Events at or below this revision are not delivered live (replayed, or already seen through a list). */
   after: number;
   sink: WatchSink;
-  /** Set while history is replayed: live events wait here. */
-  pending?: ChangeEvent[];
+  /** True while history is replayed: live delivery skips the subscriber, the replay reads those events later. */
+  replaying: boolean;
   /** The replay position (for compaction: history above it must stay). */
   cursor: number;
   stopped: boolean;
-}
-
-/** ChangeFeedOptions tunes the feed. */
-export interface ChangeFeedOptions {
-  /** Live events held for one replaying subscriber before it is ended with Expired. */
-  maxPending?: number;
 }
 
 /** ChangeFeed orders, replays and fans out change events. */
@@ -43,14 +38,12 @@ export class ChangeFeed {
   readonly #history: History;
   readonly #pending = new Map<number, ChangeEvent>();
   readonly #subscribers = new Set<Subscriber>();
-  readonly #maxPending: number;
   #lastDelivered: number;
 
   /** @param startRevision the revision already committed when the feed starts. */
-  constructor(startRevision: number, history: History, opts: ChangeFeedOptions = {}) {
+  constructor(startRevision: number, history: History) {
     this.#lastDelivered = startRevision;
     this.#history = history;
-    this.#maxPending = opts.maxPending ?? 10_000;
   }
 
   /** lastDelivered is the highest revision handed to subscribers. */
@@ -66,7 +59,7 @@ export class ChangeFeed {
   /** minReplayCursor is the lowest revision a running replay still needs (Infinity when none runs). */
   minReplayCursor(): number {
     let min = Infinity;
-    for (const s of this.#subscribers) if (s.pending && s.cursor < min) min = s.cursor;
+    for (const s of this.#subscribers) if (s.replaying && s.cursor < min) min = s.cursor;
     return min;
   }
 
@@ -82,14 +75,12 @@ export class ChangeFeed {
     if (fromRevision < compacted) {
       throw new StorageError('Expired', `too old resource version: ${fromRevision} (${compacted + 1})`);
     }
-    const upTo = this.#lastDelivered;
-    const replay = fromRevision < upTo;
-    const sub: Subscriber = { prefix, after: Math.max(fromRevision, upTo), sink, cursor: fromRevision, stopped: false };
-    if (replay) sub.pending = [];
+    const replaying = fromRevision < this.#lastDelivered;
+    const sub: Subscriber = { prefix, after: Math.max(fromRevision, this.#lastDelivered), sink, replaying, cursor: fromRevision, stopped: false };
     this.#subscribers.add(sub);
-    if (replay) void this.#replay(sub, fromRevision, upTo);
+    if (replaying) void this.#replay(sub, fromRevision);
     return {
-      position: () => (sub.pending ? sub.cursor : Math.max(sub.after, this.#lastDelivered)),
+      position: () => (sub.replaying ? sub.cursor : Math.max(sub.after, this.#lastDelivered)),
       stop: () => {
         sub.stopped = true;
         this.#subscribers.delete(sub);
@@ -103,25 +94,27 @@ export class ChangeFeed {
     this.#subscribers.clear();
   }
 
-  async #replay(sub: Subscriber, from: number, upTo: number): Promise<void> {
-    let cursor = from;
+  async #replay(sub: Subscriber, from: number): Promise<void> {
     try {
-      while (!sub.stopped && cursor < upTo) {
-        if (cursor < this.#history.compacted()) {
+      for (;;) {
+        if (sub.stopped) return;
+        const upTo = this.#lastDelivered;
+        if (sub.cursor >= upTo) {
+          // Caught up: from here on live delivery has every later event. No await between the check and the switch.
+          sub.after = upTo;
+          sub.replaying = false;
+          return;
+        }
+        if (sub.cursor < this.#history.compacted()) {
           throw new StorageError('Expired', `too old resource version: ${from} (${this.#history.compacted() + 1})`);
         }
-        const batch = this.#history.range(cursor, upTo, REPLAY_BATCH);
+        const batch = this.#history.range(sub.cursor, upTo, REPLAY_BATCH);
         for (const e of batch) if (inPrefix(e.key, sub.prefix)) sub.sink.onEvent(e);
-        cursor = batch.length < REPLAY_BATCH ? upTo : (batch[batch.length - 1] as ChangeEvent).revision;
-        sub.cursor = cursor;
+        sub.cursor = batch.length < REPLAY_BATCH ? upTo : (batch[batch.length - 1] as ChangeEvent).revision;
         // Let the sink drain (a slow client paces its own replay) and let writes and other watchers run.
         if (sub.sink.ready) await sub.sink.ready();
         await nextTurn();
       }
-      if (sub.stopped) return;
-      const held = sub.pending ?? [];
-      delete sub.pending;
-      for (const e of held) sub.sink.onEvent(e);
     } catch (e) {
       this.#fail(sub, e as Error);
     }
@@ -146,13 +139,7 @@ export class ChangeFeed {
       this.#lastDelivered = next;
       for (const s of this.#subscribers) {
         if (e.revision <= s.after || !inPrefix(e.key, s.prefix)) continue;
-        if (s.pending) {
-          s.pending.push(e);
-          if (s.pending.length > this.#maxPending) {
-            this.#fail(s, new StorageError('Expired', `the watcher fell more than ${this.#maxPending} events behind while replaying history`));
-          }
-          continue;
-        }
+        if (s.replaying) continue;
         try {
           s.sink.onEvent(e);
         } catch {

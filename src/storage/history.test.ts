@@ -175,7 +175,7 @@ describe('LmdbStorage history compaction', () => {
     expect(sink.revisions).toEqual(range(1, 500));
     // Everything is past the age bound, but the replay is at 500.
     expect(await s.compact(later())).toBe(500);
-    await s.update(key('ns', 'o3'), (c) => ({ ...c, spec: { v: 1 } })); // 1201, held for the replay
+    await s.update(key('ns', 'o3'), (c) => ({ ...c, spec: { v: 1 } })); // 1201, read from history by the replay later
     expect(await s.compact(later())).toBe(500);
     sink.open();
     await vi.waitFor(() => expect(sink.revisions).toHaveLength(1000));
@@ -190,6 +190,29 @@ describe('LmdbStorage history compaction', () => {
     await s.create(key('ns', 'last'), obj('ns', 'last'));
     await vi.waitFor(() => expect(sink.revisions.at(-1)).toBe(1202));
     h.stop();
+  });
+
+  it('passes a replay that lags by more than twice the count bound, which then ends with Expired', async () => {
+    const s = lmdb({ historyEvents: 100 });
+    await writeSequentially(s, 100);
+    const stalled = new Recorder(true);
+    s.watch(ALL, 0, stalled);
+    await vi.waitFor(() => expect(stalled.waiting).toBe(true));
+    expect(stalled.revisions).toEqual(range(1, 100));
+    await writeConcurrently(s, 400, 'p'); // revisions 101..500 while the replay waits at 100
+    const near = new Recorder(true);
+    s.watch(ALL, 350, near);
+    await vi.waitFor(() => expect(near.waiting).toBe(true));
+    // The stalled replay (at 100) may hold history only down to 500 - 2 × 100; the one at 500 holds nothing back.
+    await s.compact(); // may join a run the writes started with an older target
+    expect(await s.compact()).toBe(300);
+    stalled.ungate();
+    await vi.waitFor(() => expect(stalled.errors).toHaveLength(1));
+    expect(isStorageError(stalled.errors[0], 'Expired')).toBe(true);
+    expect(stalled.revisions).toEqual(range(1, 100));
+    near.ungate();
+    await vi.waitFor(() => expect(near.revisions).toEqual(range(351, 500)));
+    expect(near.errors).toEqual([]);
   });
 
   // Regression: #compact once clamped its target by minReplayCursor() only when a run started, so a replay that

@@ -14,7 +14,9 @@
  *   callback that throws after writing would still commit those writes (DEPENDENCIES.md §3).
  * - Compaction (count and age bounds) runs at start, on a timer, and from the write path once the count bound is
  *   passed by a slack of 10% (at most 1000), in batches of small transactions, so it never holds writers back for
- *   long; it never drops history a running replay still needs.
+ *   long. It keeps history a running replay still needs, up to twice the count bound: a replay lagging further
+ *   behind than that is passed and ends with Expired (its client re-lists), so a stalled reader cannot keep
+ *   history growing without bound.
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -188,13 +190,13 @@ export class LmdbStorage implements Storage {
     let target = Math.max(this.compactedRevision(), delivered - this.#historyEvents);
     const cutoff = now - this.#historyAgeMs;
     target = Math.max(target, this.#lastOlderThan(cutoff, delivered));
-    target = Math.min(target, delivered, this.#feed.minReplayCursor());
+    target = Math.min(target, delivered, this.#replayFloor(delivered));
     while (!this.#closed && this.compactedRevision() < target) {
       let progressed = false;
       await this.#root.transaction(() => {
         // Decided inside the write transaction: a replay may have started since this run began.
         const from = this.#meta.get(COMPACTED) ?? 0;
-        const end = Math.min(target, this.#feed.minReplayCursor());
+        const end = Math.min(target, this.#replayFloor(this.#feed.lastDelivered));
         if (end <= from) return;
         const keys = [...this.#events.getKeys({ start: from + 1, end: end + 1, limit: COMPACT_BATCH })];
         const upTo = keys.length < COMPACT_BATCH ? end : (keys[keys.length - 1] as number);
@@ -206,6 +208,12 @@ export class LmdbStorage implements Storage {
       if (!progressed) break;
     }
     return this.compactedRevision();
+  }
+
+  // #replayFloor is how far compaction may go with the running replays: not past the slowest one, unless that one
+  // lags by more than twice the count bound.
+  #replayFloor(delivered: number): number {
+    return Math.max(Math.min(this.#feed.minReplayCursor(), delivered), delivered - 2 * this.#historyEvents);
   }
 
   // #lastOlderThan finds the newest event committed before `cutoff`, decoding one entry per batch of keys and

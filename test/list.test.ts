@@ -345,6 +345,16 @@ describe('resourceVersion semantics', () => {
     expect(ok(await list('pg-echo', { limit: 3, continue: token })).items.map((o: any) => o.metadata.name)).toEqual(names('site', 10).slice(3, 6));
   });
 
+  it('a resourceVersion the store reaches while the list waits is served with that state', async () => {
+    const current = Number(ok(await list('pg-wait')).metadata.resourceVersion);
+    const waiting = list('pg-wait', { resourceVersion: String(current + 1), resourceVersionMatch: 'NotOlderThan' });
+    await new Promise((r) => setTimeout(r, 500));
+    await create('pg-wait', 'arrives');
+    const r = ok(await waiting);
+    expect(Number(r.metadata.resourceVersion)).toBeGreaterThanOrEqual(current + 1);
+    expect(r.items.map((o: any) => o.metadata.name)).toEqual(['arrives']);
+  });
+
   it('a resourceVersion newer than the server has is 504 Timeout with cause ResourceVersionTooLarge after waiting', async () => {
     const current = Number(ok(await list('pg-alpha')).metadata.resourceVersion);
     const future = String(current + 1000);

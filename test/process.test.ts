@@ -18,7 +18,10 @@ import {
 
 const MAIN = resolve(import.meta.dirname, '../dist/main.js');
 const COLLECTION = `${API}/namespaces/default/websites`;
-const FLAGS = ['--port', '--bind-address', '--data-dir', '--cert-dir', '--tls-cert-file', '--tls-private-key-file', '--tls-san', '--log-level'];
+const FLAGS = [
+  '--port', '--bind-address', '--data-dir', '--cert-dir', '--tls-cert-file', '--tls-private-key-file', '--tls-san', '--log-level',
+  '--watch-history-events', '--watch-history-age', '--watch-bookmark-interval',
+];
 
 const running: ServerProcess[] = [];
 const closers: (() => unknown)[] = [];

@@ -48,13 +48,14 @@ async function openWatch(url: string, accept: string | undefined, count: number)
   return { lines, done };
 }
 
-it('encodes each change once per representation for 25 watchers and sends every watcher identical lines', async () => {
+it('encodes each change once per representation for 30 watchers and sends every watcher identical lines', async () => {
   const changes = 40;
   const start = (await call(agent, `${server.url}${API}/websites`)).body.metadata.resourceVersion as string;
   const url = `${server.url}${API}/websites?watch=true&resourceVersion=${start}`;
   const table = 'application/json;as=Table;v=v1;g=meta.k8s.io';
   const json = await Promise.all(Array.from({ length: 20 }, () => openWatch(url, undefined, changes)));
   const tables = await Promise.all(Array.from({ length: 5 }, () => openWatch(url, table, changes)));
+  const metadata = await Promise.all(Array.from({ length: 5 }, () => openWatch(url, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', changes)));
   const encodedBefore = await metric('website_apiserver_watch_event_encodings_total');
   const sentBefore = await metric('apiserver_watch_events_total');
 
@@ -62,18 +63,20 @@ it('encodes each change once per representation for 25 watchers and sends every 
     const r = await call(agent, `${server.url}${API}/namespaces/fan/websites`, 'POST', website(`f${i}`));
     expect(r.status).toBe(201);
   }
-  await Promise.all([...json, ...tables].map((w) => w.done));
+  await Promise.all([...json, ...tables, ...metadata].map((w) => w.done));
 
   const encoded = (await metric('website_apiserver_watch_event_encodings_total')) - encodedBefore;
   const sent = (await metric('apiserver_watch_events_total')) - sentBefore;
-  expect(sent).toBeGreaterThanOrEqual(25 * changes);
-  // One JSON and one Table encoding per change (the Tables' first event, with column definitions, is one more
-  // variant shared by all five); per-watcher encoding would be 25 × 40 = 1000.
-  expect(encoded).toBeLessThanOrEqual(2 * changes + 1);
-  expect(encoded).toBeGreaterThanOrEqual(2 * changes);
+  expect(sent).toBeGreaterThanOrEqual(30 * changes);
+  // One JSON, one Table and one PartialObjectMetadata encoding per change (the Tables' first event, with column
+  // definitions, is one more variant shared by all five); per-watcher encoding would be 30 × 40 = 1200.
+  expect(encoded).toBeLessThanOrEqual(3 * changes + 1);
+  expect(encoded).toBeGreaterThanOrEqual(3 * changes);
 
   for (const w of json) expect(w.lines).toEqual(json[0]?.lines);
   for (const w of tables) expect(w.lines).toEqual(tables[0]?.lines);
+  for (const w of metadata) expect(w.lines).toEqual(metadata[0]?.lines);
+  expect(JSON.parse(metadata[0]?.lines[0] ?? '{}').object.kind).toBe('PartialObjectMetadata');
   const first = JSON.parse(tables[0]?.lines[0] ?? '{}');
   const second = JSON.parse(tables[0]?.lines[1] ?? '{}');
   expect(first.object.columnDefinitions.length).toBeGreaterThan(0);

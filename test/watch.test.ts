@@ -452,6 +452,24 @@ describe('§3.2 BOOKMARK', () => {
 });
 
 describe('§3.3 sendInitialEvents (watch-list)', () => {
+  it('§3.1/§3.3 treats a watch with resourceVersion unset or "0" as a watch-list (SetListOptionsDefaults): with bookmarks allowed, its initial ADDED events end with the annotated BOOKMARK', async () => {
+    const a = await create('wl-legacy', 'a');
+    const b = await create('wl-legacy', 'b');
+    const snapshot = await currentRV();
+    for (const query of ['watch=true&allowWatchBookmarks=true', 'watch=true&allowWatchBookmarks=true&resourceVersion=0']) {
+      const w = await openWatch(`${ns('wl-legacy')}?${query}`);
+      try {
+        await w.until((e) => e.some((x) => x.type === 'BOOKMARK' && x.object.metadata.annotations), `the initial-events-end BOOKMARK (${query})`);
+        const [x, y, end] = w.events;
+        expect([x, y].map(describeEvent).sort(), query).toEqual(['ADDED a', 'ADDED b']);
+        expect(Object.fromEntries([x, y].map((e) => [e.object.metadata.name, e.object]))).toEqual({ a, b });
+        expect(end.object, query).toEqual({ ...WEBSITE, metadata: { resourceVersion: String(snapshot), annotations: { [END_ANNOTATION]: 'true' } } });
+      } finally {
+        w.close();
+      }
+    }
+  });
+
   it('§3.3/§13.1 sends ADDED for every object, then one BOOKMARK annotated k8s.io/initial-events-end at the snapshot RV, then live events', async () => {
     const a = await create('wl', 'a');
     const b = await create('wl', 'b');

@@ -41,7 +41,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'cert-dir', default: './certs', help: 'Directory for the generated CA, serving and admin certificates and the admin kubeconfig.' },
   { name: 'tls-cert-file', help: 'Serving certificate (PEM) to use instead of generating one; needs --tls-private-key-file.' },
   { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
-  { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable.' },
+  { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable (comma-separated in the environment variable).' },
   { name: 'log-level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
   { name: 'watch-history-events', default: '100000', help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.' },
   { name: 'watch-history-age', default: '15m', help: 'How long changes are kept for resuming watches (a duration such as 90s, 15m, 1h30m).' },

@@ -24,7 +24,15 @@ export interface Options {
   readonly watchHistoryAgeMs: number;
   /** Interval of periodic watch BOOKMARKs, in ms. */
   readonly watchBookmarkIntervalMs: number;
+  /** kubeconfig of the cluster to delegate to; unset means in-cluster config when running in a pod. */
+  readonly kubeconfig: string | undefined;
+  readonly authenticationMode: AccessMode;
+  readonly authorizationMode: AccessMode;
 }
+
+/** AccessMode picks standalone or delegated authentication/authorization; auto = delegated when a cluster is configured. */
+export type AccessMode = 'auto' | 'standalone' | 'delegated';
+const ACCESS_MODES: readonly AccessMode[] = ['auto', 'standalone', 'delegated'];
 
 interface FlagSpec {
   name: string;
@@ -46,6 +54,9 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'watch-history-events', default: '100000', help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.' },
   { name: 'watch-history-age', default: '15m', help: 'How long changes are kept for resuming watches (a duration such as 90s, 15m, 1h30m).' },
   { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
+  { name: 'kubeconfig', help: 'kubeconfig of the cluster this server extends; without it the in-cluster service account is used when running in a pod, else the server runs standalone.' },
+  { name: 'authentication-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (client certificates from our own CA only) or delegated (also the front proxy, the cluster\'s client CA and TokenReview).' },
+  { name: 'authorization-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).' },
 ];
 
 /** parseDuration reads a Go-style duration (`1h30m`, `90s`, `250ms`) into milliseconds; undefined if malformed. */
@@ -124,6 +135,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
     if (ms === undefined || ms <= 0) errors.push(`--${name}: must be a positive duration such as 90s or 15m, got "${text}"`);
     else durations[name] = ms;
   }
+  const modes: Record<string, AccessMode> = {};
+  for (const name of ['authentication-mode', 'authorization-mode']) {
+    const text = get(name) ?? 'auto';
+    if ((ACCESS_MODES as readonly string[]).includes(text)) modes[name] = text as AccessMode;
+    else errors.push(`--${name}: must be one of ${ACCESS_MODES.join(', ')}, got "${text}"`);
+  }
   if (errors.length) return { kind: 'error', errors };
   return {
     kind: 'ok',
@@ -132,6 +149,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)), logLevel,
       watchHistoryEvents, watchHistoryAgeMs: durations['watch-history-age'] as number,
       watchBookmarkIntervalMs: durations['watch-bookmark-interval'] as number,
+      kubeconfig: get('kubeconfig') || undefined,
+      authenticationMode: modes['authentication-mode'] as AccessMode,
+      authorizationMode: modes['authorization-mode'] as AccessMode,
     }),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { ensureCertificates } from '../certs/self-signed.js';
+import { setupAccess } from '../cluster/access.js';
 import { createLogger } from '../observability/logger.js';
 import { kinds } from '../registry/kinds.js';
 import { createServer, type ApiServer } from '../server/server.js';
@@ -34,13 +35,20 @@ export async function run(o: Options): Promise<Running> {
   };
   const certs = ensureCertificates(certOpts);
   if (certs.generated.length) logger.info({ generated: certs.generated, reasons: certs.reasons, certDir: o.certDir }, 'certificates written');
+  const access = setupAccess({
+    kubeconfig: o.kubeconfig, authenticationMode: o.authenticationMode, authorizationMode: o.authorizationMode, ownCA: certs.caCert, logger,
+  });
   const storage = new LmdbStorage({ path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs });
   const server = createServer({
-    tls: { key: certs.servingKey, cert: certs.servingCert, clientCA: certs.caCert },
+    tls: { key: certs.servingKey, cert: certs.servingCert },
     storage,
     kinds,
     logger,
     watch: { bookmarkIntervalMs: o.watchBookmarkIntervalMs },
+    authentication: access.authentication,
+    authorizer: access.authorizer,
+    admission: access.admission,
+    readiness: access.readiness,
   });
   await server.app.listen({ port: o.port, host: o.bindAddress });
   const address = server.app.server.address();
@@ -49,6 +57,11 @@ export async function run(o: Options): Promise<Running> {
   // With --port 0 the real port is known only now: rewrite the kubeconfig to point at it.
   if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
   logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() }, 'serving');
-  logger.info('reconcilers are off: no cluster is configured (standalone mode)');
-  return { url, server, stop: () => server.shutdown() };
+  logger.info(access.describe, 'access');
+  if (!access.cluster) logger.info('reconcilers are off: no cluster is configured (standalone mode)');
+  const stop = async () => {
+    await access.stop();
+    await server.shutdown();
+  };
+  return { url, server, stop };
 }

@@ -88,6 +88,11 @@ const GENERATE_NAME_ATTEMPTS = 8;
 // Thrown inside an update to say "this write removes the last finalizer of a deleted object: delete it instead".
 class DeleteInstead extends Error {}
 
+/** CreateAdmission vets a create before defaults and validation (namespace lifecycle when delegated). */
+export interface CreateAdmission {
+  admitCreate(namespace: string, gr: GroupResource, name: string): Promise<void>;
+}
+
 /** ResourceStore implements every verb of one kind on top of a Storage. */
 export class ResourceStore {
   readonly def: ResourceDefinition;
@@ -95,9 +100,11 @@ export class ResourceStore {
   readonly #storage: Storage;
   readonly #schema: SchemaAdmission;
   readonly #resourceKey: string;
+  readonly #admission: CreateAdmission | undefined;
 
-  constructor(def: ResourceDefinition, storage: Storage) {
+  constructor(def: ResourceDefinition, storage: Storage, admission?: CreateAdmission) {
     this.def = def;
+    this.#admission = admission;
     this.gr = { group: def.group, resource: def.plural };
     this.#storage = storage;
     this.#schema = compileSchemaAdmission(def.schema);
@@ -183,6 +190,7 @@ export class ResourceStore {
   // #create runs the create pipeline on a decoded object.
   async #create(namespace: string | undefined, obj: KubeObject, opts: WriteOptions, warnings: string[], own: Ownership): Promise<WriteResult> {
     const meta = obj.metadata;
+    if (namespace !== undefined && this.#admission) await this.#admission.admitCreate(namespace, this.gr, meta.name ?? '');
     // System fields: whatever the client sent is replaced, as rest.FillObjectMetaSystemFields does.
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(new Date());

@@ -1,7 +1,7 @@
 /**
  * @module server/server
  * createServer assembles the HTTPS API server. The request path, in order:
- *   onRequest: authentication (401 unless a verified client certificate, health paths exempt) →
+ *   onRequest: authentication (401 without a credential) → authorization (403), health paths exempt from both →
  *   content-type parsing (JSON, merge/json patch, YAML; 415 otherwise; 413 over 3 MiB) →
  *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
  *   error handler: every failure becomes a metav1.Status (except fastify's own 503 once close() has begun).
@@ -11,16 +11,19 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import YAML from 'yaml';
 import {
-  badRequest, internalError, notFoundPath, StatusError, tooLarge, unauthorized, unsupportedMediaType,
+  badRequest, forbidden, internalError, notFoundPath, StatusError, tooLarge, unauthorized, unsupportedMediaType,
 } from '../apis/meta/errors.js';
+import type { Authentication } from '../auth/authentication.js';
+import { allowAuthenticated, forbiddenMessage, type Authorizer } from '../auth/authorizer.js';
+import { requestAttributes } from '../auth/request-info.js';
+import type { UserInfo } from '../auth/user.js';
 import { registerDiscoveryRoutes } from '../discovery/routes.js';
 import { registerResourceRoutes } from '../endpoints/resource-routes.js';
 import { WatchRegistry, type WatchSettings } from '../endpoints/watch.js';
 import type { ResourceDefinition } from '../registry/resource.js';
-import { ResourceStore } from '../registry/store.js';
+import { ResourceStore, type CreateAdmission } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
-import { ALWAYS_ALLOW_PATHS, clientCertificateAuthenticator, type Authenticator, type UserInfo } from './authn.js';
-import { registerHealthRoutes } from './health.js';
+import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
 
 declare module 'fastify' {
@@ -32,12 +35,14 @@ declare module 'fastify' {
 /** BODY_LIMIT is kube-apiserver's request body limit (3 MiB). */
 export const BODY_LIMIT = 3 * 1024 * 1024;
 
-/** TlsConfig is the serving key pair plus the CA that client certificates must chain to. */
+/** TlsConfig is the serving key pair (the CAs client certificates may chain to come from the Authentication). */
 export interface TlsConfig {
   key: string;
   cert: string;
-  clientCA: string;
 }
+
+/** ALWAYS_ALLOW_PATHS are served without credentials, as kube's delegated authz AlwaysAllowPaths. */
+export const ALWAYS_ALLOW_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
 /** ServerConfig is what createServer needs. */
 export interface ServerConfig {
@@ -46,8 +51,13 @@ export interface ServerConfig {
   storage: Storage;
   kinds: readonly ResourceDefinition[];
   logger: Logger;
-  /** Replaces client-certificate authentication (tests without TLS). */
-  authenticator?: Authenticator;
+  authentication: Authentication;
+  /** Defaults to allowing every authenticated user (standalone). */
+  authorizer?: Authorizer;
+  /** Extra /readyz checks (delegated settings loaded, namespace cache synced). */
+  readiness?: HealthCheck[];
+  /** Runs before anything is created (namespace lifecycle when delegated). */
+  admission?: CreateAdmission;
   /** Bookmark interval and per-watcher buffer bound. */
   watch?: WatchSettings;
 }
@@ -78,7 +88,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
     opts.https = {
       key: cfg.tls.key,
       cert: cfg.tls.cert,
-      ca: [cfg.tls.clientCA],
+      ca: cfg.authentication.trustedCAs(),
       requestCert: true,
       rejectUnauthorized: false,
     };
@@ -87,12 +97,18 @@ export function createServer(cfg: ServerConfig): ApiServer {
   const watches = new WatchRegistry(cfg.watch);
 
   app.decorateRequest('user', undefined);
-  const authenticate = cfg.authenticator ?? clientCertificateAuthenticator;
+  const authorizer = cfg.authorizer ?? allowAuthenticated;
   app.addHook('onRequest', async (req) => {
     if (ALWAYS_ALLOW_PATHS.has(req.url.split('?')[0] ?? '')) return;
-    const user = authenticate(req);
+    const user = await cfg.authentication.authenticate(req);
     if (!user) throw unauthorized();
     req.user = user;
+    const attrs = requestAttributes(req.method, req.url);
+    const decision = await authorizer.authorize(user, attrs);
+    if (!decision.allowed) {
+      const why = forbiddenMessage(user, attrs) + (decision.reason ? `: ${decision.reason}` : '');
+      throw attrs.isResourceRequest ? forbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, why) : forbidden(undefined, '', why);
+    }
   });
   app.addHook('onResponse', async (req, reply) => {
     cfg.logger.debug({ method: req.method, url: req.url, code: reply.statusCode, user: req.user?.name, ms: reply.elapsedTime }, 'request');
@@ -111,16 +127,21 @@ export function createServer(cfg: ServerConfig): ApiServer {
     reply.code(404).type('application/json').send(e.status);
   });
 
-  registerHealthRoutes(app, []);
+  registerHealthRoutes(app, cfg.readiness ?? []);
   registerMetrics(app, createMetrics(watches));
   registerDiscoveryRoutes(app, cfg.kinds);
-  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage), watches);
+  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, cfg.admission), watches);
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
   // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by
   // their remote address and port (the same on the raw socket and its TLSSocket) so shutdown can drop them.
   const handshaking = new Map<string, Socket>();
   if (cfg.tls) {
+    // A rotated cluster CA applies to new connections at once (existing ones keep the chain they verified).
+    const tls = cfg.tls;
+    cfg.authentication.onTrustChange(() => {
+      (app.server as unknown as { setSecureContext(o: object): void }).setSecureContext({ key: tls.key, cert: tls.cert, ca: cfg.authentication.trustedCAs() });
+    });
     const peer = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
     app.server.on('connection', (s: Socket) => {
       const k = peer(s);

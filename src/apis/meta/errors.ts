@@ -40,6 +40,17 @@ export const badRequest = (message: string, causes?: StatusCause[]) =>
 /** unauthorized: 401 Unauthorized. */
 export const unauthorized = (message = 'Unauthorized') => err(401, 'Unauthorized', message);
 
+/**
+ * forbidden: 403 Forbidden worded as errors.NewForbidden: `websites.extensions.example.com "x" is forbidden: <why>`,
+ * or `forbidden: <why>` for a request that names no resource.
+ */
+export function forbidden(gr: GroupResource | undefined, name: string, why: string, causes?: StatusCause[]): StatusError {
+  const message = !gr || !gr.resource ? `forbidden: ${why}` : name ? `${qualified(gr)} "${name}" is forbidden: ${why}` : `${qualified(gr)} is forbidden: ${why}`;
+  const details: StatusDetails = gr && gr.resource ? { ...(name ? { name } : {}), group: gr.group, kind: gr.resource } : {};
+  if (causes) details.causes = causes;
+  return err(403, 'Forbidden', message, details);
+}
+
 /** notFound: 404 NotFound `websites.extensions.example.com "x" not found`. */
 export const notFound = (gr: GroupResource, name: string) =>
   err(404, 'NotFound', `${qualified(gr)} "${name}" not found`, { name, group: gr.group, kind: gr.resource });

@@ -1,0 +1,104 @@
+/**
+ * @module auth/x509
+ * Client certificates. The TLS layer requests (never requires) a certificate and verifies it against the union of
+ * every CA we trust; which CA a chain ends at decides what it may do (a front-proxy certificate may assert
+ * X-Remote-* headers, an ordinary client certificate names its user). So each pool re-checks the chain itself
+ * (k8s.io/apiserver pkg/authentication/request/x509: Verifier, CommonNameUserConversion).
+ */
+import { X509Certificate } from 'node:crypto';
+import type { TLSSocket, DetailedPeerCertificate } from 'node:tls';
+import type { UserInfo } from './user.js';
+
+const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+const ANY_EKU = '2.5.29.37.0';
+const MAX_CHAIN = 8;
+
+/** splitPem returns each certificate of a PEM bundle. */
+export function splitPem(bundle: string): string[] {
+  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+/** CertificatePool is a set of trusted CA certificates. */
+export class CertificatePool {
+  readonly pems: readonly string[];
+  readonly #cas: X509Certificate[];
+
+  constructor(pems: readonly string[]) {
+    this.pems = pems.flatMap(splitPem);
+    this.#cas = this.pems.map((p) => new X509Certificate(p));
+  }
+
+  get size(): number {
+    return this.#cas.length;
+  }
+
+  /** issued tells whether one of the pool's CAs signed `cert` (or `cert` is one of them). */
+  issued(cert: X509Certificate): boolean {
+    return this.#cas.some((ca) => ca.fingerprint256 === cert.fingerprint256 || (cert.checkIssued(ca) && cert.verify(ca.publicKey)));
+  }
+}
+
+/** PeerCertificate is a TLS peer's verified leaf with the intermediates it sent. */
+export interface PeerCertificate {
+  leaf: X509Certificate;
+  intermediates: X509Certificate[];
+  commonName: string;
+  organizations: string[];
+}
+
+const valid = (c: X509Certificate, now: number) => Date.parse(c.validFrom) <= now && now <= Date.parse(c.validTo);
+
+// The chain of a socket never changes: parse it once per connection, not once per request.
+const peers = new WeakMap<TLSSocket, PeerCertificate | null>();
+
+/** peerCertificate returns the client certificate of a connection whose chain the TLS layer verified. */
+export function peerCertificate(socket: TLSSocket): PeerCertificate | undefined {
+  if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
+  const known = peers.get(socket);
+  if (known !== undefined) return known ?? undefined;
+  const detailed = socket.getPeerCertificate(true);
+  let result: PeerCertificate | null = null;
+  if (detailed?.raw) {
+    const intermediates: X509Certificate[] = [];
+    let cur: DetailedPeerCertificate | undefined = detailed.issuerCertificate;
+    for (let i = 0; cur && cur.raw && i < MAX_CHAIN; i++) {
+      intermediates.push(new X509Certificate(cur.raw));
+      if (cur.issuerCertificate === cur) break;
+      cur = cur.issuerCertificate;
+    }
+    const cn = detailed.subject?.CN;
+    const o = detailed.subject?.O;
+    result = {
+      leaf: new X509Certificate(detailed.raw),
+      intermediates,
+      commonName: (Array.isArray(cn) ? cn[0] : cn) ?? '',
+      organizations: o === undefined ? [] : Array.isArray(o) ? [...o] : [o],
+    };
+  }
+  peers.set(socket, result);
+  return result ?? undefined;
+}
+
+/**
+ * chainsTo verifies that the peer's leaf leads, through certificates it sent, to a CA of `pool`, every link a real
+ * signature within its validity, with client-auth usage on the leaf when it restricts usages.
+ */
+export function chainsTo(peer: PeerCertificate, pool: CertificatePool, now = Date.now()): boolean {
+  if (pool.size === 0 || !valid(peer.leaf, now)) return false;
+  const usages = peer.leaf.keyUsage;
+  if (usages && usages.length > 0 && !usages.includes(CLIENT_AUTH) && !usages.includes(ANY_EKU)) return false;
+  let cur = peer.leaf;
+  for (let depth = 0; depth < MAX_CHAIN; depth++) {
+    if (pool.issued(cur)) return true;
+    const parent = peer.intermediates.find((c) => c.ca && valid(c, now) && c !== cur && cur.checkIssued(c) && cur.verify(c.publicKey));
+    if (!parent) return false;
+    cur = parent;
+  }
+  return false;
+}
+
+/** certificateUser is the identity of an ordinary client certificate: user = CN, groups = O. */
+export function certificateUser(peer: PeerCertificate): UserInfo | undefined {
+  if (!peer.commonName) return undefined;
+  return { name: peer.commonName, groups: [...peer.organizations] };
+}

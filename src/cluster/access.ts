@@ -1,0 +1,87 @@
+/**
+ * @module cluster/access
+ * Chooses and assembles authentication, authorization and namespace admission from the options: standalone (our
+ * own CA; every authenticated user allowed) or delegated to the cluster (--kubeconfig or in-cluster config).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { delegatedAuthentication, standaloneAuthentication, type Authentication } from '../auth/authentication.js';
+import { allowAuthenticated, delegatingAuthorizer, type Authorizer } from '../auth/authorizer.js';
+import { cachedTokenReview } from '../auth/token-review.js';
+import type { AccessMode } from '../cmd/options.js';
+import type { CreateAdmission } from '../registry/store.js';
+import type { HealthCheck } from '../server/health.js';
+import { followAuthConfig } from './authentication-config.js';
+import { loadClusterConfig } from './connection.js';
+import { namespaceLifecycle } from './namespace-lifecycle.js';
+import { accessReviewer, tokenReviewer } from './reviews.js';
+
+/** Access is everything the server needs to decide who a caller is and what it may do. */
+export interface Access {
+  authentication: Authentication;
+  authorizer: Authorizer;
+  admission: CreateAdmission | undefined;
+  readiness: HealthCheck[];
+  /** The cluster, when there is one (the reconcilers of a later issue use it too). */
+  cluster: KubeConfig | undefined;
+  describe: { authentication: 'standalone' | 'delegated'; authorization: 'standalone' | 'delegated'; cluster: string | undefined };
+  stop(): Promise<void>;
+}
+
+export interface AccessOptions {
+  kubeconfig: string | undefined;
+  authenticationMode: AccessMode;
+  authorizationMode: AccessMode;
+  ownCA: string;
+  logger: Logger;
+}
+
+/** setupAccess resolves the modes and starts what delegation needs (configmap and namespace informers). */
+export function setupAccess(o: AccessOptions): Access {
+  const kc = loadClusterConfig(o.kubeconfig);
+  const resolve = (m: AccessMode) => (m === 'auto' ? (kc ? 'delegated' : 'standalone') : m);
+  const authnMode = resolve(o.authenticationMode);
+  const authzMode = resolve(o.authorizationMode);
+  if (!kc && (authnMode === 'delegated' || authzMode === 'delegated')) {
+    throw new Error('delegated authentication or authorization needs a cluster: pass --kubeconfig or run in a pod');
+  }
+  const stops: (() => Promise<void>)[] = [];
+  const readiness: HealthCheck[] = [];
+  let authentication: Authentication = standaloneAuthentication(o.ownCA);
+  let authorizer: Authorizer = allowAuthenticated;
+  let admission: CreateAdmission | undefined;
+  if (kc) {
+    const log = o.logger.child({ component: 'delegation' });
+    if (authnMode === 'delegated') {
+      const source = followAuthConfig(kc, log);
+      stops.push(source.stop);
+      readiness.push({ name: 'delegated-authentication-config', check: source.loaded });
+      const review = tokenReviewer(kc);
+      authentication = delegatedAuthentication(o.ownCA, source, cachedTokenReview(async (token) => {
+        try {
+          return await review(token);
+        } catch (e) {
+          // As kube's union authenticator: a failing TokenReview is a 401 for this request, logged here.
+          log.error({ err: (e as Error).message }, 'TokenReview failed');
+          return undefined;
+        }
+      }));
+    }
+    if (authzMode === 'delegated') authorizer = delegatingAuthorizer(accessReviewer(kc));
+    const namespaces = namespaceLifecycle(kc, log);
+    stops.push(namespaces.stop);
+    readiness.push({ name: 'namespace-informer-synced', check: namespaces.synced });
+    admission = namespaces;
+  }
+  return {
+    authentication,
+    authorizer,
+    admission,
+    readiness,
+    cluster: kc,
+    describe: { authentication: authnMode, authorization: authzMode, cluster: kc?.getCurrentCluster()?.server },
+    async stop() {
+      await Promise.all(stops.map((s) => s()));
+    },
+  };
+}

@@ -1,0 +1,24 @@
+/**
+ * @module cluster/connection
+ * Which cluster, if any, this server belongs to: `--kubeconfig`, else the in-cluster service account, else none
+ * (standalone). Delegated authentication, authorization and namespace lifecycle all talk to that cluster.
+ */
+import { existsSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+
+const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** inCluster tells whether the process runs in a pod with a service account. */
+export const inCluster = (env: NodeJS.ProcessEnv = process.env) => !!env['KUBERNETES_SERVICE_HOST'] && existsSync(SA_TOKEN);
+
+/** loadClusterConfig returns the cluster's KubeConfig, or undefined in standalone mode. */
+export function loadClusterConfig(kubeconfigPath: string | undefined): KubeConfig | undefined {
+  const kc = new KubeConfig();
+  if (kubeconfigPath) {
+    kc.loadFromFile(kubeconfigPath);
+    return kc;
+  }
+  if (!inCluster()) return undefined;
+  kc.loadFromCluster();
+  return kc;
+}

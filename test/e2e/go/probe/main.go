@@ -1,0 +1,101 @@
+// informer-probe runs a client-go shared informer (dynamic or metadata) on one resource and prints a JSON
+// line per event on stdout, so the TypeScript e2e suite can assert on what a real reflector saw. client-go
+// v0.35 uses watch-list (sendInitialEvents) by default, which is part of what is under test.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+var out sync.Mutex
+
+func emit(kind string, obj interface{}, msg string) {
+	ev := map[string]interface{}{"type": kind, "ts": time.Now().UnixMilli()}
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+		ev["finalStateUnknown"] = true
+	}
+	if o, ok := obj.(metav1.Object); ok {
+		ev["namespace"], ev["name"], ev["uid"], ev["resourceVersion"] = o.GetNamespace(), o.GetName(), string(o.GetUID()), o.GetResourceVersion()
+		ev["goType"] = fmt.Sprintf("%T", obj)
+	}
+	if msg != "" {
+		ev["error"] = msg
+	}
+	line, _ := json.Marshal(ev)
+	out.Lock()
+	defer out.Unlock()
+	fmt.Println(string(line))
+}
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file")
+	resource := flag.String("resource", "websites.v1alpha1.extensions.example.com", "resource.version.group")
+	namespace := flag.String("namespace", "", "namespace to watch; empty means all")
+	mode := flag.String("mode", "dynamic", "dynamic or metadata")
+	flag.Parse()
+
+	gvr, _ := schema.ParseResourceArg(*resource)
+	if gvr == nil {
+		fmt.Fprintln(os.Stderr, "bad -resource")
+		os.Exit(2)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+
+	var informer cache.SharedIndexInformer
+	var start func(<-chan struct{})
+	var shutdown func()
+	switch *mode {
+	case "dynamic":
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, *namespace, nil)
+		informer, start, shutdown = f.ForResource(*gvr).Informer(), f.Start, f.Shutdown
+	case "metadata":
+		f := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(cfg), 0, *namespace, nil)
+		informer, start, shutdown = f.ForResource(*gvr).Informer(), f.Start, f.Shutdown
+	default:
+		fmt.Fprintln(os.Stderr, "bad -mode")
+		os.Exit(2)
+	}
+
+	_ = informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { emit("WATCH_ERROR", nil, err.Error()) })
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o interface{}) { emit("ADDED", o, "") },
+		UpdateFunc: func(_, o interface{}) { emit("MODIFIED", o, "") },
+		DeleteFunc: func(o interface{}) { emit("DELETED", o, "") },
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		emit("SYNC_FAILED", nil, "cache did not sync")
+		os.Exit(1)
+	}
+	emit("SYNCED", nil, "")
+	<-ctx.Done()
+	shutdown()
+}

@@ -1,0 +1,34 @@
+/**
+ * The APIService registration itself: available through TLS verified by its caBundle, discovery and OpenAPI
+ * served through kube-apiserver.
+ */
+import { describe, expect, it } from 'vitest';
+import { kubectlOk } from './harness/kubectl.js';
+import { e2e } from './harness/state.js';
+
+describe('registration through an APIService', () => {
+  const env = e2e();
+
+  it('is Available=True with a caBundle and TLS verification on', async () => {
+    const o = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'apiservice', 'v1alpha1.extensions.example.com', '-o', 'json']));
+    expect(o.spec.insecureSkipTLSVerify ?? false).toBe(false);
+    expect(Buffer.from(o.spec.caBundle, 'base64').toString()).toContain('BEGIN CERTIFICATE');
+    expect(o.spec.service).toMatchObject({ name: 'website-apiserver', namespace: 'website-system', port: env.website.port });
+    const available = o.status.conditions.find((c: { type: string }) => c.type === 'Available');
+    expect(available).toMatchObject({ status: 'True', reason: 'Passed' });
+  });
+
+  it('kubectl api-resources lists websites', async () => {
+    const out = await kubectlOk(env.kubeconfig.admin, ['api-resources', '--api-group=extensions.example.com', '--no-headers']);
+    const row = out.split('\n').find((l) => l.startsWith('websites'))?.split(/\s+/);
+    expect(row).toEqual(['websites', 'ws', 'extensions.example.com/v1alpha1', 'true', 'Website']);
+  });
+
+  it('kubectl explain website works from the aggregated OpenAPI', async () => {
+    const out = await kubectlOk(env.kubeconfig.admin, ['explain', 'website']);
+    expect(out).toContain('KIND:       Website');
+    expect(out).toContain('extensions.example.com');
+    const spec = await kubectlOk(env.kubeconfig.admin, ['explain', 'website.spec.gitRepo']);
+    expect(spec).toContain('gitRepo');
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * @module e2e/harness/global-setup
+ * Brings up everything the e2e suite runs against, once per `npm run test:e2e`:
+ *   Go binaries (built once, cached) → etcd, kube-apiserver, kube-controller-manager (test/e2e/plane.mjs) →
+ *   our manifests rendered for website-system: namespace, RBAC and ServiceAccount applied for real →
+ *   our server, delegated, with that ServiceAccount's token and the rendered serving certificate →
+ *   an ExternalName Service to 127.0.0.1 (no kubelet or kube-proxy here) and the rendered APIService with its
+ *   caBundle → Available=True. Tests reach it only through kube-apiserver, except the header-spoofing checks.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import YAML from 'yaml';
+import { buildBinaries, startControlPlane } from '../plane.mjs';
+import { generateServingCertificate, renderManifests, DEFAULT_NAMESPACE, APISERVICE_NAME, SERVICE_NAME } from '../../../src/manifests/render.js';
+import { kubectlOk, waitFor } from './kubectl.js';
+import type { E2EState } from './state.js';
+import { startWebsiteServer, stopWebsiteServer } from './website-server.js';
+
+const MAIN = resolve(import.meta.dirname, '../../../dist/main.js');
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+/** kubeconfigFor writes a token kubeconfig for kube-apiserver. */
+function kubeconfigFor(path: string, server: string, caFile: string, user: string, token: string): string {
+  writeFileSync(path, YAML.stringify({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': caFile } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
+    'current-context': 'e2e',
+  }), { mode: 0o600 });
+  return path;
+}
+
+const log = (msg: string) => process.stderr.write(`[e2e] ${msg}\n`);
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const t0 = Date.now();
+  const binDir = buildBinaries();
+  log(`binaries in ${binDir} (${Date.now() - t0} ms)`);
+  const dir = mkdtempSync(join(tmpdir(), 'website-e2e-'));
+  const plane = await startControlPlane({ binDir, dir: join(dir, 'plane'), log });
+  log(`control plane up in ${plane.timings.total} ms at ${plane.server} (${dir})`);
+  let pidFile = '';
+  const teardown = async () => {
+    if (pidFile) await stopWebsiteServer(pidFile);
+    await plane.stop();
+    if (!process.env['E2E_KEEP']) rmSync(dir, { recursive: true, force: true });
+    else log(`kept ${dir}`);
+  };
+  try {
+    const admin = plane.kubeconfig;
+    const namespace = DEFAULT_NAMESPACE;
+    const port = await freePort();
+    const serving = generateServingCertificate(namespace);
+    const manifestsDir = join(dir, 'manifests');
+    mkdirSync(manifestsDir);
+    const files = renderManifests({ namespace, servingCert: serving, servicePort: port });
+    for (const f of files) writeFileSync(join(manifestsDir, f.name), f.text);
+    const byName = (n: string) => files.find((f) => f.name.startsWith(n));
+
+    // Namespace, ServiceAccount and RBAC as an admin would apply them. No pod runs here (no kubelet), so
+    // the StatefulSet is left out and the Service becomes an ExternalName to loopback.
+    await kubectlOk(admin, ['apply', '-f', join(manifestsDir, byName('00')?.name ?? '')]);
+    await kubectlOk(admin, ['apply', '-f', join(manifestsDir, byName('10')?.name ?? '')]);
+    if (!byName('10')?.objects.some((o) => o.kind === 'ServiceAccount')) throw new Error('the rendered RBAC holds no ServiceAccount');
+    await kubectlOk(admin, ['apply', '-f', '-'], {
+      input: YAML.stringify({
+        apiVersion: 'v1', kind: 'Service', metadata: { name: SERVICE_NAME, namespace },
+        spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
+      }),
+    });
+
+    // Our server runs as that ServiceAccount, so the RBAC in the manifests is what it really has.
+    const saToken = (await kubectlOk(admin, ['create', 'token', SERVICE_NAME, '-n', namespace, '--duration', '24h'])).trim();
+    const websiteKubeconfig = kubeconfigFor(join(dir, 'website-server.kubeconfig'), plane.server, plane.caFile, `system:serviceaccount:${namespace}:${SERVICE_NAME}`, saToken);
+    const tlsDir = join(dir, 'serving');
+    mkdirSync(tlsDir);
+    writeFileSync(join(tlsDir, 'tls.crt'), serving.cert);
+    writeFileSync(join(tlsDir, 'tls.key'), serving.key, { mode: 0o600 });
+    writeFileSync(join(tlsDir, 'ca.crt'), serving.caCert);
+    const website = {
+      port,
+      url: `https://127.0.0.1:${port}`,
+      servingCAFile: join(tlsDir, 'ca.crt'),
+      certDir: join(dir, 'website-certs'),
+      dataDir: join(dir, 'website-data'),
+      logFile: join(dir, 'website-server.log'),
+      pidFile: join(dir, 'website-server.pid'),
+      args: [] as string[],
+    };
+    website.args = [
+      MAIN, '--port', String(port), '--bind-address', '127.0.0.1', '--kubeconfig', websiteKubeconfig,
+      '--tls-cert-file', join(tlsDir, 'tls.crt'), '--tls-private-key-file', join(tlsDir, 'tls.key'),
+      '--data-dir', website.dataDir, '--cert-dir', website.certDir, '--log-level', 'info',
+    ];
+    pidFile = website.pidFile;
+    await startWebsiteServer({ args: website.args, logFile: website.logFile, pidFile, url: website.url });
+    log(`website-apiserver ready on ${website.url}`);
+
+    // The Secret and the APIService exactly as rendered (caBundle, no insecureSkipTLSVerify).
+    await kubectlOk(admin, ['apply', '-f', join(manifestsDir, byName('30')?.name ?? '')]);
+    await waitFor('APIService Available=True', async () => {
+      const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', APISERVICE_NAME, '-o', 'json'])) as { status?: { conditions?: { type: string; status: string }[] } };
+      return o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+    }, 90_000, 500);
+    await waitFor('websites in discovery', async () => (await kubectlOk(admin, ['api-resources', '--api-group=extensions.example.com'])).includes('websites'), 60_000, 500);
+    log(`APIService available; setup took ${Date.now() - t0} ms`);
+
+    const state: E2EState = {
+      dir, binDir, kubernetesVersion: readFileSync(join(binDir, 'kubernetes-version'), 'utf8').trim(), server: plane.server, caFile: plane.caFile,
+      kubeconfig: { admin, viewer: plane.tokens.viewer.kubeconfig, nobody: plane.tokens.nobody.kubeconfig, websiteServer: websiteKubeconfig },
+      tokens: { admin: plane.tokens.admin.token, viewer: plane.tokens.viewer.token, nobody: plane.tokens.nobody.token },
+      frontProxy: { caFile: plane.frontProxy.caFile, certFile: plane.frontProxy.certFile, keyFile: plane.frontProxy.keyFile },
+      website, manifestsDir, namespace,
+    };
+    project.provide('e2e', state);
+  } catch (e) {
+    await teardown().catch(() => undefined);
+    throw e;
+  }
+  return teardown;
+}

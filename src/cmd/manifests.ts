@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+/**
+ * @module cmd/manifests
+ * `npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--force]`: writes the deployment
+ * manifests and the serving certificate (Secret + APIService with caBundle) into a directory.
+ *
+ * Without --namespace it refreshes the repository's manifests/ (the committed files plus the git-ignored
+ * serving-certificate file). Another namespace needs --out, so the committed files never leave the default.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { writeManifests } from '../manifests/generate.js';
+import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, SERVING_CERTIFICATE_FILE, validateNamespace } from '../manifests/render.js';
+
+// dist/cmd/manifests.js → <package root>/manifests, independent of the working directory.
+const REPO_MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
+
+const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--force]
+
+Writes the Kubernetes manifests of website-apiserver and its serving certificate, then:
+  kubectl apply -f <DIR>/
+
+  --namespace NS  namespace to install into (default ${DEFAULT_NAMESPACE}); any other needs --out
+  --out DIR       output directory (default: the repository's manifests/)
+  --image IMG     container image (default ${DEFAULT_IMAGE})
+  --force         replace the serving certificate even if the existing one is still valid
+  --help          print this text`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let values: { namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      namespace: { type: 'string' },
+      out: { type: 'string' },
+      image: { type: 'string' },
+      force: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  }));
+} catch (e) {
+  fail((e as Error).message);
+}
+if (values.help === true) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const namespace = values.namespace ?? DEFAULT_NAMESPACE;
+const nsProblem = validateNamespace(namespace);
+if (nsProblem !== undefined) fail(nsProblem);
+if (namespace !== DEFAULT_NAMESPACE && values.out === undefined) {
+  fail(`--namespace ${namespace} needs --out DIR: manifests/ holds the files for ${DEFAULT_NAMESPACE}`);
+}
+if (values.image !== undefined && (values.image === '' || /\s/.test(values.image))) {
+  fail(`invalid --image ${JSON.stringify(values.image)}`);
+}
+// npm runs scripts in the package root; INIT_CWD is where the user typed the command.
+const outDir = values.out !== undefined ? resolve(process.env.INIT_CWD || process.cwd(), values.out) : REPO_MANIFESTS;
+
+try {
+  const result = writeManifests({
+    outDir,
+    namespace,
+    ...(values.image !== undefined ? { image: values.image } : {}),
+    force: values.force === true,
+  });
+  for (const f of result.files) process.stdout.write(`${f.changed ? 'wrote    ' : 'unchanged'} ${f.path}\n`);
+  const c = result.certificate;
+  process.stdout.write(
+    c.action === 'kept'
+      ? `serving certificate: kept the existing one (--force replaces it)\n`
+      : `serving certificate: generated (${c.reason})\n`,
+  );
+  process.stdout.write(`${SERVING_CERTIFICATE_FILE} holds a private key; keep it out of version control.\n`);
+  process.stdout.write(`Install: kubectl apply -f ${outDir}\n`);
+} catch (e) {
+  process.stderr.write(`manifests: ${(e as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,104 @@
+/**
+ * @module manifests/generate
+ * writeManifests: renders the bundle into a directory. The serving certificate already in the directory's
+ * serving-certificate file is kept while it is valid for the namespace (so re-running does not churn the
+ * APIService caBundle or restart the pod); `force` makes a new one.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import {
+  DEFAULT_IMAGE,
+  DEFAULT_NAMESPACE,
+  SERVING_CERTIFICATE_FILE,
+  generateServingCertificate,
+  renderManifests,
+  servingCertificateFromObjects,
+  servingCertificateProblem,
+  validateNamespace,
+  type ServingCertificate,
+} from './render.js';
+
+/** WriteOptions configures writeManifests. */
+export interface WriteOptions {
+  outDir: string;
+  namespace?: string;
+  image?: string;
+  servicePort?: number;
+  /** force replaces a still valid serving certificate. */
+  force?: boolean;
+  /** now overrides the clock (tests): validity checks and new certificates use it. */
+  now?: Date;
+}
+
+/** WriteResult says what writeManifests did. */
+export interface WriteResult {
+  /** files are the paths of the bundle in apply order, each written or left as it was (same content). */
+  files: Array<{ path: string; changed: boolean }>;
+  /** certificate: kept from the existing file, or generated with the reason. */
+  certificate: { action: 'kept' } | { action: 'generated'; reason: string };
+  servingCert: ServingCertificate;
+}
+
+/** writeManifests renders every file of the bundle into outDir (created if missing). */
+export function writeManifests(opts: WriteOptions): WriteResult {
+  const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
+  const problem = validateNamespace(namespace);
+  if (problem !== undefined) throw new Error(problem);
+
+  const certPath = join(opts.outDir, SERVING_CERTIFICATE_FILE);
+  const existing = readServingCertificate(certPath, namespace);
+  let servingCert: ServingCertificate;
+  let certificate: WriteResult['certificate'];
+  const why =
+    opts.force === true
+      ? 'forced'
+      : typeof existing === 'string'
+        ? existing
+        : servingCertificateProblem(existing, namespace, opts.now !== undefined ? { now: opts.now } : {});
+  if (why === undefined && typeof existing !== 'string') {
+    servingCert = existing;
+    certificate = { action: 'kept' };
+  } else {
+    servingCert = generateServingCertificate(namespace, opts.now !== undefined ? { now: opts.now } : {});
+    certificate = { action: 'generated', reason: why ?? 'unusable' };
+  }
+
+  const rendered = renderManifests({
+    namespace,
+    image: opts.image ?? DEFAULT_IMAGE,
+    servingCert,
+    ...(opts.servicePort !== undefined ? { servicePort: opts.servicePort } : {}),
+  });
+  mkdirSync(opts.outDir, { recursive: true });
+  const files = rendered.map((f) => {
+    const path = join(opts.outDir, f.name);
+    const secret = f.name === SERVING_CERTIFICATE_FILE;
+    const changed = tryRead(path) !== f.text;
+    // Unchanged files are not rewritten, so their mtime (and `kubectl apply` noise) stays put.
+    if (changed) writeFileSync(path, f.text, { mode: secret ? 0o600 : 0o644 });
+    if (secret) chmodSync(path, 0o600); // writeFileSync's mode applies to new files only
+    return { path, changed };
+  });
+  return { files, certificate, servingCert };
+}
+
+/** readServingCertificate loads the Secret of `namespace` from a serving-certificate file, or says why not. */
+function readServingCertificate(path: string, namespace: string): ServingCertificate | string {
+  if (!existsSync(path)) return `${path} missing`;
+  const text = tryRead(path);
+  if (text === undefined) return `${path} unreadable`;
+  const docs = parseAllDocuments(text); // an empty file gives an empty array
+  const bad = docs.find((d) => d.errors.length > 0);
+  if (bad !== undefined) return `${path} is not valid YAML: ${bad.errors[0]!.message}`;
+  const sc = servingCertificateFromObjects(docs.map((d) => d.toJS() as unknown), namespace);
+  return sc ?? `${path} holds no serving-certificate Secret for namespace ${namespace}`;
+}
+
+function tryRead(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * @module manifests/render
+ * renderManifests: the Kubernetes objects that run website-apiserver in a cluster and register it with
+ * kube-aggregator, grouped into the files `kubectl apply -f manifests/` applies in name order. Pure: the
+ * same options give the same bytes, which is what lets a test pin the committed files to this code.
+ *
+ * Files: 00-namespace.yaml (Namespace), 10-rbac.yaml (ServiceAccount and RBAC), 20-apiserver.yaml (Service,
+ * StatefulSet), 30-serving-certificate.yaml (TLS Secret and APIService; only with a servingCert, since it
+ * holds a private key and a caBundle that differ per install).
+ */
+import { stringify } from 'yaml';
+import { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate } from './serving-cert.js';
+
+// Re-exported so callers (the e2e suite imports dist/manifests/render.js) need one module.
+export { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate };
+export { servingCertificateProblem } from './serving-cert.js';
+
+/** DEFAULT_NAMESPACE is where the committed manifests install the server. */
+export const DEFAULT_NAMESPACE = 'website-system';
+/** DEFAULT_IMAGE is the container image the committed manifests run (none is published yet). */
+export const DEFAULT_IMAGE = 'website-apiserver:0.1.0';
+/** SERVING_SECRET_NAME is the kubernetes.io/tls Secret mounted as the serving certificate. */
+export const SERVING_SECRET_NAME = 'website-apiserver-serving-cert';
+/** API_GROUP and API_VERSION are what the APIService registers. */
+export const API_GROUP = 'extensions.example.com';
+export const API_VERSION = 'v1alpha1';
+/** APISERVICE_NAME is `<version>.<group>`, the only name kube-aggregator accepts. */
+export const APISERVICE_NAME = `${API_VERSION}.${API_GROUP}`;
+/** CONTAINER_PORT is the HTTPS port the server listens on inside the pod. */
+export const CONTAINER_PORT = 8443;
+/** DEFAULT_SERVICE_PORT is the Service port the APIService points at (the APIService default too). */
+export const DEFAULT_SERVICE_PORT = 443;
+/** SERVING_CERTIFICATE_FILE is the generated file; it holds a private key and is git-ignored. */
+export const SERVING_CERTIFICATE_FILE = '30-serving-certificate.yaml';
+
+/** K8sObject is a Kubernetes object as plain JSON. */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; [k: string]: unknown };
+  [field: string]: unknown;
+}
+
+/** ManifestFile is one file of the bundle: its objects and their YAML (documents separated by `---`). */
+export interface ManifestFile {
+  name: string;
+  objects: K8sObject[];
+  text: string;
+}
+
+/** RenderOptions configures renderManifests. */
+export interface RenderOptions {
+  /** namespace to install into (a DNS-1123 label); default DEFAULT_NAMESPACE. */
+  namespace?: string;
+  /** image of the server container; default DEFAULT_IMAGE. */
+  image?: string;
+  /**
+   * servingCert fills the Secret and the APIService caBundle. Without it the serving-certificate file is
+   * left out (that is how the committed, non-secret files are rendered).
+   */
+  servingCert?: ServingCertificate;
+  /** servicePort is the Service port and the APIService's service.port; default 443. */
+  servicePort?: number;
+}
+
+const NAME_LABEL = 'app.kubernetes.io/name';
+const LABELS: Readonly<Record<string, string>> = { [NAME_LABEL]: SERVICE_NAME };
+const TLS_DIR = '/etc/website-apiserver/tls';
+const CERT_DIR = '/var/run/website-apiserver';
+const DATA_DIR = '/data';
+// A fixed non-root UID/GID: runAsNonRoot alone fails for images whose USER is root or a name.
+const RUN_AS = 65532;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** validateNamespace returns why `ns` is not a usable namespace name, or undefined. */
+export function validateNamespace(ns: string): string | undefined {
+  return DNS_LABEL.test(ns) ? undefined : `invalid namespace ${JSON.stringify(ns)}: must be a DNS-1123 label (a-z, 0-9, '-', at most 63)`;
+}
+
+/** renderManifests returns the files of the bundle in apply order. Throws on invalid options. */
+export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
+  const ns = opts.namespace ?? DEFAULT_NAMESPACE;
+  const image = opts.image ?? DEFAULT_IMAGE;
+  const servicePort = opts.servicePort ?? DEFAULT_SERVICE_PORT;
+  const nsProblem = validateNamespace(ns);
+  if (nsProblem !== undefined) throw new Error(nsProblem);
+  if (image === '' || /\s/.test(image)) throw new Error(`invalid image ${JSON.stringify(image)}`);
+  if (!Number.isInteger(servicePort) || servicePort < 1 || servicePort > 65535) {
+    throw new Error(`invalid servicePort ${servicePort}: must be 1..65535`);
+  }
+
+  const files: Array<[string, K8sObject[]]> = [
+    ['00-namespace.yaml', [namespaceObject(ns)]],
+    ['10-rbac.yaml', rbacObjects(ns)],
+    ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, image)]],
+  ];
+  if (opts.servingCert !== undefined) {
+    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), apiServiceObject(ns, servicePort, opts.servingCert)]]);
+  }
+  return files.map(([name, objects]) => ({ name, objects, text: toYaml(name, objects) }));
+}
+
+/** toYaml renders objects as one multi-document YAML file with a header naming the generator. */
+function toYaml(name: string, objects: K8sObject[]): string {
+  const header =
+    name === SERVING_CERTIFICATE_FILE
+      ? '# Generated by `npm run manifests`. Holds a private key: do not commit it.\n'
+      : '# Generated by `npm run manifests` (src/manifests/render.ts); edit that code, not this file.\n';
+  // lineWidth 0: never fold long strings (base64 caBundle and Secret data stay on one line).
+  const docs = objects.map((o) => stringify(o, { lineWidth: 0 }));
+  return header + docs.map((d) => `---\n${d}`).join('');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 00: namespace
+
+function namespaceObject(ns: string): K8sObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: ns,
+      labels: {
+        ...LABELS,
+        // The pod meets the "restricted" Pod Security Standard; enforcing it keeps it that way.
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/warn': 'restricted',
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 10: ServiceAccount and RBAC
+
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const rule = (apiGroups: string[], resources: string[], verbs: string[]): PolicyRule => ({ apiGroups, resources, verbs });
+const READ = ['get', 'list', 'watch'];
+
+function meta(name: string, ns?: string, extraLabels: Record<string, string> = {}): K8sObject['metadata'] {
+  return { name, ...(ns !== undefined ? { namespace: ns } : {}), labels: { ...LABELS, ...extraLabels } };
+}
+
+function serviceAccountSubject(ns: string) {
+  return [{ kind: 'ServiceAccount', name: SERVICE_NAME, namespace: ns }];
+}
+
+function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, ns: string | undefined, roleKind: 'ClusterRole' | 'Role', roleName: string, saNamespace: string): K8sObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind,
+    metadata: meta(name, ns),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: roleName },
+    subjects: serviceAccountSubject(saNamespace),
+  };
+}
+
+/** CLUSTER_ROLE_NAME is the server's own ClusterRole (what it and its reconcilers read and write). */
+export const CLUSTER_ROLE_NAME = SERVICE_NAME;
+/** AGGREGATE_VIEW_ROLE and AGGREGATE_EDIT_ROLE extend the built-in view/edit/admin roles to websites. */
+export const AGGREGATE_VIEW_ROLE = `${SERVICE_NAME}:aggregate-to-view`;
+export const AGGREGATE_EDIT_ROLE = `${SERVICE_NAME}:aggregate-to-edit`;
+
+function rbacObjects(ns: string): K8sObject[] {
+  const aggregate = (to: 'admin' | 'edit' | 'view') => ({ [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' });
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(SERVICE_NAME, ns) },
+
+    // Delegated authentication and authorization: TokenReview and SubjectAccessReview.
+    binding('ClusterRoleBinding', `${SERVICE_NAME}:system:auth-delegator`, undefined, 'ClusterRole', 'system:auth-delegator', ns),
+    // The front-proxy CA, allowed names and client CA, published by kube-apiserver in kube-system; the
+    // Role exists there already (bootstrap policy), so only the binding is ours.
+    binding('RoleBinding', `${SERVICE_NAME}:extension-apiserver-authentication-reader`, 'kube-system', 'Role', 'extension-apiserver-authentication-reader', ns),
+
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(CLUSTER_ROLE_NAME),
+      rules: [
+        // Namespace lifecycle: an informer on namespaces (404 for missing, 403 for terminating).
+        rule([''], ['namespaces'], READ),
+        // The reconciler owns one Deployment and one Service per Website, in the Website's namespace, and
+        // writes them with server-side apply (patch) and deletes them when the spec asks for it.
+        rule(['apps'], ['deployments'], [...READ, 'create', 'update', 'patch', 'delete']),
+        rule([''], ['services'], [...READ, 'create', 'update', 'patch', 'delete']),
+        // Events on Websites; client-go's recorder patches the count of a repeated event.
+        rule(['', 'events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+      ],
+    },
+    binding('ClusterRoleBinding', CLUSTER_ROLE_NAME, undefined, 'ClusterRole', CLUSTER_ROLE_NAME, ns),
+
+    // Leader election, in our own namespace only.
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(`${SERVICE_NAME}:leader-election`, ns),
+      rules: [rule(['coordination.k8s.io'], ['leases'], [...READ, 'create', 'update'])],
+    },
+    binding('RoleBinding', `${SERVICE_NAME}:leader-election`, ns, 'Role', `${SERVICE_NAME}:leader-election`, ns),
+
+    // Users: kube-apiserver authorizes websites requests before proxying them, so the built-in roles must
+    // name them. Split as the bootstrap policy splits deployments: system:aggregate-to-view reads
+    // (deployments, /status, /scale), system:aggregate-to-edit writes (deployments, /scale). The built-in
+    // view role aggregates into edit and edit into admin; the extra labels here grant the same rules
+    // directly, so a binding works without waiting for that cascade.
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(AGGREGATE_VIEW_ROLE, undefined, { ...aggregate('admin'), ...aggregate('edit'), ...aggregate('view') }),
+      rules: [rule([API_GROUP], ['websites', 'websites/status', 'websites/scale'], READ)],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(AGGREGATE_EDIT_ROLE, undefined, { ...aggregate('admin'), ...aggregate('edit') }),
+      rules: [
+        rule([API_GROUP], ['websites'], ['create', 'update', 'patch', 'delete', 'deletecollection']),
+        // /scale is written by `kubectl scale` and autoscalers; /status stays with the server's reconciler.
+        rule([API_GROUP], ['websites/scale'], ['update', 'patch']),
+      ],
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 20: Service and StatefulSet
+
+function serviceObject(ns: string, port: number): K8sObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(SERVICE_NAME, ns),
+    spec: {
+      type: 'ClusterIP',
+      selector: { ...LABELS },
+      // kube-aggregator's availability check wants an EndpointSlice port named like the Service port.
+      ports: [{ name: 'https', port, targetPort: 'https', protocol: 'TCP' }],
+    },
+  };
+}
+
+function statefulSetObject(ns: string, image: string): K8sObject {
+  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path, port: 'https', scheme: 'HTTPS' }, // health paths need no client certificate
+    periodSeconds,
+    timeoutSeconds: 5,
+    failureThreshold,
+  });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: meta(SERVICE_NAME, ns),
+    spec: {
+      // One replica: lmdb is a single-node store; more would be separate databases behind one Service.
+      replicas: 1,
+      serviceName: SERVICE_NAME,
+      selector: { matchLabels: { ...LABELS } },
+      template: {
+        metadata: { labels: { ...LABELS } },
+        spec: {
+          serviceAccountName: SERVICE_NAME,
+          // Service links would set WEBSITE_APISERVER_PORT=tcp://… for our own Service, the environment
+          // variable of our --port flag.
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: RUN_AS,
+            runAsGroup: RUN_AS,
+            fsGroup: RUN_AS, // makes the data volume and the Secret files readable and writable for us
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'apiserver',
+              image,
+              imagePullPolicy: 'IfNotPresent',
+              args: [
+                '--bind-address=0.0.0.0',
+                `--port=${CONTAINER_PORT}`,
+                `--data-dir=${DATA_DIR}`,
+                `--cert-dir=${CERT_DIR}`,
+                `--tls-cert-file=${TLS_DIR}/tls.crt`,
+                `--tls-private-key-file=${TLS_DIR}/tls.key`,
+              ],
+              ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
+              livenessProbe: probe('/livez', 10, 3),
+              // Readiness gates the EndpointSlice, which gates the APIService's Available condition.
+              readinessProbe: probe('/readyz', 5, 3),
+              resources: {
+                requests: { cpu: '100m', memory: '128Mi' },
+                limits: { cpu: '1', memory: '512Mi' },
+              },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              volumeMounts: [
+                { name: 'data', mountPath: DATA_DIR },
+                { name: 'serving-cert', mountPath: TLS_DIR, readOnly: true },
+                { name: 'cert-dir', mountPath: CERT_DIR },
+                { name: 'tmp', mountPath: '/tmp' }, // the root filesystem is read-only
+              ],
+            },
+          ],
+          volumes: [
+            // 0440: readable by the fsGroup, since we do not run as the files' owner (root).
+            { name: 'serving-cert', secret: { secretName: SERVING_SECRET_NAME, defaultMode: 0o440 } },
+            // The server still writes its own CA, admin client certificate and kubeconfig there.
+            { name: 'cert-dir', emptyDir: {} },
+            { name: 'tmp', emptyDir: {} },
+          ],
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data', labels: { ...LABELS } },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
+      ],
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 30: serving certificate Secret and APIService
+
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+
+function secretObject(ns: string, sc: ServingCertificate): K8sObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(SERVING_SECRET_NAME, ns),
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': b64(sc.cert), 'tls.key': b64(sc.key), 'ca.crt': b64(sc.caCert) },
+  };
+}
+
+function apiServiceObject(ns: string, port: number, sc: ServingCertificate): K8sObject {
+  return {
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: meta(APISERVICE_NAME),
+    spec: {
+      group: API_GROUP,
+      version: API_VERSION,
+      groupPriorityMinimum: 1000,
+      versionPriority: 15,
+      service: { namespace: ns, name: SERVICE_NAME, port },
+      // The aggregator verifies our certificate against this CA for ServerName website-apiserver.<ns>.svc.
+      caBundle: b64(sc.caCert),
+    },
+  };
+}
+
+/** servingCertificateFromObjects finds the serving-certificate Secret in parsed objects and decodes it. */
+export function servingCertificateFromObjects(objects: unknown[], namespace: string): ServingCertificate | undefined {
+  for (const o of objects) {
+    if (typeof o !== 'object' || o === null) continue;
+    const s = o as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown }; data?: Record<string, unknown> };
+    if (s.kind !== 'Secret' || s.metadata?.name !== SERVING_SECRET_NAME || s.metadata.namespace !== namespace) continue;
+    const field = (k: string): string | undefined => {
+      const v = s.data?.[k];
+      return typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : undefined;
+    };
+    const cert = field('tls.crt');
+    const key = field('tls.key');
+    const caCert = field('ca.crt');
+    if (cert !== undefined && key !== undefined && caCert !== undefined) return { cert, key, caCert };
+  }
+  return undefined;
+}

@@ -3,7 +3,7 @@
  * served through kube-apiserver.
  */
 import { describe, expect, it } from 'vitest';
-import { kubectlOk } from './harness/kubectl.js';
+import { kubectl, kubectlOk, waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 
 describe('registration through an APIService', () => {
@@ -25,7 +25,11 @@ describe('registration through an APIService', () => {
   });
 
   it('kubectl explain website works from the aggregated OpenAPI', async () => {
-    const out = await kubectlOk(env.kubeconfig.admin, ['explain', 'website']);
+    // kube-apiserver fetches our OpenAPI in the background after the APIService turns Available: poll for it.
+    const out = await waitFor('the aggregated OpenAPI to include Website', async () => {
+      const r = await kubectl(env.kubeconfig.admin, ['explain', 'website']);
+      return r.code === 0 && r.stdout;
+    }, 60_000, 500);
     expect(out).toContain('KIND:       Website');
     expect(out).toContain('extensions.example.com');
     const spec = await kubectlOk(env.kubeconfig.admin, ['explain', 'website.spec.gitRepo']);

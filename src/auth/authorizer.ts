@@ -53,8 +53,12 @@ export function delegatingAuthorizer(review: ReviewAccess, ttlMs = AUTHZ_CACHE_T
 
 /** forbiddenMessage words a denial as kube-apiserver's responsewriters.forbiddenMessage does. */
 export function forbiddenMessage(user: UserInfo, a: RequestAttributes): string {
-  if (!a.isResourceRequest) return `User "${user.name}" cannot ${a.verb} path "${a.path}"`;
+  const q = JSON.stringify; // close to Go's %q for the names that reach here
+  if (!a.isResourceRequest) return sanitize(`User ${q(user.name)} cannot ${a.verb} path ${q(a.path)}`);
   const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  const where = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
-  return `User "${user.name}" cannot ${a.verb} resource "${resource}" in API group "${a.apiGroup}" ${where}`;
+  const where = a.namespace ? `in the namespace ${q(a.namespace)}` : 'at the cluster scope';
+  return sanitize(`User ${q(user.name)} cannot ${a.verb} resource ${q(resource)} in API group ${q(a.apiGroup)} ${where}`);
 }
+
+// The message echoes the request path and names: escape HTML as kube's responsewriters do (quotes are kept).
+const sanitize = (m: string) => m.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -4,6 +4,7 @@
  * RequestInfoFactory does (k8s.io/apiserver pkg/endpoints/request/requestinfo.go): list vs get by the presence of a
  * name, watch from `?watch`, a name taken from `fieldSelector=metadata.name=X`, deletecollection, subresources.
  */
+import { parseFieldSelector } from '../apis/meta/fields.js';
 
 /** RequestAttributes is what an authorizer decides on (authorizer.Attributes without the user). */
 export type RequestAttributes =
@@ -29,13 +30,32 @@ const VERB_BY_METHOD: Record<string, string> = { POST: 'create', GET: 'get', HEA
 // A name usable as a path segment (path.IsValidPathSegmentName): not . or .., no / or %.
 const validSegment = (s: string) => s !== '.' && s !== '..' && !s.includes('/') && !s.includes('%');
 
-// exactName returns X when a field selector requires metadata.name=X (or ==X) among its terms.
-function exactName(selector: string): string | undefined {
-  for (const term of selector.split(',')) {
-    const m = /^\s*metadata\.name\s*(==|=)\s*(.*?)\s*$/.exec(term);
-    if (m) return (m[2] ?? '').replace(/\\(.)/g, '$1');
+const INT_PARAMS = ['limit', 'timeoutSeconds'];
+const BOOL_PARAMS = ['watch', 'allowWatchBookmarks', 'sendInitialEvents'];
+const GO_BOOLS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+// decodes tells whether kube's ParameterCodec would decode the query as ListOptions; when it cannot, kube takes
+// no name from the field selector (and reads only `watch`).
+function decodes(query: URLSearchParams): boolean {
+  for (const p of INT_PARAMS) {
+    const v = query.get(p);
+    if (v !== null && !/^[-+]?\d+$/.test(v)) return false;
   }
-  return undefined;
+  for (const p of BOOL_PARAMS) {
+    const v = query.get(p);
+    if (v !== null && v !== '' && !GO_BOOLS.has(v)) return false;
+  }
+  return true;
+}
+
+// exactName returns X when the field selector pins metadata.name=X (fields.Selector.RequiresExactMatch).
+function exactName(query: URLSearchParams): string | undefined {
+  if (!decodes(query)) return undefined;
+  try {
+    return parseFieldSelector(query.get('fieldSelector') ?? '', 'any').exactName();
+  } catch {
+    return undefined;
+  }
 }
 
 /** requestAttributes parses a request's method and URL (path plus query) into authorization attributes. */
@@ -83,7 +103,7 @@ export function requestAttributes(method: string, url: string): RequestAttribute
   if (name === '' && verb === 'get') {
     const watch = query.get('watch');
     verb = watch !== null && !['false', '0'].includes(watch.toLowerCase()) ? 'watch' : 'list';
-    const selected = exactName(query.get('fieldSelector') ?? '');
+    const selected = exactName(query);
     if (selected !== undefined && selected !== '' && validSegment(selected)) name = selected;
   }
   if (name === '' && verb === 'delete') verb = 'deletecollection';

@@ -35,6 +35,8 @@ export function cachedTokenReview(review: ReviewToken, ttlMs = TOKEN_CACHE_TTL_M
 
 /** bearerToken extracts the token of `Authorization: Bearer <token>`. */
 export function bearerToken(authorization: string | undefined): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  return m?.[1];
+  // k8s.io/apiserver pkg/authentication/request/bearertoken: trim, split on single spaces, take the second part.
+  const parts = (authorization ?? '').trim().split(' ');
+  if (parts.length < 2 || parts[0]?.toLowerCase() !== 'bearer') return undefined;
+  return parts[1] || undefined;
 }

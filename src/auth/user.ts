@@ -13,11 +13,15 @@ export interface UserInfo {
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 export const MASTERS_GROUP = 'system:masters';
+export const ANONYMOUS_USER = 'system:anonymous';
+export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
 
 /**
  * withAuthenticatedGroup adds system:authenticated, as AuthenticatedGroupAdder does: the aggregator's discovery and
  * OpenAPI fetches arrive as system:kube-aggregator with no groups and are only allowed through system:discovery.
  */
 export function withAuthenticatedGroup(u: UserInfo): UserInfo {
-  return u.groups.includes(AUTHENTICATED_GROUP) ? u : { ...u, groups: [...u.groups, AUTHENTICATED_GROUP] };
+  // The anonymous user (which a proxy may forward when the cluster allows anonymous requests) stays unauthenticated.
+  if (u.name === ANONYMOUS_USER || u.groups.includes(UNAUTHENTICATED_GROUP) || u.groups.includes(AUTHENTICATED_GROUP)) return u;
+  return { ...u, groups: [...u.groups, AUTHENTICATED_GROUP] };
 }

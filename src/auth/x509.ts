@@ -71,7 +71,8 @@ export function peerCertificate(socket: TLSSocket): PeerCertificate | undefined 
     result = {
       leaf: new X509Certificate(detailed.raw),
       intermediates,
-      commonName: (Array.isArray(cn) ? cn[0] : cn) ?? '',
+      // Several CNs: Go's pkix.Name keeps the last one.
+      commonName: (Array.isArray(cn) ? cn[cn.length - 1] : cn) ?? '',
       organizations: o === undefined ? [] : Array.isArray(o) ? [...o] : [o],
     };
   }

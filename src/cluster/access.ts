@@ -51,21 +51,21 @@ export function setupAccess(o: AccessOptions): Access {
   let authorizer: Authorizer = allowAuthenticated;
   let admission: CreateAdmission | undefined;
   if (kc) {
-    const log = o.logger.child({ component: 'delegation' });
+    const log = o.logger.child({ subsystem: 'delegation' });
     if (authnMode === 'delegated') {
       const source = followAuthConfig(kc, log);
       stops.push(source.stop);
       readiness.push({ name: 'delegated-authentication-config', check: source.loaded });
-      const review = tokenReviewer(kc);
-      authentication = delegatedAuthentication(o.ownCA, source, cachedTokenReview(async (token) => {
+      const review = cachedTokenReview(tokenReviewer(kc));
+      authentication = delegatedAuthentication(o.ownCA, source, async (token) => {
         try {
           return await review(token);
         } catch (e) {
-          // As kube's union authenticator: a failing TokenReview is a 401 for this request, logged here.
+          // As kube's union authenticator: a failing TokenReview is a 401 for this request (and is not cached).
           log.error({ err: (e as Error).message }, 'TokenReview failed');
           return undefined;
         }
-      }));
+      });
     }
     if (authzMode === 'delegated') authorizer = delegatingAuthorizer(accessReviewer(kc));
     const namespaces = namespaceLifecycle(kc, log);

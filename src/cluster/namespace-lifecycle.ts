@@ -42,7 +42,7 @@ export function namespaceLifecycle(kc: KubeConfig, logger: Logger): NamespaceLif
       if (!ns) throw notFound({ group: '', resource: 'namespaces' }, namespace);
       if (ns.status?.phase === 'Terminating' || ns.metadata?.deletionTimestamp) {
         const message = `unable to create new content in namespace ${namespace} because it is being terminated`;
-        throw forbidden(gr, name, message, [{ reason: NAMESPACE_TERMINATING_CAUSE, message, field: 'metadata.namespace' }]);
+        throw forbidden(gr, name, message, [{ reason: NAMESPACE_TERMINATING_CAUSE, message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]);
       }
     },
     synced: informer.synced,

@@ -42,8 +42,8 @@ export function accessReviewer(kc: KubeConfig): ReviewAccess {
         : { nonResourceAttributes: { path: a.path, verb: a.verb } }),
     };
     const r = await api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });
+    // As kube's webhook authorizer: allowed wins, evaluationError is only informational, the reason is passed on.
     const s = r.status;
-    if (s?.evaluationError && !s.allowed) throw new Error(`authorization error: ${s.evaluationError}`);
-    return { allowed: !!s?.allowed && !s.denied, reason: s?.reason ?? '' };
+    return { allowed: !!s?.allowed, reason: s?.reason ?? '' };
   };
 }

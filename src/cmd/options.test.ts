@@ -1,4 +1,4 @@
-// Flags of the watch history and bookmarks: Go-style durations, defaults, environment variables, precedence and errors.
+// Flags: the watch history and bookmarks (Go-style durations, defaults, environment variables, precedence, errors) and cluster delegation.
 import { describe, expect, it } from 'vitest';
 import { envName, parseDuration, parseOptions, usage, type Options, type ParseResult } from './options.js';
 
@@ -99,6 +99,68 @@ describe('watch flags', () => {
     const text = usage();
     for (const [flag, def] of [['watch-history-events', '100000'], ['watch-history-age', '15m'], ['watch-bookmark-interval', '1m']] as const) {
       expect(text).toContain(`--${flag} (default "${def}")`);
+      expect(text).toContain(envName(flag));
+    }
+  });
+});
+
+describe('cluster delegation flags', () => {
+  it('defaults to no kubeconfig and auto modes', () => {
+    const o = ok(parseOptions([], {}));
+    expect(o.kubeconfig).toBeUndefined();
+    expect(o.authenticationMode).toBe('auto');
+    expect(o.authorizationMode).toBe('auto');
+  });
+
+  it('reads --kubeconfig from the flag or WEBSITE_APISERVER_KUBECONFIG, the flag winning; empty means unset', () => {
+    expect(ok(parseOptions(['--kubeconfig', '/etc/kube/admin.conf'], {})).kubeconfig).toBe('/etc/kube/admin.conf');
+    expect(ok(parseOptions(['--kubeconfig=/a'], {})).kubeconfig).toBe('/a');
+    expect(envName('kubeconfig')).toBe('WEBSITE_APISERVER_KUBECONFIG');
+    expect(ok(parseOptions([], { WEBSITE_APISERVER_KUBECONFIG: '/env/kc' })).kubeconfig).toBe('/env/kc');
+    expect(ok(parseOptions(['--kubeconfig', '/flag/kc'], { WEBSITE_APISERVER_KUBECONFIG: '/env/kc' })).kubeconfig).toBe('/flag/kc');
+    expect(ok(parseOptions(['--kubeconfig='], {})).kubeconfig).toBeUndefined();
+    expect(ok(parseOptions([], { WEBSITE_APISERVER_KUBECONFIG: '' })).kubeconfig).toBeUndefined();
+  });
+
+  it('reads each mode from its flag or variable, the flag winning', () => {
+    for (const mode of ['auto', 'standalone', 'delegated'] as const) {
+      const o = ok(parseOptions([`--authentication-mode=${mode}`, '--authorization-mode', mode], {}));
+      expect([o.authenticationMode, o.authorizationMode]).toEqual([mode, mode]);
+    }
+    const env = { WEBSITE_APISERVER_AUTHENTICATION_MODE: 'delegated', WEBSITE_APISERVER_AUTHORIZATION_MODE: 'standalone' };
+    const fromEnv = ok(parseOptions([], env));
+    expect([fromEnv.authenticationMode, fromEnv.authorizationMode]).toEqual(['delegated', 'standalone']);
+    const flagWins = ok(parseOptions(['--authorization-mode', 'delegated'], env));
+    expect([flagWins.authenticationMode, flagWins.authorizationMode]).toEqual(['delegated', 'delegated']);
+  });
+
+  it('sets the two modes independently', () => {
+    const o = ok(parseOptions(['--authentication-mode', 'delegated'], {}));
+    expect([o.authenticationMode, o.authorizationMode]).toEqual(['delegated', 'auto']);
+  });
+
+  it('rejects an unknown mode, naming the flag, the value and the choices, together with other errors', () => {
+    const errs = errors(parseOptions(['--authentication-mode', 'webhook', '--authorization-mode=RBAC', '--port', 'x'], {}));
+    expect(errs).toHaveLength(3);
+    const authn = errs.find((e) => e.startsWith('--authentication-mode'));
+    expect(authn).toContain('"webhook"');
+    for (const choice of ['auto', 'standalone', 'delegated']) expect(authn).toContain(choice);
+    expect(errs.find((e) => e.startsWith('--authorization-mode'))).toContain('"RBAC"');
+    // Case matters, as for --log-level.
+    expect(errors(parseOptions(['--authentication-mode', 'Delegated'], {}))).toEqual([expect.stringContaining('"Delegated"')]);
+    expect(errors(parseOptions([], { WEBSITE_APISERVER_AUTHORIZATION_MODE: 'always-allow' }))).toEqual([expect.stringContaining('"always-allow"')]);
+  });
+
+  it('rejects --kubeconfig without a value', () => {
+    expect(parseOptions(['--kubeconfig'], {}).kind).toBe('error');
+  });
+
+  it('documents the flags, their defaults and variables in --help', () => {
+    const text = usage();
+    expect(text).toContain('--kubeconfig');
+    expect(text).toContain(envName('kubeconfig'));
+    for (const flag of ['authentication-mode', 'authorization-mode']) {
+      expect(text).toContain(`--${flag} (default "auto")`);
       expect(text).toContain(envName(flag));
     }
   });

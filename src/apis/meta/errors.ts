@@ -30,6 +30,8 @@ export class StatusError extends Error {
 }
 
 function err(code: number, reason: string, message: string, details?: StatusDetails): StatusError {
+  // metav1.StatusDetails.Group is omitempty: the core group is left out rather than sent as "".
+  if (details && details.group === '') delete details.group;
   return new StatusError(details ? { code, reason, message, details } : { code, reason, message });
 }
 

@@ -109,9 +109,10 @@ class ParsedFieldSelector implements FieldSelector {
 /**
  * parseFieldSelector parses a `fieldSelector` query value; the empty string matches everything.
  * Throws StatusError 400 BadRequest for syntax errors (`invalid selector: 'x'; can't understand 'x'`) and for fields
- * not in `allowedFields` (`"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"`).
+ * not in `allowedFields` (`"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+ * `'any'` skips that check (request attributes are read before any conversion).
  */
-export function parseFieldSelector(s: string, allowedFields: readonly string[] = DEFAULT_SELECTABLE_FIELDS): FieldSelector {
+export function parseFieldSelector(s: string, allowedFields: readonly string[] | 'any' = DEFAULT_SELECTABLE_FIELDS): FieldSelector {
   // Kubernetes sorts the raw terms first, which fixes both the printed order and which error is reported.
   const parts = splitTerms(s).sort();
   const terms: Term[] = [];
@@ -123,7 +124,7 @@ export function parseFieldSelector(s: string, allowedFields: readonly string[] =
   }
   // Field-label conversion runs after parsing, as the list handler's Transform does.
   for (const t of terms) {
-    if (!allowedFields.includes(t.field)) {
+    if (allowedFields !== 'any' && !allowedFields.includes(t.field)) {
       throw badRequest(`${JSON.stringify(t.field)} is not a known field selector: only ${allowedFields.map((f) => JSON.stringify(f)).join(', ')}`);
     }
   }

@@ -625,4 +625,21 @@ describe('metrics', () => {
     expect(r.text).toMatch(/apiserver_request_duration_seconds_count\{verb="create",resource="websites"\} [1-9]/);
     expect(r.text).toMatch(/apiserver_registered_watchers [1-9]/);
   });
+
+  it('counts a watch (which takes over its socket) once it ends, under verb watch', async () => {
+    const watch = await request(`${ns('metrics-watch')}?watch=true&timeoutSeconds=1`, { dispatcher: agent });
+    expect(watch.statusCode).toBe(200);
+    await watch.body.text();
+    const count = async () => {
+      const r = await call(agent, `${server.url}/metrics`);
+      return Number(/apiserver_request_total\{verb="watch",resource="websites",code="200"\} (\d+)/.exec(r.text)?.[1] ?? 0);
+    };
+    const before = await count();
+    expect(before).toBeGreaterThanOrEqual(1);
+    const again = await request(`${ns('metrics-watch')}?watch=1&timeoutSeconds=1`, { dispatcher: agent });
+    await again.body.text();
+    // The close that reports it may trail the last byte the client read by a moment.
+    for (let i = 0; i < 50 && (await count()) === before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await count()).toBe(before + 1);
+  });
 });

@@ -22,6 +22,12 @@ export interface Access {
   authorizer: Authorizer;
   admission: CreateAdmission | undefined;
   readiness: HealthCheck[];
+  /**
+   * beforeServing resolves once the delegated settings are loaded. The server listens only then: the CAs a TLS
+   * handshake offers and verifies against are fixed per connection, so a front-proxy connection accepted earlier
+   * would stay unauthenticated for as long as the proxy keeps it alive.
+   */
+  beforeServing: Promise<void>;
   /** The cluster, when there is one (the reconcilers of a later issue use it too). */
   cluster: KubeConfig | undefined;
   describe: { authentication: 'standalone' | 'delegated'; authorization: 'standalone' | 'delegated'; cluster: string | undefined };
@@ -50,12 +56,14 @@ export function setupAccess(o: AccessOptions): Access {
   let authentication: Authentication = standaloneAuthentication(o.ownCA);
   let authorizer: Authorizer = allowAuthenticated;
   let admission: CreateAdmission | undefined;
+  let beforeServing = Promise.resolve();
   if (kc) {
     const log = o.logger.child({ subsystem: 'delegation' });
     if (authnMode === 'delegated') {
       const source = followAuthConfig(kc, log);
       stops.push(source.stop);
       readiness.push({ name: 'delegated-authentication-config', check: source.loaded });
+      beforeServing = source.whenLoaded;
       const review = cachedTokenReview(tokenReviewer(kc));
       authentication = delegatedAuthentication(o.ownCA, source, async (token) => {
         try {
@@ -78,6 +86,7 @@ export function setupAccess(o: AccessOptions): Access {
     authorizer,
     admission,
     readiness,
+    beforeServing,
     cluster: kc,
     describe: { authentication: authnMode, authorization: authzMode, cluster: kc?.getCurrentCluster()?.server },
     async stop() {

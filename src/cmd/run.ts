@@ -50,6 +50,8 @@ export async function run(o: Options): Promise<Running> {
     admission: access.admission,
     readiness: access.readiness,
   });
+  const waiting = setTimeout(() => logger.info('waiting for kube-system/extension-apiserver-authentication before serving'), 1000);
+  await access.beforeServing.finally(() => clearTimeout(waiting));
   await server.app.listen({ port: o.port, host: o.bindAddress });
   const address = server.app.server.address();
   const port = typeof address === 'object' && address ? address.port : o.port;

@@ -5,6 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { requestAttributes } from '../auth/request-info.js';
+import { onRequestDone } from '../server/request-done.js';
 
 /** Metrics holds the registry and the instruments. */
 export interface Metrics {
@@ -66,28 +68,14 @@ export function createMetrics(watch: WatchStats): Metrics {
   };
 }
 
-/** kubeVerb maps a request to the Kubernetes verb (requestinfo.go): list vs watch vs get, deletecollection. */
-export function kubeVerb(method: string, url: string, hasName: boolean): string {
-  const watch = /[?&]watch=(true|1)(&|$)/.test(url);
-  switch (method) {
-    case 'GET': return watch ? 'watch' : hasName ? 'get' : 'list';
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-    case 'PATCH': return 'patch';
-    case 'DELETE': return hasName ? 'delete' : 'deletecollection';
-    default: return method.toLowerCase();
-  }
-}
-
 /** registerMetrics records every response and serves /metrics. */
 export function registerMetrics(app: FastifyInstance, m: Metrics): void {
-  app.addHook('onResponse', async (req, reply) => {
-    const params = (req.params ?? {}) as Record<string, string>;
+  onRequestDone(app, (req, code, ms) => {
     const resource = req.routeOptions.config.resource;
     if (!resource) return;
-    const verb = kubeVerb(req.method, req.url, params['name'] !== undefined);
-    m.requests.inc({ verb, resource, code: String(reply.statusCode) });
-    if (verb !== 'watch') m.requestDuration.observe({ verb, resource }, reply.elapsedTime / 1000);
+    const { verb } = requestAttributes(req.method, req.url);
+    m.requests.inc({ verb, resource, code: String(code) });
+    if (verb !== 'watch') m.requestDuration.observe({ verb, resource }, ms / 1000);
   });
   app.get('/metrics', async (_req, reply) => {
     reply.type(m.registry.contentType);

@@ -24,6 +24,7 @@ import type { ResourceDefinition } from '../registry/resource.js';
 import { ResourceStore, type CreateAdmission } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
+import { onRequestDone } from './request-done.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
 
 declare module 'fastify' {
@@ -110,8 +111,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
       throw attrs.isResourceRequest ? forbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, why) : forbidden(undefined, '', why);
     }
   });
-  app.addHook('onResponse', async (req, reply) => {
-    cfg.logger.debug({ method: req.method, url: req.url, code: reply.statusCode, user: req.user?.name, ms: reply.elapsedTime }, 'request');
+  onRequestDone(app, (req, code, ms) => {
+    cfg.logger.debug({ method: req.method, url: req.url, code, user: req.user?.name, ms }, 'request');
   });
 
   registerBodyParsers(app);

@@ -7,11 +7,12 @@
  * Certificates are created with node-forge (Node cannot sign certificates); existing files are inspected
  * with Node's X509Certificate, which is faster and stricter than forge's parser.
  */
-import { X509Certificate, createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import forge from 'node-forge';
+import { createCa, createLeaf, type ForgeSigner, type LeafSpec, type San } from './issue.js';
 import { renderKubeconfig } from './kubeconfig.js';
 
 const pki = forge.pki;
@@ -33,8 +34,6 @@ export const CA_VALIDITY_DAYS = 3650;
 export const LEAF_VALIDITY_DAYS = 365;
 /** RENEW_BEFORE_DAYS: a certificate with less validity than this left is regenerated. */
 export const RENEW_BEFORE_DAYS = 30;
-// Backdate notBefore so peers with a slightly slow clock still accept a freshly made certificate.
-const BACKDATE_MS = 5 * 60_000;
 
 /** GeneratedFile names one artifact ensureCertificates may (re)write. */
 export type GeneratedFile = 'ca' | 'serving' | 'admin' | 'kubeconfig';
@@ -117,7 +116,7 @@ export function ensureCertificates(opts: CertificateOptions): CertificateBundle 
   let caSigner: ForgeSigner;
   const reusableCa = reuseCa(loadPair(file('ca.crt'), file('ca.key')), now);
   if (typeof reusableCa === 'string') {
-    const made = createCa(now);
+    const made = createCa(now, CA_COMMON_NAME, CA_VALIDITY_DAYS);
     writePair(file('ca.crt'), file('ca.key'), made.certPem, made.keyPem);
     ca = toPair(made.certPem, made.keyPem);
     caSigner = made.signer;
@@ -281,11 +280,6 @@ function leafProblem(leaf: Pair, ca: Pair, now: Date): string | undefined {
 // ---------------------------------------------------------------------------------------------------
 // Subject alternative names
 
-interface San {
-  type: 'DNS' | 'IP';
-  value: string;
-}
-
 // Hostname labels; `_` is tolerated (seen in real service names) and a leading `*.` wildcard is allowed.
 const DNS_NAME = /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
@@ -351,96 +345,6 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 
 // ---------------------------------------------------------------------------------------------------
 // Creating certificates
-
-interface ForgeSigner {
-  cert: forge.pki.Certificate;
-  key: forge.pki.rsa.PrivateKey;
-}
-
-interface Made {
-  certPem: string;
-  keyPem: string;
-  signer: ForgeSigner;
-}
-
-type Attr = { shortName: string; value: string };
-
-interface LeafSpec {
-  subject: Attr[];
-  extKeyUsage: { serverAuth?: boolean; clientAuth?: boolean };
-  sans?: San[];
-}
-
-/** newKeyPair: with no prng option and bits in range, forge delegates to crypto.generateKeyPairSync. */
-function newKeyPair(): forge.pki.rsa.KeyPair {
-  return pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
-}
-
-/** randomSerial is a positive 16-byte serial (RFC 5280: positive, at most 20 octets). */
-function randomSerial(): string {
-  const b = randomBytes(16);
-  // A first byte in 0x01..0x7f keeps the DER INTEGER positive and minimally encoded.
-  b[0] = (b[0]! % 0x7f) + 1;
-  return b.toString('hex');
-}
-
-function createCa(now: Date): Made {
-  const keys = newKeyPair();
-  const cert = pki.createCertificate();
-  cert.publicKey = keys.publicKey;
-  cert.serialNumber = randomSerial();
-  cert.validity.notBefore = new Date(now.getTime() - BACKDATE_MS);
-  cert.validity.notAfter = new Date(now.getTime() + CA_VALIDITY_DAYS * DAY_MS);
-  const subject: Attr[] = [{ shortName: 'CN', value: CA_COMMON_NAME }];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  return {
-    certPem: pki.certificateToPem(cert),
-    keyPem: pki.privateKeyToPem(keys.privateKey),
-    signer: { cert, key: keys.privateKey },
-  };
-}
-
-function createLeaf(
-  ca: ForgeSigner,
-  now: Date,
-  notAfter: Date,
-  spec: LeafSpec,
-): Made {
-  const keys = newKeyPair();
-  const cert = pki.createCertificate();
-  cert.publicKey = keys.publicKey;
-  cert.serialNumber = randomSerial();
-  cert.validity.notBefore = new Date(now.getTime() - BACKDATE_MS);
-  cert.validity.notAfter = notAfter;
-  cert.setSubject(spec.subject);
-  cert.setIssuer(ca.cert.subject.attributes);
-  const extensions: object[] = [
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', ...spec.extKeyUsage },
-    { name: 'subjectKeyIdentifier' },
-    { name: 'authorityKeyIdentifier', keyIdentifier: ca.cert.generateSubjectKeyIdentifier().getBytes() },
-  ];
-  if (spec.sans !== undefined) {
-    // GeneralName tags: 2 = dNSName, 7 = iPAddress (forge encodes both IPv4 and IPv6).
-    const altNames = spec.sans.map((s) => (s.type === 'IP' ? { type: 7, ip: s.value } : { type: 2, value: s.value }));
-    extensions.push({ name: 'subjectAltName', altNames });
-  }
-  cert.setExtensions(extensions);
-  cert.sign(ca.key, forge.md.sha256.create());
-  return {
-    certPem: pki.certificateToPem(cert),
-    keyPem: pki.privateKeyToPem(keys.privateKey),
-    signer: { cert, key: keys.privateKey },
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Writing files

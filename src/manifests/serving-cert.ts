@@ -6,17 +6,12 @@
  *
  * The CA key is used once and thrown away: the cluster only needs the CA certificate (caBundle, ca.crt),
  * and a key that is never stored cannot mint further certificates. Renewal therefore makes a new CA too.
- *
- * certs/self-signed.ts has similar forge code, but its helpers are private; this is the minimal copy.
  */
-import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import forge from 'node-forge';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { createCa, createLeaf } from '../certs/issue.js';
 import { CA_VALIDITY_DAYS, LEAF_VALIDITY_DAYS, RENEW_BEFORE_DAYS } from '../certs/self-signed.js';
 
-const pki = forge.pki;
 const DAY_MS = 86_400_000;
-// Backdated so a node whose clock runs a little slow still accepts a certificate made just now.
-const BACKDATE_MS = 5 * 60_000;
 
 /** SERVICE_NAME is the name of the Service (and of most other objects) of the install. */
 export const SERVICE_NAME = 'website-apiserver';
@@ -47,51 +42,17 @@ export function servingCertificateSans(namespace: string): string[] {
  */
 export function generateServingCertificate(namespace: string, opts: { now?: Date } = {}): ServingCertificate {
   const now = opts.now ?? new Date();
-  const notBefore = new Date(now.getTime() - BACKDATE_MS);
-
-  const caKeys = pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 }); // native keygen through forge
-  const ca = pki.createCertificate();
-  ca.publicKey = caKeys.publicKey;
-  ca.serialNumber = randomSerial();
-  ca.validity.notBefore = notBefore;
-  ca.validity.notAfter = new Date(now.getTime() + CA_VALIDITY_DAYS * DAY_MS);
   // The namespace in the CN tells apart the CAs of several installs in a trust store or a log.
-  const caSubject = [{ shortName: 'CN', value: `${SERVICE_NAME}-ca.${namespace}` }];
-  ca.setSubject(caSubject);
-  ca.setIssuer(caSubject);
-  ca.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  ca.sign(caKeys.privateKey, forge.md.sha256.create());
-
-  const keys = pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
-  const leaf = pki.createCertificate();
-  leaf.publicKey = keys.publicKey;
-  leaf.serialNumber = randomSerial();
-  leaf.validity.notBefore = notBefore;
-  leaf.validity.notAfter = new Date(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS);
+  const ca = createCa(now, `${SERVICE_NAME}-ca.${namespace}`, CA_VALIDITY_DAYS);
   const sans = servingCertificateSans(namespace);
-  leaf.setSubject([{ shortName: 'CN', value: sans[0]! }]);
-  leaf.setIssuer(caSubject);
-  leaf.setExtensions([
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectKeyIdentifier' },
-    { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
-    { name: 'subjectAltName', altNames: sans.map((value) => ({ type: 2, value })) }, // 2 = dNSName
-  ]);
-  leaf.sign(caKeys.privateKey, forge.md.sha256.create());
-
+  const leaf = createLeaf(ca.signer, now, new Date(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS), {
+    subject: [{ shortName: 'CN', value: sans[0]! }],
+    extKeyUsage: { serverAuth: true },
+    sans: sans.map((value) => ({ type: 'DNS', value })),
+  });
   // forge ends PEM lines with CRLF; LF keeps the decoded Secret and caBundle plain text.
   const lf = (pem: string): string => pem.replace(/\r\n/g, '\n');
-  return {
-    cert: lf(pki.certificateToPem(leaf)),
-    key: lf(pki.privateKeyToPem(keys.privateKey)),
-    caCert: lf(pki.certificateToPem(ca)),
-  };
+  return { cert: lf(leaf.certPem), key: lf(leaf.keyPem), caCert: lf(ca.certPem) };
 }
 
 /**
@@ -125,11 +86,4 @@ export function servingCertificateProblem(
     }
   }
   return undefined;
-}
-
-/** randomSerial is a positive serial of 16 bytes (RFC 5280: positive, at most 20 octets). */
-function randomSerial(): string {
-  const b = randomBytes(16);
-  b[0] = (b[0]! % 0x7f) + 1; // first byte 0x01..0x7f: positive and minimally encoded
-  return b.toString('hex');
 }

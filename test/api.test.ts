@@ -97,10 +97,16 @@ describe('create', () => {
     expect(r.body.spec).toMatchObject({ replicas: 1, syncIntervalSeconds: 60, serviceType: 'NodePort' });
   });
 
-  it('drops status on create, since status is a subresource', async () => {
+  it('ignores the status a create sends (a subresource); standalone, the server records Ready=False, reason NoCluster', async () => {
     const r = await call(agent, ns('create'), 'POST', { ...website('b'), status: { readyReplicas: 9 } });
     expect(r.status).toBe(201);
-    expect(r.body.status).toBeUndefined();
+    expect(r.body.status.readyReplicas).toBeUndefined();
+    expect(r.body.status.observedGeneration).toBe(1);
+    expect(r.body.status.conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'False', reason: 'NoCluster' })]));
+    // A spec change moves observedGeneration with the generation; a metadata-only change writes no status.
+    const spec = await call(agent, `${ns('create')}/b`, 'PATCH', { spec: { replicas: 2 } }, { 'content-type': 'application/merge-patch+json' });
+    expect(spec.body.metadata.generation).toBe(2);
+    expect(spec.body.status.observedGeneration).toBe(2);
   });
 
   it('refuses a duplicate name with 409 AlreadyExists', async () => {
@@ -421,7 +427,7 @@ describe('list, selectors and content negotiation', () => {
     expect(r.body.apiVersion).toBe('meta.k8s.io/v1');
     expect(r.body.columnDefinitions.map((c: any) => c.name)).toEqual(['Name', 'Git-Repo', 'Ready', 'Type', 'Port', 'Status', 'Age', 'Branch', 'Deployment']);
     expect(r.body.columnDefinitions.filter((c: any) => c.priority > 0).map((c: any) => c.name)).toEqual(['Branch', 'Deployment']);
-    expect(r.body.rows[0].cells.slice(0, 6)).toEqual(['a', 'https://github.com/luksa/kubia-website-example.git', '0/1', 'NodePort', '<none>', 'Pending']);
+    expect(r.body.rows[0].cells.slice(0, 6)).toEqual(['a', 'https://github.com/luksa/kubia-website-example.git', '0/1', 'NodePort', '<none>', 'NoCluster']);
     expect(r.body.rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'a', namespace: 'sel' } });
     const none = await call(agent, `${ns('sel')}?includeObject=None`, 'GET', undefined, { accept: TABLE });
     expect(none.body.rows[0].object).toBeUndefined();

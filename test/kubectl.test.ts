@@ -185,11 +185,11 @@ describe('kubectl against a standalone server', () => {
     expect((await getJson(ns, 'applied')).metadata.resourceVersion).toBe(after.metadata.resourceVersion);
   });
 
-  it('get websites and get ws -A print the printer columns, -o wide adds BRANCH and DEPLOYMENT, and rows show repo, 0/1, NodePort, <none>, Pending', async () => {
+  it('get websites and get ws -A print the printer columns, -o wide adds BRANCH and DEPLOYMENT, and rows show repo, 0/1, NodePort, <none>, NoCluster', async () => {
     // The only test that uses the default namespace, so the kubeconfig's context namespace applies.
     await seed('default', 'kubia');
     await seed('kt-wide', 'branched', { branch: 'main', serviceType: 'ClusterIP', replicas: 2 });
-    const row = { NAME: 'kubia', 'GIT-REPO': REPO, READY: '0/1', TYPE: 'NodePort', PORT: '<none>', STATUS: 'Pending' };
+    const row = { NAME: 'kubia', 'GIT-REPO': REPO, READY: '0/1', TYPE: 'NodePort', PORT: '<none>', STATUS: 'NoCluster' };
 
     const plain = await kubectl(['get', 'websites']);
     expect(plain.code, plain.stderr).toBe(0);
@@ -209,7 +209,7 @@ describe('kubectl against a standalone server', () => {
     expect(wide.rows[0]).toMatchObject({ ...row, BRANCH: '', DEPLOYMENT: '' });
 
     const wideBranch = table((await kubectl(['get', 'ws', '-n', 'kt-wide', '-o', 'wide'])).stdout);
-    expect(wideBranch.rows).toEqual([expect.objectContaining({ NAME: 'branched', READY: '0/2', TYPE: 'ClusterIP', STATUS: 'Pending', BRANCH: 'main', DEPLOYMENT: '' })]);
+    expect(wideBranch.rows).toEqual([expect.objectContaining({ NAME: 'branched', READY: '0/2', TYPE: 'ClusterIP', STATUS: 'NoCluster', BRANCH: 'main', DEPLOYMENT: '' })]);
   });
 
   it('get -o yaml shows the uid, generation and resourceVersion the server assigned', async () => {
@@ -382,10 +382,10 @@ describe('kubectl against a standalone server', () => {
     expect(p.stderr).toBe('');
     const prow = rowsOf(p.stdout);
     expect(prow[0]).toEqual(['NAME', 'GIT-REPO', 'READY', 'TYPE', 'PORT', 'STATUS', 'AGE']);
-    expect(prow[1]?.slice(0, 6)).toEqual(['w0', REPO, '0/1', 'NodePort', '<none>', 'Pending']);
+    expect(prow[1]?.slice(0, 6)).toEqual(['w0', REPO, '0/1', 'NodePort', '<none>', 'NoCluster']);
     const w1rows = prow.filter((r) => r[0] === 'w1');
     expect(w1rows.length).toBeGreaterThanOrEqual(3); // added, labelled, deleted
-    for (const r of w1rows) expect(r.slice(0, 6)).toEqual(['w1', REPO, '0/1', 'NodePort', '<none>', 'Pending']);
+    for (const r of w1rows) expect(r.slice(0, 6)).toEqual(['w1', REPO, '0/1', 'NodePort', '<none>', 'NoCluster']);
 
     const e = await events.result;
     const erows = rowsOf(e.stdout);

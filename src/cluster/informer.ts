@@ -22,6 +22,7 @@ export interface InformerOptions<T extends KubernetesObject> {
   path: string;
   list: () => Promise<KubernetesListObject<T>>;
   fieldSelector?: string;
+  labelSelector?: string;
   name: string;
   logger: Logger;
   onChange?: (obj: T) => void;
@@ -49,7 +50,7 @@ export function startInformer<T extends KubernetesObject>(o: InformerOptions<T>)
     }
     return l;
   };
-  const lw = new ListWatch<T>(o.path, new Watch(o.kc), list, false, undefined, o.fieldSelector);
+  const lw = new ListWatch<T>(o.path, new Watch(o.kc), list, false, o.labelSelector, o.fieldSelector);
   if (o.onChange) for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, o.onChange);
   lw.on('error', (err: unknown) => {
     if (stopped) return; // stop() itself reports an AbortError

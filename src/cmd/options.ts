@@ -28,6 +28,13 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   readonly authenticationMode: AccessMode;
   readonly authorizationMode: AccessMode;
+  readonly nginxImage: string;
+  readonly gitSyncImage: string;
+  readonly maxConcurrentReconciles: number;
+  /** How often every Website is reconciled even without a change, in ms. */
+  readonly resyncPeriodMs: number;
+  readonly leaderElect: boolean;
+  readonly leaderElectNamespace: string;
 }
 
 /** AccessMode picks standalone or delegated authentication/authorization; auto = delegated when a cluster is configured. */
@@ -56,6 +63,12 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
   { name: 'kubeconfig', help: 'kubeconfig of the cluster this server extends; without it the in-cluster service account is used when running in a pod, else the server runs standalone.' },
   { name: 'authentication-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (client certificates from our own CA only) or delegated (also the front proxy, the cluster\'s client CA and TokenReview).' },
+  { name: 'nginx-image', default: 'nginx:1.27-alpine', help: 'Image of the nginx container serving each website.' },
+  { name: 'git-sync-image', default: 'registry.k8s.io/git-sync/git-sync:v4.4.0', help: 'Image of the git-sync sidecar that keeps each website\'s content up to date.' },
+  { name: 'max-concurrent-reconciles', default: '2', help: 'How many Websites are reconciled at once.' },
+  { name: 'resync-period', default: '10m', help: 'How often every Website is reconciled even when nothing changed (a duration).' },
+  { name: 'leader-elect', default: 'false', help: 'Reconcile only while holding the Lease website-apiserver (true when several replicas share a cluster).' },
+  { name: 'leader-elect-namespace', default: 'default', help: 'Namespace of the leader-election Lease (the manifests use the server\'s own).' },
   { name: 'authorization-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).' },
 ];
 
@@ -129,7 +142,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   const watchHistoryEvents = Number(historyText);
   if (!/^\d+$/.test(historyText) || watchHistoryEvents < 1) errors.push(`--watch-history-events: must be a positive integer, got "${historyText}"`);
   const durations: Record<string, number> = {};
-  for (const name of ['watch-history-age', 'watch-bookmark-interval']) {
+  for (const name of ['watch-history-age', 'watch-bookmark-interval', 'resync-period']) {
     const text = get(name) ?? '';
     const ms = parseDuration(text);
     if (ms === undefined || ms <= 0) errors.push(`--${name}: must be a positive duration such as 90s or 15m, got "${text}"`);
@@ -141,6 +154,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
     if ((ACCESS_MODES as readonly string[]).includes(text)) modes[name] = text as AccessMode;
     else errors.push(`--${name}: must be one of ${ACCESS_MODES.join(', ')}, got "${text}"`);
   }
+  const reconcilesText = get('max-concurrent-reconciles') ?? '';
+  const maxConcurrentReconciles = Number(reconcilesText);
+  if (!/^\d+$/.test(reconcilesText) || maxConcurrentReconciles < 1) errors.push(`--max-concurrent-reconciles: must be a positive integer, got "${reconcilesText}"`);
+  const leaderText = get('leader-elect') ?? 'false';
+  if (!['true', 'false'].includes(leaderText)) errors.push(`--leader-elect: must be true or false, got "${leaderText}"`);
   if (errors.length) return { kind: 'error', errors };
   return {
     kind: 'ok',
@@ -152,6 +170,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       kubeconfig: get('kubeconfig') || undefined,
       authenticationMode: modes['authentication-mode'] as AccessMode,
       authorizationMode: modes['authorization-mode'] as AccessMode,
+      nginxImage: get('nginx-image') ?? '',
+      gitSyncImage: get('git-sync-image') ?? '',
+      maxConcurrentReconciles,
+      resyncPeriodMs: durations['resync-period'] as number,
+      leaderElect: leaderText === 'true',
+      leaderElectNamespace: get('leader-elect-namespace') ?? 'default',
     }),
   };
 }

@@ -5,6 +5,10 @@
 import { isIP } from 'node:net';
 import { ensureCertificates } from '../certs/self-signed.js';
 import { setupAccess } from '../cluster/access.js';
+import { standaloneStatus, startManager } from '../controllers/manager.js';
+import { websiteDefinition } from '../apis/website/v1alpha1.js';
+import { ResourceStore } from '../registry/store.js';
+import type { ResourceDefinition } from '../registry/resource.js';
 import { createLogger } from '../observability/logger.js';
 import { kinds } from '../registry/kinds.js';
 import { createServer, type ApiServer } from '../server/server.js';
@@ -49,6 +53,8 @@ export async function run(o: Options): Promise<Running> {
     authorizer: access.authorizer,
     admission: access.admission,
     readiness: access.readiness,
+    // No cluster, no reconciler: the server itself says so in each Website's status.
+    ...(access.cluster ? {} : { systemStatus: standaloneStatus }),
   });
   const waiting = setTimeout(() => logger.info('waiting for kube-system/extension-apiserver-authentication before serving'), 1000);
   await access.beforeServing.finally(() => clearTimeout(waiting));
@@ -60,8 +66,19 @@ export async function run(o: Options): Promise<Running> {
   if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
   logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() }, 'serving');
   logger.info(access.describe, 'access');
-  if (!access.cluster) logger.info('reconcilers are off: no cluster is configured (standalone mode)');
+  if (!access.cluster) logger.info('reconcilers are off: no cluster is configured (standalone mode); Websites get Ready=False, reason NoCluster');
+  const manager = access.cluster && startManager({
+    storage,
+    websites: new ResourceStore(websiteDefinition as unknown as ResourceDefinition, storage),
+    cluster: access.cluster,
+    images: { nginx: o.nginxImage, gitSync: o.gitSyncImage },
+    maxConcurrentReconciles: o.maxConcurrentReconciles,
+    resyncPeriodMs: o.resyncPeriodMs,
+    registry: server.registry,
+    logger,
+  });
   const stop = async () => {
+    if (manager) await manager.stop();
     await access.stop();
     await server.shutdown();
   };

@@ -93,6 +93,18 @@ export interface CreateAdmission {
   admitCreate(namespace: string, gr: GroupResource, name: string): Promise<void>;
 }
 
+/**
+ * SystemStatus is the status the server itself sets when no reconciler will (standalone: Ready=False, NoCluster), at
+ * create and when the spec changes, as kube strategies' PrepareForCreate set initial status. Undefined: none.
+ */
+export type SystemStatus = (obj: KubeObject) => unknown;
+
+/** StoreOptions are the optional collaborators of a ResourceStore. */
+export interface StoreOptions {
+  admission?: CreateAdmission | undefined;
+  systemStatus?: SystemStatus | undefined;
+}
+
 /** ResourceStore implements every verb of one kind on top of a Storage. */
 export class ResourceStore {
   readonly def: ResourceDefinition;
@@ -101,10 +113,12 @@ export class ResourceStore {
   readonly #schema: SchemaAdmission;
   readonly #resourceKey: string;
   readonly #admission: CreateAdmission | undefined;
+  readonly #systemStatus: SystemStatus | undefined;
 
-  constructor(def: ResourceDefinition, storage: Storage, admission?: CreateAdmission) {
+  constructor(def: ResourceDefinition, storage: Storage, opts: StoreOptions = {}) {
     this.def = def;
-    this.#admission = admission;
+    this.#admission = opts.admission;
+    this.#systemStatus = def.subresources.status ? opts.systemStatus : undefined;
     this.gr = { group: def.group, resource: def.plural };
     this.#storage = storage;
     this.#schema = compileSchemaAdmission(def.schema);
@@ -204,6 +218,7 @@ export class ResourceStore {
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = generateName(meta.generateName ?? '');
     this.#validate(obj, undefined);
+    if (this.#systemStatus) obj['status'] = this.#systemStatus(obj);
     if (own.kind === 'update') meta.managedFields = trackUpdate(undefined, obj, own.manager, 'main', this.apiVersion, meta.creationTimestamp);
     if (opts.dryRun) return { object: obj, warnings };
     for (let attempt = 0; ; attempt++) {
@@ -411,7 +426,10 @@ export class ResourceStore {
       delete m.selfLink;
     }
     next.metadata.resourceVersion = cur.metadata.resourceVersion;
-    if (sub === 'main' && !isDeepStrictEqual(specOf(next), specOf(cur))) next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
+    if (sub === 'main' && !isDeepStrictEqual(specOf(next), specOf(cur))) {
+      next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
+      if (this.#systemStatus) next['status'] = this.#systemStatus(next);
+    }
     this.#validate(next, cur);
     if (own.kind === 'update') {
       next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()));

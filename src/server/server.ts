@@ -9,6 +9,7 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import YAML from 'yaml';
 import {
   badRequest, forbidden, internalError, notFoundPath, StatusError, tooLarge, unauthorized, unsupportedMediaType,
@@ -21,7 +22,7 @@ import { registerDiscoveryRoutes } from '../discovery/routes.js';
 import { registerResourceRoutes } from '../endpoints/resource-routes.js';
 import { WatchRegistry, type WatchSettings } from '../endpoints/watch.js';
 import type { ResourceDefinition } from '../registry/resource.js';
-import { ResourceStore, type CreateAdmission } from '../registry/store.js';
+import { ResourceStore, type CreateAdmission, type SystemStatus } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { onRequestDone } from './request-done.js';
@@ -59,6 +60,8 @@ export interface ServerConfig {
   readiness?: HealthCheck[];
   /** Runs before anything is created (namespace lifecycle when delegated). */
   admission?: CreateAdmission;
+  /** Status the server sets itself when no reconciler runs (standalone). */
+  systemStatus?: SystemStatus;
   /** Bookmark interval and per-watcher buffer bound. */
   watch?: WatchSettings;
 }
@@ -66,6 +69,8 @@ export interface ServerConfig {
 /** ApiServer is the assembled server. */
 export interface ApiServer {
   app: FastifyInstance;
+  /** registry is the Prometheus registry /metrics serves (the controllers add theirs to it). */
+  registry: Registry;
   /** shutdown ends open watches, stops accepting, and closes the storage (flushing it). */
   shutdown(): Promise<void>;
 }
@@ -129,9 +134,10 @@ export function createServer(cfg: ServerConfig): ApiServer {
   });
 
   registerHealthRoutes(app, cfg.readiness ?? []);
-  registerMetrics(app, createMetrics(watches));
+  const metrics = createMetrics(watches);
+  registerMetrics(app, metrics);
   registerDiscoveryRoutes(app, cfg.kinds);
-  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, cfg.admission), watches);
+  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, { admission: cfg.admission, systemStatus: cfg.systemStatus }), watches);
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
   // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by
@@ -163,6 +169,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
 
   return {
     app,
+    registry: metrics.registry,
     async shutdown() {
       await app.close();
       await cfg.storage.close();

@@ -1,0 +1,71 @@
+/**
+ * @module controllers/manager
+ * Runs the reconcilers in this process (controller-runtime's manager): the Website controller fed by our own
+ * store's change feed and, with a cluster, by informers on the children it manages; a periodic resync; and, when
+ * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: standaloneStatus is
+ * what the store records instead.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Website } from '../apis/website/v1alpha1.js';
+import type { ResourceStore, SystemStatus } from '../registry/store.js';
+import type { Storage } from '../storage/interface.js';
+import { realClock } from './clock.js';
+import { startController, type Controller } from './controller.js';
+import { controllerMetrics } from './metrics.js';
+import { objectKey, watchStoreKeys } from './store-source.js';
+import type { Images } from './website/children.js';
+import { clusterChildren, type ClusterChildren } from './website/cluster-children.js';
+import { websiteReconciler } from './website/reconciler.js';
+import { noClusterStatus } from './website/status.js';
+
+export interface ManagerOptions {
+  storage: Storage;
+  /** The Website store (its own ResourceStore instance over the same storage). */
+  websites: ResourceStore;
+  cluster: KubeConfig;
+  images: Images;
+  maxConcurrentReconciles: number;
+  resyncPeriodMs: number;
+  registry: Registry;
+  logger: Logger;
+}
+
+/** Manager is the running set of controllers. */
+export interface Manager {
+  /** synced: the children informers have listed (always true without a cluster). */
+  synced(): boolean;
+  stop(): Promise<void>;
+}
+
+/** standaloneStatus is the status each kind gets from the server itself when no cluster is configured. */
+export const standaloneStatus: SystemStatus = (obj) => (obj.kind === 'Website' ? noClusterStatus(obj as Website) : undefined);
+
+/** startManager starts the Website controller and its sources. */
+export function startManager(o: ManagerOptions): Manager {
+  const logger = o.logger.child({ subsystem: 'controllers' });
+  const prefix = { resource: o.websites.key('', '').resource };
+  const controller: Controller = startController({
+    name: 'website',
+    clock: realClock,
+    logger,
+    metrics: controllerMetrics(o.registry),
+    maxConcurrentReconciles: o.maxConcurrentReconciles,
+    reconcile: (key) => reconcile(key),
+  });
+  const children: ClusterChildren = clusterChildren(o.cluster, (k) => controller.enqueue(k), logger);
+  const reconcile = websiteReconciler({ store: o.websites, cluster: children, images: o.images, logger });
+  const feed = watchStoreKeys(o.storage, prefix, (k) => controller.enqueue(k), logger);
+  const cancelResync = controller.resync(o.resyncPeriodMs, () =>
+    o.storage.list(prefix).items.map((w) => objectKey(w.metadata.namespace ?? '', w.metadata.name ?? '')));
+  return {
+    synced: () => children.synced(),
+    async stop() {
+      cancelResync();
+      feed.stop();
+      await controller.stop();
+      await children.stop();
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * @module controllers/website/children
+ * The objects a Website runs as (PRODUCT.md §4): a Deployment `<name>-website` with nginx serving an emptyDir that a
+ * git-sync sidecar keeps filled from `spec.gitRepo`, and a Service `<name>-website` of `spec.serviceType` on port 80.
+ * Pure functions: the reconciler server-side-applies exactly these bodies, so whatever they leave out is not ours.
+ */
+import type { Website } from '../../apis/website/v1alpha1.js';
+
+export const MANAGED_BY = 'website-apiserver';
+export const FIELD_MANAGER = 'website-apiserver';
+
+/** Images are the container images, from --nginx-image and --git-sync-image. */
+export interface Images {
+  nginx: string;
+  gitSync: string;
+}
+
+export const DEFAULT_IMAGES: Images = {
+  nginx: 'nginx:1.27-alpine',
+  gitSync: 'registry.k8s.io/git-sync/git-sync:v4.4.0',
+};
+
+/** childName is the name of both children. */
+export const childName = (w: Website) => `${w.metadata.name}-website`;
+
+/** selectorLabels select the pods of one Website. */
+export function selectorLabels(w: Website): Record<string, string> {
+  return { 'app.kubernetes.io/name': 'website', 'app.kubernetes.io/instance': w.metadata.name ?? '' };
+}
+
+/** selectorString is the selector in the string form the scale subresource and status report. */
+export const selectorString = (w: Website) =>
+  Object.entries(selectorLabels(w)).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(',');
+
+/** childLabels label everything the reconciler creates; managed-by is what its informers filter on. */
+export function childLabels(w: Website): Record<string, string> {
+  return { ...selectorLabels(w), 'app.kubernetes.io/managed-by': MANAGED_BY };
+}
+
+/** ownerReference makes the Website the controlling owner (the garbage collector and kubectl follow it). */
+export function ownerReference(w: Website) {
+  return {
+    apiVersion: w.apiVersion ?? 'extensions.example.com/v1alpha1',
+    kind: 'Website',
+    name: w.metadata.name ?? '',
+    uid: w.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+const CONTENT = 'content';
+// git-sync publishes each checkout as a symlink `html` in its root; nginx mounts the same volume one level up, so
+// its default document root /usr/share/nginx/html is that symlink and a sync swaps the site atomically.
+const GIT_ROOT = '/git';
+const NGINX_PARENT = '/usr/share/nginx';
+
+/** desiredDeployment is the apps/v1 Deployment body to apply. */
+export function desiredDeployment(w: Website, images: Images) {
+  const syncArgs = [
+    `--repo=${w.spec.gitRepo}`,
+    `--root=${GIT_ROOT}`,
+    '--link=html',
+    `--period=${w.spec.syncIntervalSeconds}s`,
+    '--depth=1',
+    ...(w.spec.branch ? [`--ref=${w.spec.branch}`] : []),
+  ];
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: childName(w), namespace: w.metadata.namespace, labels: childLabels(w), ownerReferences: [ownerReference(w)] },
+    spec: {
+      replicas: w.spec.replicas,
+      selector: { matchLabels: selectorLabels(w) },
+      template: {
+        metadata: { labels: childLabels(w) },
+        spec: {
+          volumes: [{ name: CONTENT, emptyDir: {} }],
+          containers: [
+            {
+              name: 'nginx',
+              image: images.nginx,
+              ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
+              volumeMounts: [{ name: CONTENT, mountPath: NGINX_PARENT, readOnly: true }],
+              // Not ready until the first sync has published the site.
+              readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
+              resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+            },
+            {
+              name: 'git-sync',
+              image: images.gitSync,
+              args: syncArgs,
+              volumeMounts: [{ name: CONTENT, mountPath: GIT_ROOT }],
+              resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '256Mi' } },
+              securityContext: { allowPrivilegeEscalation: false },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** desiredService is the v1 Service body to apply. */
+export function desiredService(w: Website) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: childName(w), namespace: w.metadata.namespace, labels: childLabels(w), ownerReferences: [ownerReference(w)] },
+    spec: {
+      type: w.spec.serviceType,
+      selector: selectorLabels(w),
+      ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * @module controllers/website/status
+ * What a Website's status says, computed from its children as observed in the cluster. Conditions follow
+ * metav1.Condition rules: lastTransitionTime moves only when a condition's status changes.
+ */
+import type { Website, WebsiteCondition, WebsiteStatus } from '../../apis/website/v1alpha1.js';
+import { childName, selectorString } from './children.js';
+
+/** ObservedDeployment is the part of an apps/v1 Deployment the status reads. */
+export interface ObservedDeployment {
+  metadata?: { generation?: number };
+  spec?: { replicas?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
+/** ObservedService is the part of a v1 Service the status reads. */
+export interface ObservedService {
+  spec?: { type?: string; ports?: { nodePort?: number }[] };
+}
+
+/** Observed is what the reconciler saw; `error` is the failure of this reconcile, if any. */
+export interface Observed {
+  deployment: ObservedDeployment | undefined;
+  service: ObservedService | undefined;
+  error?: string;
+}
+
+type Cond = Omit<WebsiteCondition, 'lastTransitionTime' | 'observedGeneration'>;
+
+/** mergeConditions keeps lastTransitionTime for conditions whose status did not change. */
+export function mergeConditions(old: WebsiteCondition[] | undefined, next: Cond[], generation: number, now: string): WebsiteCondition[] {
+  return next.map((c) => {
+    const prev = old?.find((o) => o.type === c.type);
+    const lastTransitionTime = prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : now;
+    return { ...c, lastTransitionTime, observedGeneration: generation };
+  });
+}
+
+/** conditionsFor derives Ready, Progressing and Degraded. */
+export function conditionsFor(w: Website, o: Observed): Cond[] {
+  const d = o.deployment;
+  const want = w.spec.replicas;
+  const ready = d?.status?.readyReplicas ?? 0;
+  const updated = d?.status?.updatedReplicas ?? 0;
+  const caughtUp = !!d && (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
+  const rolledOut = caughtUp && updated >= want && ready >= want && (d?.status?.replicas ?? 0) <= want;
+  const stalled = d?.status?.conditions?.find((c) => (c.type === 'Progressing' && c.status === 'False') || (c.type === 'ReplicaFailure' && c.status === 'True'));
+  const isReady = !!d && !!o.service && ready >= want && !o.error;
+  const degraded: Cond = o.error
+    ? { type: 'Degraded', status: 'True', reason: 'ReconcileError', message: o.error }
+    : stalled
+      ? { type: 'Degraded', status: 'True', reason: stalled.reason ?? 'DeploymentFailing', message: stalled.message ?? '' }
+      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'the Deployment and Service are as specified' };
+  return [
+    isReady
+      ? { type: 'Ready', status: 'True', reason: 'Available', message: `${ready}/${want} replicas ready` }
+      : { type: 'Ready', status: 'False', reason: !d || !o.service ? 'ChildrenMissing' : 'ReplicasNotReady', message: !d || !o.service ? 'the Deployment or Service does not exist yet' : `${ready}/${want} replicas ready` },
+    rolledOut
+      ? { type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: `${updated} updated replicas` }
+      : { type: 'Progressing', status: 'True', reason: 'RollingOut', message: `${updated}/${want} replicas updated, ${ready} ready` },
+    degraded,
+  ];
+}
+
+/** websiteStatus is the full status to write through /status. */
+export function websiteStatus(w: Website, o: Observed, now: Date = new Date()): WebsiteStatus {
+  const generation = w.metadata.generation ?? 0;
+  const nodePort = o.service?.spec?.ports?.[0]?.nodePort;
+  return {
+    observedGeneration: generation,
+    replicas: o.deployment?.status?.replicas ?? 0,
+    readyReplicas: o.deployment?.status?.readyReplicas ?? 0,
+    selector: selectorString(w),
+    deployment: childName(w),
+    service: childName(w),
+    ...(nodePort ? { nodePort } : {}),
+    conditions: mergeConditions(w.status?.conditions, conditionsFor(w, o), generation, now.toISOString().replace(/\.\d{3}Z$/, 'Z')),
+  };
+}
+
+/** noClusterStatus is the status of every Website when no cluster is configured (standalone). */
+export function noClusterStatus(w: Website, now: Date = new Date()): WebsiteStatus {
+  const generation = w.metadata.generation ?? 0;
+  const message = 'no cluster is configured (standalone mode): nothing runs this website';
+  return {
+    ...w.status,
+    observedGeneration: generation,
+    conditions: mergeConditions(w.status?.conditions, [
+      { type: 'Ready', status: 'False', reason: 'NoCluster', message },
+      { type: 'Progressing', status: 'False', reason: 'NoCluster', message },
+      { type: 'Degraded', status: 'False', reason: 'NoCluster', message },
+    ], generation, now.toISOString().replace(/\.\d{3}Z$/, 'Z')),
+  };
+}

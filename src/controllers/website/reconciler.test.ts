@@ -1,0 +1,100 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { websiteDefinition, type Website } from '../../apis/website/v1alpha1.js';
+import type { ResourceDefinition } from '../../registry/resource.js';
+import { ResourceStore } from '../../registry/store.js';
+import { MemoryStorage } from '../../storage/memory-storage.js';
+import { DEFAULT_IMAGES } from './children.js';
+import { CLEANUP_FINALIZER, websiteReconciler, type Child, type ChildClient } from './reconciler.js';
+
+// A cluster in memory: applied children are stored (SSA semantics reduced to "replace"), deletes can be held.
+function fakeCluster() {
+  const objects = new Map<string, Child>();
+  const events: string[] = [];
+  let rv = 0;
+  let failApply: string | undefined;
+  const held = new Set<string>();
+  const id = (kind: string, ns: string, name: string) => `${kind}/${ns}/${name}`;
+  const client: ChildClient = {
+    cached: (kind, ns, name) => objects.get(id(kind, ns, name)),
+    async apply(kind, body) {
+      if (failApply) throw new Error(failApply);
+      const b = structuredClone(body) as Child;
+      b.metadata.resourceVersion = String(++rv);
+      if (kind === 'Service') (b as { spec: { ports: { nodePort?: number }[] } }).spec.ports[0]!.nodePort = 30080;
+      objects.set(id(kind, b.metadata.namespace ?? '', b.metadata.name ?? ''), b);
+      return b;
+    },
+    async remove(kind, ns, name) {
+      if (held.has(id(kind, ns, name))) return false;
+      objects.delete(id(kind, ns, name));
+      return true;
+    },
+    async event(_w, type, reason) {
+      events.push(`${type}/${reason}`);
+    },
+  };
+  return { client, objects, events, hold: (k: string) => held.add(k), release: (k: string) => held.delete(k), failApply: (m?: string) => (failApply = m) };
+}
+
+const setup = () => {
+  const store = new ResourceStore(websiteDefinition as unknown as ResourceDefinition, new MemoryStorage());
+  const cluster = fakeCluster();
+  const reconcile = websiteReconciler({ store, cluster: cluster.client, images: DEFAULT_IMAGES, logger: pino({ level: 'silent' }), deletePollMs: 10 });
+  const opts = { dryRun: false, fieldValidation: 'Strict' as const, manager: 'test' };
+  const create = (name: string) => store.create('ns', { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name }, spec: { gitRepo: 'https://example.com/r.git' } }, opts);
+  const get = (name: string) => store.get('ns', name) as Website;
+  return { store, cluster, reconcile, create, get, opts };
+};
+
+describe('websiteReconciler', () => {
+  it('adds the finalizer, applies both children, writes status once and records Created events', async () => {
+    const t = setup();
+    await t.create('a');
+    await t.reconcile('ns/a');
+    const w = t.get('a');
+    expect(w.metadata.finalizers).toEqual([CLEANUP_FINALIZER]);
+    expect([...t.cluster.objects.keys()].sort()).toEqual(['Deployment/ns/a-website', 'Service/ns/a-website']);
+    expect(w.status).toMatchObject({ observedGeneration: 1, nodePort: 30080, deployment: 'a-website' });
+    expect(t.cluster.events).toEqual(['Normal/CreatedDeployment', 'Normal/CreatedService']);
+    // Level-based and idempotent: a second run with nothing changed writes nothing.
+    const rv = w.metadata.resourceVersion;
+    await t.reconcile('ns/a');
+    expect(t.get('a').metadata.resourceVersion).toBe(rv);
+    expect(t.cluster.events).toHaveLength(2);
+  });
+
+  it('on failure marks the Website Degraded with the error, records a Warning event and throws for a retry', async () => {
+    const t = setup();
+    await t.create('b');
+    t.cluster.failApply('apiserver unreachable');
+    await expect(t.reconcile('ns/b')).rejects.toThrow('apiserver unreachable');
+    const w = t.get('b');
+    expect(w.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'ReconcileError', message: 'apiserver unreachable' });
+    expect(t.cluster.events).toContain('Warning/ReconcileFailed');
+    t.cluster.failApply(undefined);
+    await t.reconcile('ns/b');
+    expect(t.get('b').status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
+  });
+
+  it('on deletion removes both children first and only then the finalizer (the store then deletes the Website)', async () => {
+    const t = setup();
+    await t.create('c');
+    await t.reconcile('ns/c');
+    await t.store.delete('ns', 'c', {}, false);
+    expect(t.get('c').metadata.deletionTimestamp).toBeDefined();
+    t.cluster.hold('Deployment/ns/c-website');
+    expect(await t.reconcile('ns/c')).toEqual({ requeueAfter: 10 });
+    expect(t.get('c').metadata.finalizers).toEqual([CLEANUP_FINALIZER]);
+    t.cluster.release('Deployment/ns/c-website');
+    await t.reconcile('ns/c');
+    expect(() => t.get('c')).toThrow(/not found/);
+    expect(t.cluster.objects.size).toBe(0);
+  });
+
+  it('does nothing for a Website that no longer exists', async () => {
+    const t = setup();
+    await expect(t.reconcile('ns/ghost')).resolves.toBeUndefined();
+    expect(t.cluster.objects.size).toBe(0);
+  });
+});

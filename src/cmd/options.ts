@@ -34,6 +34,8 @@ export interface Options {
   /** How often every Website is reconciled even without a change, in ms. */
   readonly resyncPeriodMs: number;
   readonly leaderElect: boolean;
+  /** Run the reconcilers when a cluster is configured. */
+  readonly enableReconcilers: boolean;
   readonly leaderElectNamespace: string;
 }
 
@@ -67,6 +69,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'git-sync-image', default: 'registry.k8s.io/git-sync/git-sync:v4.4.0', help: 'Image of the git-sync sidecar that keeps each website\'s content up to date.' },
   { name: 'max-concurrent-reconciles', default: '2', help: 'How many Websites are reconciled at once.' },
   { name: 'resync-period', default: '10m', help: 'How often every Website is reconciled even when nothing changed (a duration).' },
+  { name: 'enable-reconcilers', default: 'true', help: 'Run the reconcilers when a cluster is configured (false serves the API only).' },
   { name: 'leader-elect', default: 'false', help: 'Reconcile only while holding the Lease website-apiserver (true when several replicas share a cluster).' },
   { name: 'leader-elect-namespace', default: 'default', help: 'Namespace of the leader-election Lease (the manifests use the server\'s own).' },
   { name: 'authorization-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).' },
@@ -159,6 +162,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   if (!/^\d+$/.test(reconcilesText) || maxConcurrentReconciles < 1) errors.push(`--max-concurrent-reconciles: must be a positive integer, got "${reconcilesText}"`);
   const leaderText = get('leader-elect') ?? 'false';
   if (!['true', 'false'].includes(leaderText)) errors.push(`--leader-elect: must be true or false, got "${leaderText}"`);
+  const reconcilersText = get('enable-reconcilers') ?? 'true';
+  if (!['true', 'false'].includes(reconcilersText)) errors.push(`--enable-reconcilers: must be true or false, got "${reconcilersText}"`);
   if (errors.length) return { kind: 'error', errors };
   return {
     kind: 'ok',
@@ -175,6 +180,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       maxConcurrentReconciles,
       resyncPeriodMs: durations['resync-period'] as number,
       leaderElect: leaderText === 'true',
+      enableReconcilers: reconcilersText === 'true',
       leaderElectNamespace: get('leader-elect-namespace') ?? 'default',
     }),
   };

@@ -5,7 +5,11 @@
 import { isIP } from 'node:net';
 import { ensureCertificates } from '../certs/self-signed.js';
 import { setupAccess } from '../cluster/access.js';
-import { standaloneStatus, startManager } from '../controllers/manager.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startLeaderElection, type LeaderElection } from '../controllers/leader-election.js';
+import { standaloneStatus, startManager, type Manager } from '../controllers/manager.js';
 import { websiteDefinition } from '../apis/website/v1alpha1.js';
 import { ResourceStore } from '../registry/store.js';
 import type { ResourceDefinition } from '../registry/resource.js';
@@ -14,6 +18,9 @@ import { kinds } from '../registry/kinds.js';
 import { createServer, type ApiServer } from '../server/server.js';
 import { LmdbStorage } from '../storage/lmdb-storage.js';
 import type { Options } from './options.js';
+
+/** LEASE_NAME is the coordination.k8s.io Lease replicas compete for with --leader-elect. */
+const LEASE_NAME = 'website-apiserver';
 
 /** Running is a started server. */
 export interface Running {
@@ -67,18 +74,44 @@ export async function run(o: Options): Promise<Running> {
   logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() }, 'serving');
   logger.info(access.describe, 'access');
   if (!access.cluster) logger.info('reconcilers are off: no cluster is configured (standalone mode); Websites get Ready=False, reason NoCluster');
-  const manager = access.cluster && startManager({
+  const cluster = o.enableReconcilers ? access.cluster : undefined;
+  if (access.cluster && !cluster) logger.info('reconcilers are off (--enable-reconcilers=false)');
+  let manager: Manager | undefined;
+  const startReconcilers = (kc: KubeConfig) => startManager({
     storage,
     websites: new ResourceStore(websiteDefinition as unknown as ResourceDefinition, storage),
-    cluster: access.cluster,
+    cluster: kc,
     images: { nginx: o.nginxImage, gitSync: o.gitSyncImage },
     maxConcurrentReconciles: o.maxConcurrentReconciles,
     resyncPeriodMs: o.resyncPeriodMs,
     registry: server.registry,
     logger,
   });
+  let election: LeaderElection | undefined;
+  if (cluster && o.leaderElect) {
+    const lease = { namespace: o.leaderElectNamespace, name: LEASE_NAME, identity: `${hostname()}_${randomUUID()}` };
+    election = startLeaderElection({
+      kc: cluster, ...lease, logger: logger.child({ subsystem: 'leader-election' }),
+      onStartedLeading: () => {
+        logger.info(lease, 'leading: reconcilers started');
+        manager = startReconcilers(cluster);
+      },
+      onStoppedLeading: () => {
+        logger.info(lease, 'not leading: reconcilers stopped');
+        const m = manager;
+        manager = undefined;
+        void m?.stop();
+      },
+    });
+  } else if (cluster) {
+    manager = startReconcilers(cluster);
+  }
   const stop = async () => {
-    if (manager) await manager.stop();
+    // Drain the reconcilers before the Lease is released, so no reconcile runs once another replica may lead.
+    const m = manager;
+    manager = undefined;
+    if (m) await m.stop();
+    if (election) await election.stop();
     await access.stop();
     await server.shutdown();
   };

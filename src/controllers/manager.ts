@@ -54,11 +54,15 @@ export function startManager(o: ManagerOptions): Manager {
     maxConcurrentReconciles: o.maxConcurrentReconciles,
     reconcile: (key) => reconcile(key),
   });
-  const children: ClusterChildren = clusterChildren(o.cluster, (k) => controller.enqueue(k), logger);
+  const allKeys = () => o.storage.list(prefix).items.map((w) => objectKey(w.metadata.namespace ?? '', w.metadata.name ?? ''));
+  // When the cluster comes back after an outage every Website is looked at again at once, instead of each waiting
+  // out its own backoff (which grows toward 1000 s the longer the outage lasted).
+  const children: ClusterChildren = clusterChildren(o.cluster, (k) => controller.enqueue(k), logger, () => {
+    for (const k of allKeys()) controller.enqueue(k);
+  });
   const reconcile = websiteReconciler({ store: o.websites, cluster: children, images: o.images, logger });
   const feed = watchStoreKeys(o.storage, prefix, (k) => controller.enqueue(k), logger);
-  const cancelResync = controller.resync(o.resyncPeriodMs, () =>
-    o.storage.list(prefix).items.map((w) => objectKey(w.metadata.namespace ?? '', w.metadata.name ?? '')));
+  const cancelResync = controller.resync(o.resyncPeriodMs, allKeys);
   return {
     synced: () => children.synced(),
     async stop() {

@@ -286,6 +286,9 @@ function statefulSetObject(ns: string, image: string): K8sObject {
                 `--cert-dir=${CERT_DIR}`,
                 `--tls-cert-file=${TLS_DIR}/tls.crt`,
                 `--tls-private-key-file=${TLS_DIR}/tls.key`,
+                // Only the holder of the Lease reconciles, so a second replica (or a rolling restart) never races.
+                '--leader-elect=true',
+                `--leader-elect-namespace=${ns}`,
               ],
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
               livenessProbe: probe('/livez', 10, 3),

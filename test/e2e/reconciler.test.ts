@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, kubectlOk, waitFor } from './harness/kubectl.js';
+import { reconcilersOff, reconcilersOn } from './harness/reconcilers.js';
 import { e2e } from './harness/state.js';
 
 const env = e2e();
@@ -21,10 +22,13 @@ const condition = (w: { status?: { conditions?: { type: string; status: string; 
   w.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
+  await reconcilersOn(env);
   await k(['create', 'namespace', NS]);
 });
 afterAll(async () => {
-  await kubectl(env.kubeconfig.admin, ['delete', 'namespace', NS, '--wait=false']);
+  // With the reconcilers still on, so our finalizer is honoured and the namespace really goes.
+  await kubectl(env.kubeconfig.admin, ['delete', 'namespace', NS, '--timeout=90s'], { timeoutMs: 100_000 });
+  await reconcilersOff(env);
 });
 
 describe('Website reconciler through a real cluster', () => {
@@ -119,6 +123,14 @@ describe('Website reconciler through a real cluster', () => {
     await k(['patch', 'deployment', 'kubia-website', '-n', NS, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
     await waitFor('the Website to go once its children are gone', async () => !(await exists('ws', 'kubia')), 30_000);
     expect(await exists('deployment', 'kubia-website')).toBe(false);
+  });
+
+  it('reconciles under leader election: the Lease in the server\'s namespace names this server', async () => {
+    const lease = await json(['get', 'lease', 'website-apiserver', '-n', env.namespace]);
+    expect(lease.spec.holderIdentity).toMatch(/_/);
+    expect(lease.spec.leaseDurationSeconds).toBe(15);
+    // renewTime is a MicroTime: kube-apiserver accepted six fractional digits.
+    expect(lease.spec.renewTime).toMatch(/\.\d{6}Z$/);
   });
 
   it('does not block deleting a namespace that holds a Website', async () => {

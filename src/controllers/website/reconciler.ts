@@ -95,7 +95,9 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
       }
       await writeStatus(w, websiteStatus(w, { deployment, service }));
     } catch (e) {
-      const message = (e as Error).message ?? String(e);
+      // fetch failures say only "fetch failed"; the cause (ECONNREFUSED, a TLS error) is what an operator needs.
+      const cause = (e as { cause?: { message?: string } }).cause?.message;
+      const message = `${(e as Error).message ?? String(e)}${cause ? `: ${cause}` : ''}`;
       o.logger.warn({ key, err: message }, 'reconcile failed');
       await cluster.event(w, 'Warning', 'ReconcileFailed', message).catch(() => undefined);
       const current = read(namespace, name);

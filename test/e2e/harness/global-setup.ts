@@ -6,9 +6,11 @@
  *   our server, delegated, with that ServiceAccount's token and the rendered serving certificate →
  *   an ExternalName Service to 127.0.0.1 (no kubelet or kube-proxy here) and the rendered APIService with its
  *   caBundle → Available=True. Tests reach it only through kube-apiserver, except the header-spoofing checks.
+ * Our server reaches kube-apiserver through fault-proxy.mjs, which a test may cut (reconciler-faults.test.ts).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -46,6 +48,43 @@ function kubeconfigFor(path: string, server: string, caFile: string, user: strin
 
 const log = (msg: string) => process.stderr.write(`[e2e] ${msg}\n`);
 
+/** startFaultProxy runs fault-proxy.mjs towards `server` (an https URL) and resolves its two ports. */
+function startFaultProxy(server: string, logFile: string): Promise<{ child: ChildProcess; proxyPort: number; controlPort: number }> {
+  const target = new URL(server).host;
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, 'fault-proxy.mjs'), '--target', target, '--log', logFile], { stdio: ['pipe', 'pipe', 'inherit'] });
+  return new Promise((res, rej) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error('fault proxy did not start in 10 s')), 10_000);
+    const fail = (e: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      rej(e);
+    };
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`fault proxy exited ${code} during start`)));
+    child.stdout?.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (!out.includes('\n')) return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      child.stdout?.destroy();
+      // Its stdin stays open: the proxy exits when it closes, so it dies with this process whatever happens.
+      child.unref();
+      (child.stdin as Socket | null)?.unref();
+      const { proxyPort, controlPort } = JSON.parse(out) as { proxyPort: number; controlPort: number };
+      res({ child, proxyPort, controlPort });
+    });
+  });
+}
+
+async function stopFaultProxy(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const t0 = Date.now();
   const binDir = buildBinaries();
@@ -54,8 +93,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const plane = await startControlPlane({ binDir, dir: join(dir, 'plane'), log });
   log(`control plane up in ${plane.timings.total} ms at ${plane.server} (${dir})`);
   let pidFile = '';
+  let faultProxy: ChildProcess | undefined;
   const teardown = async () => {
     if (pidFile) await stopWebsiteServer(pidFile);
+    if (faultProxy) await stopFaultProxy(faultProxy);
     await plane.stop();
     if (!process.env['E2E_KEEP']) rmSync(dir, { recursive: true, force: true });
     else log(`kept ${dir}`);
@@ -85,7 +126,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
     // Our server runs as that ServiceAccount, so the RBAC in the manifests is what it really has.
     const saToken = (await kubectlOk(admin, ['create', 'token', SERVICE_NAME, '-n', namespace, '--duration', '24h'])).trim();
-    const websiteKubeconfig = kubeconfigFor(join(dir, 'website-server.kubeconfig'), plane.server, plane.caFile, `system:serviceaccount:${namespace}:${SERVICE_NAME}`, saToken);
+    // Our server's calls to the cluster go through the fault proxy (127.0.0.1 is in kube-apiserver's serving SANs).
+    const proxy = await startFaultProxy(plane.server, join(dir, 'fault-proxy.log'));
+    faultProxy = proxy.child;
+    const websiteKubeconfig = kubeconfigFor(join(dir, 'website-server.kubeconfig'), `https://127.0.0.1:${proxy.proxyPort}`, plane.caFile, `system:serviceaccount:${namespace}:${SERVICE_NAME}`, saToken);
     const tlsDir = join(dir, 'serving');
     mkdirSync(tlsDir);
     writeFileSync(join(tlsDir, 'tls.crt'), serving.cert);
@@ -105,6 +149,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       MAIN, '--port', String(port), '--bind-address', '127.0.0.1', '--kubeconfig', websiteKubeconfig,
       '--tls-cert-file', join(tlsDir, 'tls.crt'), '--tls-private-key-file', join(tlsDir, 'tls.key'),
       '--data-dir', website.dataDir, '--cert-dir', website.certDir, '--log-level', 'info',
+      // The API suites run without reconcilers (their exact event and row expectations predate them); the reconciler
+      // suites restart the server with them on (harness/reconcilers.ts).
+      '--enable-reconcilers=false',
     ];
     pidFile = website.pidFile;
     await startWebsiteServer({ args: website.args, logFile: website.logFile, pidFile, url: website.url });
@@ -125,6 +172,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       tokens: { admin: plane.tokens.admin.token, viewer: plane.tokens.viewer.token, nobody: plane.tokens.nobody.token },
       frontProxy: { caFile: plane.frontProxy.caFile, certFile: plane.frontProxy.certFile, keyFile: plane.frontProxy.keyFile },
       website, manifestsDir, namespace,
+      faultProxy: { controlUrl: `http://127.0.0.1:${proxy.controlPort}`, logFile: join(dir, 'fault-proxy.log') },
     };
     project.provide('e2e', state);
   } catch (e) {

@@ -31,6 +31,11 @@ export interface E2EState {
   };
   manifestsDir: string;
   namespace: string;
+  /**
+   * The TCP proxy our server's kubeconfig points at instead of kube-apiserver (fault-proxy.mjs): POST
+   * `${controlUrl}/block` and `/unblock`, GET `/stats`. Only our server's calls to the cluster pass through it.
+   */
+  faultProxy: { controlUrl: string; logFile: string };
 }
 
 declare module 'vitest' {

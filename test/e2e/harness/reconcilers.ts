@@ -1,0 +1,31 @@
+/**
+ * @module e2e/harness/reconcilers
+ * The reconciler suites run our server with its reconcilers on (and leader election, as the manifests do); every
+ * other suite runs it with them off. These restart the shared server either way, on the same port and data.
+ */
+import { kubectlOk, waitFor } from './kubectl.js';
+import type { E2EState } from './state.js';
+import { startWebsiteServer, stopWebsiteServer } from './website-server.js';
+
+async function restart(env: E2EState, args: string[]): Promise<void> {
+  await stopWebsiteServer(env.website.pidFile);
+  await startWebsiteServer({ args, logFile: env.website.logFile, pidFile: env.website.pidFile, url: env.website.url });
+  await waitFor('APIService Available and websites reachable', async () => {
+    const o = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'apiservice', 'v1alpha1.extensions.example.com', '-o', 'json']));
+    if (!o.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Available' && c.status === 'True')) return false;
+    await kubectlOk(env.kubeconfig.admin, ['get', 'websites', '-A', '-o', 'name']);
+    return true;
+  }, 60_000, 200);
+}
+
+/** reconcilerArgs are the shared server's arguments with the reconcilers on, under leader election. */
+export const reconcilerArgs = (env: E2EState) => [
+  ...env.website.args.filter((a) => a !== '--enable-reconcilers=false'),
+  '--enable-reconcilers=true', '--leader-elect=true', '--leader-elect-namespace', env.namespace,
+];
+
+/** reconcilersOn restarts the shared server with its reconcilers on. */
+export const reconcilersOn = (env: E2EState) => restart(env, reconcilerArgs(env));
+
+/** reconcilersOff restarts it as the global setup started it. */
+export const reconcilersOff = (env: E2EState) => restart(env, env.website.args);

@@ -119,6 +119,8 @@ export function startController(options: ControllerOptions): Controller {
       active--;
       metrics?.activeWorkers(active);
       metrics?.reconciled(outcome, clock.now() - started, terminal);
+      // One line per run with its span: enough to show from the log that runs of one key never overlap.
+      log.debug({ result: outcome, startedAt: started, ms: clock.now() - started }, 'reconcile done');
     }
   };
 

@@ -5,13 +5,16 @@
  * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: standaloneStatus is
  * what the store records instead.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
+
+/** RECOVERY_PROBE_MS: how often an unreachable cluster is probed (GET /version) until it answers. */
+const RECOVERY_PROBE_MS = 1000;
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Website } from '../apis/website/v1alpha1.js';
 import type { ResourceStore, SystemStatus } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
-import { realClock } from './clock.js';
+import { realClock, sleep } from './clock.js';
 import { startController, type Controller } from './controller.js';
 import { controllerMetrics } from './metrics.js';
 import { objectKey, watchStoreKeys } from './store-source.js';
@@ -52,8 +55,40 @@ export function startManager(o: ManagerOptions): Manager {
     logger,
     metrics: controllerMetrics(o.registry),
     maxConcurrentReconciles: o.maxConcurrentReconciles,
-    reconcile: (key) => reconcile(key),
+    reconcile: async (key) => {
+      try {
+        return await reconcile(key);
+      } catch (e) {
+        // No HTTP status: the cluster could not be reached. Watch for its return so every key is retried then,
+        // instead of each waiting out its own backoff (which grows toward 1000 s the longer the outage lasts).
+        if (typeof (e as { code?: unknown }).code !== 'number') void watchForRecovery();
+        throw e;
+      }
+    },
   });
+  let stopped = false;
+  let probing = false;
+  const version = o.cluster.makeApiClient(VersionApi);
+  const watchForRecovery = async () => {
+    if (probing) return;
+    probing = true;
+    try {
+      for (;;) {
+        await sleep(realClock, RECOVERY_PROBE_MS);
+        if (stopped) return;
+        try {
+          await version.getCode();
+          break;
+        } catch {
+          // still unreachable
+        }
+      }
+      logger.info('cluster reachable again: reconciling every Website');
+      for (const k of allKeys()) controller.enqueue(k);
+    } finally {
+      probing = false;
+    }
+  };
   const allKeys = () => o.storage.list(prefix).items.map((w) => objectKey(w.metadata.namespace ?? '', w.metadata.name ?? ''));
   // When the cluster comes back after an outage every Website is looked at again at once, instead of each waiting
   // out its own backoff (which grows toward 1000 s the longer the outage lasted).
@@ -66,6 +101,7 @@ export function startManager(o: ManagerOptions): Manager {
   return {
     synced: () => children.synced(),
     async stop() {
+      stopped = true;
       cancelResync();
       feed.stop();
       await controller.stop();

@@ -18,14 +18,20 @@ async function restart(env: E2EState, args: string[]): Promise<void> {
   }, 60_000, 200);
 }
 
-/** reconcilerArgs are the shared server's arguments with the reconcilers on, under leader election. */
-export const reconcilerArgs = (env: E2EState) => [
+/**
+ * reconcilerArgs are the shared server's arguments with the reconcilers on, under leader election unless
+ * `leaderElect` is false (a leader cut off from the cluster for longer than the renew deadline stops reconciling,
+ * which the outage test must not mistake for backoff).
+ */
+export const reconcilerArgs = (env: E2EState, leaderElect = true) => [
   ...env.website.args.filter((a) => a !== '--enable-reconcilers=false'),
-  '--enable-reconcilers=true', '--leader-elect=true', '--leader-elect-namespace', env.namespace,
+  '--enable-reconcilers=true', ...(leaderElect ? ['--leader-elect=true', '--leader-elect-namespace', env.namespace] : []),
+  // Debug logs carry one `reconcile done` line per run, with its start and length (the fault test reads them).
+  '--log-level', 'debug',
 ];
 
 /** reconcilersOn restarts the shared server with its reconcilers on. */
-export const reconcilersOn = (env: E2EState) => restart(env, reconcilerArgs(env));
+export const reconcilersOn = (env: E2EState, opts: { leaderElect?: boolean } = {}) => restart(env, reconcilerArgs(env, opts.leaderElect ?? true));
 
 /** reconcilersOff restarts it as the global setup started it. */
 export const reconcilersOff = (env: E2EState) => restart(env, env.website.args);

@@ -181,6 +181,8 @@ describe('apiserver workload', () => {
       '--cert-dir=/var/run/website-apiserver',
       '--tls-cert-file=/etc/website-apiserver/tls/tls.crt',
       '--tls-private-key-file=/etc/website-apiserver/tls/tls.key',
+      '--leader-elect=true',
+      `--leader-elect-namespace=${sts.metadata.namespace}`,
     ]);
     expect(c.args.some((a: string) => a.startsWith('--kubeconfig'))).toBe(false);
     expect(c.ports).toEqual([{ name: 'https', containerPort: 8443, protocol: 'TCP' }]);

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { kubectlOk, waitFor } from './harness/kubectl.js';
+import { waitForDiscovery } from './harness/reconcilers.js';
 import { e2e, readPid } from './harness/state.js';
 import { startWebsiteServer, stopWebsiteServer } from './harness/website-server.js';
 import { count, judge, once, Probe, recordingProxy, rvOf, type ProbeEvent, type RecordingProxy } from './helpers-informers.js';
@@ -78,6 +79,7 @@ async function serving(timeoutMs = 90_000): Promise<void> {
     await kubectlOk(admin, ['get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 10_000 });
     return true;
   }, timeoutMs, 250);
+  await waitForDiscovery(env);
 }
 
 const serverSpec = () => ({ args: env.website.args, logFile: env.website.logFile, pidFile: env.website.pidFile, url: env.website.url });

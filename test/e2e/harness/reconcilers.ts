@@ -3,6 +3,9 @@
  * The reconciler suites run our server with its reconcilers on (and leader election, as the manifests do); every
  * other suite runs it with them off. These restart the shared server either way, on the same port and data.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { kubectlOk, waitFor } from './kubectl.js';
 import type { E2EState } from './state.js';
 import { startWebsiteServer, stopWebsiteServer } from './website-server.js';
@@ -16,6 +19,22 @@ async function restart(env: E2EState, args: string[]): Promise<void> {
     await kubectlOk(env.kubeconfig.admin, ['get', 'websites', '-A', '-o', 'name']);
     return true;
   }, 60_000, 200);
+  await waitForDiscovery(env);
+}
+
+/**
+ * waitForDiscovery: kube-apiserver drops the group from its aggregated discovery while the APIService is unavailable
+ * and adds it back a moment after; a kubectl with a fresh discovery cache (as the next test file uses) must find it.
+ */
+export async function waitForDiscovery(env: E2EState): Promise<void> {
+  await waitFor('websites in fresh discovery', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'e2e-discovery-'));
+    try {
+      return (await kubectlOk(env.kubeconfig.admin, ['api-resources', '--api-group=extensions.example.com', '--cache-dir', cache])).includes('websites');
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }, 60_000, 250);
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess } from './helpers/server-process.js';
+import { table } from './helpers/kubectl-table.js';
 
 let server: ServerProcess;
 let agent: Agent;
@@ -106,17 +107,6 @@ async function seed(ns: string, name: string, spec: Record<string, unknown> = {}
   return r.body;
 }
 
-/** table parses kubectl's column output, cutting each row at the header's column starts (so empty cells stay empty). */
-function table(out: string): { header: string[]; rows: Record<string, string>[] } {
-  const lines = out.split('\n').filter((l) => l.trim() !== '');
-  const head = lines[0] ?? '';
-  const starts = [...head.matchAll(/\S+/g)].map((m) => m.index ?? 0);
-  const header = [...head.matchAll(/\S+/g)].map((m) => m[0]);
-  const rows = lines.slice(1).map((line) =>
-    Object.fromEntries(header.map((h, i) => [h, line.slice(starts[i], i + 1 < starts.length ? starts[i + 1] : undefined).trim()])),
-  );
-  return { header, rows };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -26,11 +26,6 @@ export interface InformerOptions<T extends KubernetesObject> {
   name: string;
   logger: Logger;
   onChange?: (obj: T) => void;
-  /**
-   * onRecovered runs after a list that follows a failure. client-node reports only objects whose resourceVersion
-   * changed, so a controller whose work failed meanwhile must requeue everything itself (controller-runtime does).
-   */
-  onRecovered?: () => void;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -43,14 +38,9 @@ export function startInformer<T extends KubernetesObject>(o: InformerOptions<T>)
   let timer: NodeJS.Timeout | undefined;
   let resolveSynced!: () => void;
   const whenSynced = new Promise<void>((r) => (resolveSynced = r));
-  let failed = false;
   const list = async () => {
     const l = await o.list();
     backoff = 1000;
-    if (failed) {
-      failed = false;
-      if (o.onRecovered) setImmediate(o.onRecovered);
-    }
     // ListWatch fills its cache from the list right after this returns: report synced once that has run.
     if (!synced) {
       setImmediate(() => {
@@ -64,7 +54,6 @@ export function startInformer<T extends KubernetesObject>(o: InformerOptions<T>)
   if (o.onChange) for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, o.onChange);
   lw.on('error', (err: unknown) => {
     if (stopped) return; // stop() itself reports an AbortError
-    failed = true;
     o.logger.warn({ informer: o.name, err: (err as Error)?.message ?? String(err), retryInMs: backoff }, 'informer failed; restarting');
     timer = setTimeout(() => {
       if (!stopped) lw.start().catch(() => undefined);

@@ -6,6 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
+import { DEFAULT_IMAGES } from '../controllers/website/children.js';
 import { LOG_LEVELS } from '../observability/logger.js';
 
 /** Options is the validated configuration of one server process. */
@@ -65,8 +66,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
   { name: 'kubeconfig', help: 'kubeconfig of the cluster this server extends; without it the in-cluster service account is used when running in a pod, else the server runs standalone.' },
   { name: 'authentication-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (client certificates from our own CA only) or delegated (also the front proxy, the cluster\'s client CA and TokenReview).' },
-  { name: 'nginx-image', default: 'nginx:1.27-alpine', help: 'Image of the nginx container serving each website.' },
-  { name: 'git-sync-image', default: 'registry.k8s.io/git-sync/git-sync:v4.4.0', help: 'Image of the git-sync sidecar that keeps each website\'s content up to date.' },
+  { name: 'nginx-image', default: DEFAULT_IMAGES.nginx, help: 'Image of the nginx container serving each website.' },
+  { name: 'git-sync-image', default: DEFAULT_IMAGES.gitSync, help: 'Image of the git-sync sidecar that keeps each website\'s content up to date.' },
   { name: 'max-concurrent-reconciles', default: '2', help: 'How many Websites are reconciled at once.' },
   { name: 'resync-period', default: '10m', help: 'How often every Website is reconciled even when nothing changed (a duration).' },
   { name: 'enable-reconcilers', default: 'true', help: 'Run the reconcilers when a cluster is configured (false serves the API only).' },

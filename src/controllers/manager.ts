@@ -90,11 +90,7 @@ export function startManager(o: ManagerOptions): Manager {
     }
   };
   const allKeys = () => o.storage.list(prefix).items.map((w) => objectKey(w.metadata.namespace ?? '', w.metadata.name ?? ''));
-  // When the cluster comes back after an outage every Website is looked at again at once, instead of each waiting
-  // out its own backoff (which grows toward 1000 s the longer the outage lasted).
-  const children: ClusterChildren = clusterChildren(o.cluster, (k) => controller.enqueue(k), logger, () => {
-    for (const k of allKeys()) controller.enqueue(k);
-  });
+  const children: ClusterChildren = clusterChildren(o.cluster, (k) => controller.enqueue(k), logger);
   const reconcile = websiteReconciler({ store: o.websites, cluster: children, images: o.images, logger });
   const feed = watchStoreKeys(o.storage, prefix, (k) => controller.enqueue(k), logger);
   const cancelResync = controller.resync(o.resyncPeriodMs, allKeys);

@@ -73,7 +73,7 @@ export function registerMetrics(app: FastifyInstance, m: Metrics): void {
   onRequestDone(app, (req, code, ms) => {
     const resource = req.routeOptions.config.resource;
     if (!resource) return;
-    const { verb } = requestAttributes(req.method, req.url);
+    const { verb } = req.attributes ?? requestAttributes(req.method, req.url);
     m.requests.inc({ verb, resource, code: String(code) });
     if (verb !== 'watch') m.requestDuration.observe({ verb, resource }, ms / 1000);
   });

@@ -16,7 +16,7 @@ import {
 } from '../apis/meta/errors.js';
 import type { Authentication } from '../auth/authentication.js';
 import { allowAuthenticated, forbiddenMessage, type Authorizer } from '../auth/authorizer.js';
-import { requestAttributes } from '../auth/request-info.js';
+import { requestAttributes, type RequestAttributes } from '../auth/request-info.js';
 import type { UserInfo } from '../auth/user.js';
 import { registerDiscoveryRoutes } from '../discovery/routes.js';
 import { registerResourceRoutes } from '../endpoints/resource-routes.js';
@@ -31,6 +31,8 @@ import { createMetrics, registerMetrics } from '../observability/metrics.js';
 declare module 'fastify' {
   interface FastifyRequest {
     user: UserInfo | undefined;
+    /** The request's kube attributes, set by the authorization hook (undefined on the health paths). */
+    attributes: RequestAttributes | undefined;
   }
 }
 
@@ -103,6 +105,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   const watches = new WatchRegistry(cfg.watch);
 
   app.decorateRequest('user', undefined);
+  app.decorateRequest('attributes', undefined);
   const authorizer = cfg.authorizer ?? allowAuthenticated;
   app.addHook('onRequest', async (req) => {
     if (ALWAYS_ALLOW_PATHS.has(req.url.split('?')[0] ?? '')) return;
@@ -110,6 +113,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
     if (!user) throw unauthorized();
     req.user = user;
     const attrs = requestAttributes(req.method, req.url);
+    req.attributes = attrs;
     const decision = await authorizer.authorize(user, attrs);
     if (!decision.allowed) {
       const why = forbiddenMessage(user, attrs) + (decision.reason ? `: ${decision.reason}` : '');

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import forge from 'node-forge';
+import { createCa, createLeaf } from '../../src/certs/issue.js';
 import { Agent, request } from 'undici';
 
 export interface Pem {
@@ -14,41 +15,15 @@ export interface Pem {
 }
 
 /**
- * issueCertificate makes an RSA key and a certificate: a self-signed CA without `issuer`, else a clientAuth
- * leaf signed by it. Subject: O=each of `orgs`, CN=`cn` (how kube maps a certificate to user and groups).
+ * issueCertificate makes a self-signed CA without `issuer`, else a clientAuth leaf signed by it, with the server's
+ * own issuer (src/certs/issue.ts). Subject: O=each of `orgs`, CN=`cn` (how kube maps a certificate to a user).
  */
 export function issueCertificate(spec: { cn: string; orgs?: string[]; issuer?: Pem }): Pem {
-  const pki = forge.pki;
-  const keys = pki.rsa.generateKeyPair({ bits: 2048 });
-  const cert = pki.createCertificate();
-  cert.publicKey = keys.publicKey;
-  // A positive serial: Go (kube-apiserver) and OpenSSL both reject a negative DER integer.
-  cert.serialNumber = '01' + randomBytes(12).toString('hex');
-  // Backdated a little so clock skew between processes cannot make it "not yet valid".
-  cert.validity.notBefore = new Date(Date.now() - 60 * 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 7 * 86_400_000);
+  const now = new Date();
+  if (!spec.issuer) return createCa(now, spec.cn, 7);
+  const signer = { cert: forge.pki.certificateFromPem(spec.issuer.certPem), key: forge.pki.privateKeyFromPem(spec.issuer.keyPem) };
   const subject = [...(spec.orgs ?? []).map((value) => ({ shortName: 'O', value })), { shortName: 'CN', value: spec.cn }];
-  cert.setSubject(subject);
-  if (spec.issuer) {
-    const issuerCert = pki.certificateFromPem(spec.issuer.certPem);
-    cert.setIssuer(issuerCert.subject.attributes);
-    cert.setExtensions([
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-      { name: 'authorityKeyIdentifier', keyIdentifier: issuerCert.generateSubjectKeyIdentifier().getBytes() },
-    ]);
-    cert.sign(pki.privateKeyFromPem(spec.issuer.keyPem), forge.md.sha256.create());
-  } else {
-    cert.setIssuer(subject);
-    cert.setExtensions([
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-      { name: 'subjectKeyIdentifier' },
-    ]);
-    cert.sign(keys.privateKey, forge.md.sha256.create());
-  }
-  return { certPem: pki.certificateToPem(cert), keyPem: pki.privateKeyToPem(keys.privateKey) };
+  return createLeaf(signer, now, new Date(now.getTime() + 7 * 86_400_000), { subject, extKeyUsage: { clientAuth: true } });
 }
 
 /** Endpoint is an HTTPS server and what a client needs to verify it. */

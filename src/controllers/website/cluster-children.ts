@@ -27,7 +27,7 @@ export interface ClusterChildren extends ChildClient {
 const isNotFound = (e: unknown) => (e as { code?: number }).code === 404;
 
 /** clusterChildren starts the informers; `enqueue` receives `namespace/website` keys of changed children. */
-export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, logger: Logger, onRecovered?: () => void): ClusterChildren {
+export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, logger: Logger): ClusterChildren {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const owner = (o: V1Deployment | V1Service) => {
@@ -35,11 +35,11 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
     if (instance && o.metadata?.namespace) enqueue(objectKey(o.metadata.namespace, instance));
   };
   const deployments: RunningInformer<V1Deployment> = startInformer<V1Deployment>({
-    kc, name: 'website-deployments', path: '/apis/apps/v1/deployments', labelSelector: SELECTOR, logger, onChange: owner, ...(onRecovered ? { onRecovered } : {}),
+    kc, name: 'website-deployments', path: '/apis/apps/v1/deployments', labelSelector: SELECTOR, logger, onChange: owner,
     list: () => apps.listDeploymentForAllNamespaces({ labelSelector: SELECTOR }),
   });
   const services: RunningInformer<V1Service> = startInformer<V1Service>({
-    kc, name: 'website-services', path: '/api/v1/services', labelSelector: SELECTOR, logger, onChange: owner, ...(onRecovered ? { onRecovered } : {}),
+    kc, name: 'website-services', path: '/api/v1/services', labelSelector: SELECTOR, logger, onChange: owner,
     list: () => core.listServiceForAllNamespaces({ labelSelector: SELECTOR }),
   });
   const reporter = hostname();

@@ -4,6 +4,7 @@
  * metav1.Condition rules: lastTransitionTime moves only when a condition's status changes.
  */
 import type { Website, WebsiteCondition, WebsiteStatus } from '../../apis/website/v1alpha1.js';
+import { rfc3339 } from '../../registry/store.js';
 import { childName, selectorString } from './children.js';
 
 /** ObservedDeployment is the part of an apps/v1 Deployment the status reads. */
@@ -81,7 +82,7 @@ export function websiteStatus(w: Website, o: Observed, now: Date = new Date()): 
     deployment: childName(w),
     service: childName(w),
     ...(nodePort ? { nodePort } : {}),
-    conditions: mergeConditions(w.status?.conditions, conditionsFor(w, o), generation, now.toISOString().replace(/\.\d{3}Z$/, 'Z')),
+    conditions: mergeConditions(w.status?.conditions, conditionsFor(w, o), generation, rfc3339(now)),
   };
 }
 
@@ -96,6 +97,6 @@ export function noClusterStatus(w: Website, now: Date = new Date()): WebsiteStat
       { type: 'Ready', status: 'False', reason: 'NoCluster', message },
       { type: 'Progressing', status: 'False', reason: 'NoCluster', message },
       { type: 'Degraded', status: 'False', reason: 'NoCluster', message },
-    ], generation, now.toISOString().replace(/\.\d{3}Z$/, 'Z')),
+    ], generation, rfc3339(now)),
   };
 }

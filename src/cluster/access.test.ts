@@ -37,8 +37,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const setup = (o: Partial<Parameters<typeof setupAccess>[0]>) => {
-  const a = setupAccess({ kubeconfig: kubeconfigPath, authenticationMode: 'auto', authorizationMode: 'auto', ownCA: ownCA.pem, logger, ...o });
+const setup = async (o: Partial<Parameters<typeof setupAccess>[0]>) => {
+  const a = await setupAccess({ kubeconfig: kubeconfigPath, authenticationMode: 'auto', authorizationMode: 'auto', ownCA: ownCA.pem, logger, ...o });
   started.push(a);
   return a;
 };
@@ -46,35 +46,35 @@ const setup = (o: Partial<Parameters<typeof setupAccess>[0]>) => {
 const bearer = (token: string) => ({ raw: { socket: {}, headersDistinct: {} }, headers: { authorization: `Bearer ${token}` } }) as unknown as FastifyRequest;
 
 describe('setupAccess', () => {
-  it('delegates both with a kubeconfig in auto mode, and checks readiness of both informers', () => {
-    const a = setup({});
+  it('delegates both with a kubeconfig in auto mode, and checks readiness of both informers', async () => {
+    const a = await setup({});
     expect(a.describe).toEqual({ authentication: 'delegated', authorization: 'delegated', cluster: kube.kubeconfig.getCurrentCluster()?.server });
     expect(a.authorizer).not.toBe(allowAuthenticated);
     expect(a.admission).toBeDefined();
     expect(a.readiness.map((r) => r.name).sort()).toEqual(['delegated-authentication-config', 'namespace-informer-synced']);
   });
 
-  it('lets each mode be forced to standalone', () => {
-    const a = setup({ authenticationMode: 'standalone', authorizationMode: 'standalone' });
+  it('lets each mode be forced to standalone', async () => {
+    const a = await setup({ authenticationMode: 'standalone', authorizationMode: 'standalone' });
     expect(a.describe).toMatchObject({ authentication: 'standalone', authorization: 'standalone' });
     expect(a.authorizer).toBe(allowAuthenticated);
     expect(a.authentication.trustedCAs()).toEqual([ownCA.pem.trim()]);
-    const mixed = setup({ authorizationMode: 'standalone' });
+    const mixed = await setup({ authorizationMode: 'standalone' });
     expect(mixed.describe).toMatchObject({ authentication: 'delegated', authorization: 'standalone' });
   });
 
-  it('refuses delegated modes without a cluster', () => {
+  it('refuses delegated modes without a cluster', async () => {
     // Outside a pod (no service-account token), no kubeconfig means no cluster.
     if (process.env['KUBERNETES_SERVICE_HOST']) return;
-    expect(() => setupAccess({ kubeconfig: undefined, authenticationMode: 'delegated', authorizationMode: 'auto', ownCA: ownCA.pem, logger })).toThrow('--kubeconfig');
-    expect(() => setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'delegated', ownCA: ownCA.pem, logger })).toThrow('--kubeconfig');
-    const standalone = setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'auto', ownCA: ownCA.pem, logger });
+    await expect(setupAccess({ kubeconfig: undefined, authenticationMode: 'delegated', authorizationMode: 'auto', ownCA: ownCA.pem, logger })).rejects.toThrow('--kubeconfig');
+    await expect(setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'delegated', ownCA: ownCA.pem, logger })).rejects.toThrow('--kubeconfig');
+    const standalone = await setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'auto', ownCA: ownCA.pem, logger });
     expect(standalone.describe).toEqual({ authentication: 'standalone', authorization: 'standalone', cluster: undefined });
   });
 
   it('authenticates a bearer token through TokenReview, asking once per TTL', async () => {
     kube.onPost(TOKENREVIEWS, (body) => ({ code: 201, body: { ...(body as object), status: { authenticated: true, user: { username: 'prom', groups: ['monitoring'] } } } }));
-    const a = setup({});
+    const a = await setup({});
     expect(await a.authentication.authenticate(bearer('t-1'))).toEqual({ name: 'prom', groups: ['monitoring', 'system:authenticated'] });
     expect(await a.authentication.authenticate(bearer('t-1'))).toEqual({ name: 'prom', groups: ['monitoring', 'system:authenticated'] });
     expect(kube.posted(TOKENREVIEWS)).toHaveLength(1);
@@ -89,7 +89,7 @@ describe('setupAccess', () => {
     kube.onPost(TOKENREVIEWS, (body) => fail
       ? { code: 500, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcd down' } }
       : { code: 201, body: { ...(body as object), status: { authenticated: true, user: { username: 'prom', groups: [] } } } });
-    const a = setup({});
+    const a = await setup({});
     expect(await a.authentication.authenticate(bearer('t-2'))).toBeUndefined();
     fail = false;
     expect((await a.authentication.authenticate(bearer('t-2')))?.name).toBe('prom');

@@ -11,10 +11,7 @@ import { cachedTokenReview } from '../auth/token-review.js';
 import type { AccessMode } from '../cmd/options.js';
 import type { CreateAdmission } from '../registry/store.js';
 import type { HealthCheck } from '../server/health.js';
-import { followAuthConfig } from './authentication-config.js';
 import { loadClusterConfig } from './connection.js';
-import { namespaceLifecycle } from './namespace-lifecycle.js';
-import { accessReviewer, tokenReviewer } from './reviews.js';
 
 /** Access is everything the server needs to decide who a caller is and what it may do. */
 export interface Access {
@@ -42,9 +39,12 @@ export interface AccessOptions {
   logger: Logger;
 }
 
-/** setupAccess resolves the modes and starts what delegation needs (configmap and namespace informers). */
-export function setupAccess(o: AccessOptions): Access {
-  const kc = loadClusterConfig(o.kubeconfig);
+/**
+ * setupAccess resolves the modes and starts what delegation needs (configmap and namespace informers). The
+ * delegation modules (and the client library under them) are loaded only when there is a cluster.
+ */
+export async function setupAccess(o: AccessOptions): Promise<Access> {
+  const kc = await loadClusterConfig(o.kubeconfig);
   const resolve = (m: AccessMode) => (m === 'auto' ? (kc ? 'delegated' : 'standalone') : m);
   const authnMode = resolve(o.authenticationMode);
   const authzMode = resolve(o.authorizationMode);
@@ -58,6 +58,11 @@ export function setupAccess(o: AccessOptions): Access {
   let admission: CreateAdmission | undefined;
   let beforeServing = Promise.resolve();
   if (kc) {
+    const [{ followAuthConfig }, { namespaceLifecycle }, { accessReviewer, tokenReviewer }] = await Promise.all([
+      import('./authentication-config.js'),
+      import('./namespace-lifecycle.js'),
+      import('./reviews.js'),
+    ]);
     const log = o.logger.child({ subsystem: 'delegation' });
     if (authnMode === 'delegated') {
       const source = followAuthConfig(kc, log);

@@ -8,8 +8,9 @@ import { setupAccess } from '../cluster/access.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startLeaderElection, type LeaderElection } from '../controllers/leader-election.js';
-import { standaloneStatus, startManager, type Manager } from '../controllers/manager.js';
+import type { LeaderElection } from '../controllers/leader-election.js';
+import type { Manager } from '../controllers/manager.js';
+import { standaloneStatus } from '../controllers/standalone-status.js';
 import { websiteDefinition } from '../apis/website/v1alpha1.js';
 import { ResourceStore } from '../registry/store.js';
 import type { ResourceDefinition } from '../registry/resource.js';
@@ -46,7 +47,7 @@ export async function run(o: Options): Promise<Running> {
   };
   const certs = ensureCertificates(certOpts);
   if (certs.generated.length) logger.info({ generated: certs.generated, reasons: certs.reasons, certDir: o.certDir }, 'certificates written');
-  const access = setupAccess({
+  const access = await setupAccess({
     kubeconfig: o.kubeconfig, authenticationMode: o.authenticationMode, authorizationMode: o.authorizationMode, ownCA: certs.caCert, logger,
   });
   const storage = new LmdbStorage({ path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs });
@@ -77,7 +78,10 @@ export async function run(o: Options): Promise<Running> {
   const cluster = o.enableReconcilers ? access.cluster : undefined;
   if (access.cluster && !cluster) logger.info('reconcilers are off (--enable-reconcilers=false)');
   let manager: Manager | undefined;
-  const startReconcilers = (kc: KubeConfig) => startManager({
+  // Loaded only with a cluster to reconcile against (see loadClusterConfig).
+  const managerModule = cluster ? await import('../controllers/manager.js') : undefined;
+  const electionModule = cluster && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
+  const startReconcilers = (kc: KubeConfig) => managerModule?.startManager({
     storage,
     websites: new ResourceStore(websiteDefinition as unknown as ResourceDefinition, storage),
     cluster: kc,
@@ -88,9 +92,9 @@ export async function run(o: Options): Promise<Running> {
     logger,
   });
   let election: LeaderElection | undefined;
-  if (cluster && o.leaderElect) {
+  if (cluster && electionModule) {
     const lease = { namespace: o.leaderElectNamespace, name: LEASE_NAME, identity: `${hostname()}_${randomUUID()}` };
-    election = startLeaderElection({
+    election = electionModule.startLeaderElection({
       kc: cluster, ...lease, logger: logger.child({ subsystem: 'leader-election' }),
       onStartedLeading: () => {
         logger.info(lease, 'leading: reconcilers started');

@@ -2,7 +2,7 @@
  * @module controllers/manager
  * Runs the reconcilers in this process (controller-runtime's manager): the Website controller fed by our own
  * store's change feed and, with a cluster, by informers on the children it manages; a periodic resync; and, when
- * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: standaloneStatus is
+ * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: standalone-status.ts is
  * what the store records instead.
  */
 import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
@@ -11,8 +11,7 @@ import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
 const RECOVERY_PROBE_MS = 1000;
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Website } from '../apis/website/v1alpha1.js';
-import type { ResourceStore, SystemStatus } from '../registry/store.js';
+import type { ResourceStore } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
 import { realClock, sleep } from './clock.js';
 import { startController, type Controller } from './controller.js';
@@ -21,7 +20,6 @@ import { objectKey, watchStoreKeys } from './store-source.js';
 import type { Images } from './website/children.js';
 import { clusterChildren, type ClusterChildren } from './website/cluster-children.js';
 import { websiteReconciler } from './website/reconciler.js';
-import { noClusterStatus } from './website/status.js';
 
 export interface ManagerOptions {
   storage: Storage;
@@ -41,9 +39,6 @@ export interface Manager {
   synced(): boolean;
   stop(): Promise<void>;
 }
-
-/** standaloneStatus is the status each kind gets from the server itself when no cluster is configured. */
-export const standaloneStatus: SystemStatus = (obj) => (obj.kind === 'Website' ? noClusterStatus(obj as Website) : undefined);
 
 /** startManager starts the Website controller and its sources. */
 export function startManager(o: ManagerOptions): Manager {

@@ -34,8 +34,22 @@ export class CertificatePool {
 
   /** issued tells whether one of the pool's CAs signed `cert` (or `cert` is one of them). */
   issued(cert: X509Certificate): boolean {
-    return this.#cas.some((ca) => ca.fingerprint256 === cert.fingerprint256 || (cert.checkIssued(ca) && cert.verify(ca.publicKey)));
+    return this.#cas.some((ca) => ca.fingerprint256 === cert.fingerprint256 || signedBy(cert, ca));
   }
+}
+
+// A signature check costs more than the rest of a GET, and its answer never changes for two given certificates;
+// both live as long as their connection or pool, so the answer is kept with them. Validity times are still
+// checked on every request.
+const signatures = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
+
+/** signedBy tells whether `issuer` issued `cert` and its key made the signature. */
+function signedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
+  let known = signatures.get(cert);
+  if (!known) signatures.set(cert, (known = new WeakMap()));
+  let ok = known.get(issuer);
+  if (ok === undefined) known.set(issuer, (ok = cert.checkIssued(issuer) && cert.verify(issuer.publicKey)));
+  return ok;
 }
 
 /** PeerCertificate is a TLS peer's verified leaf with the intermediates it sent. */
@@ -46,7 +60,12 @@ export interface PeerCertificate {
   organizations: string[];
 }
 
-const valid = (c: X509Certificate, now: number) => Date.parse(c.validFrom) <= now && now <= Date.parse(c.validTo);
+const validity = new WeakMap<X509Certificate, { from: number; to: number }>();
+const valid = (c: X509Certificate, now: number) => {
+  let v = validity.get(c);
+  if (!v) validity.set(c, (v = { from: Date.parse(c.validFrom), to: Date.parse(c.validTo) }));
+  return v.from <= now && now <= v.to;
+};
 
 // The chain of a socket never changes: parse it once per connection, not once per request.
 const peers = new WeakMap<TLSSocket, PeerCertificate | null>();
@@ -91,7 +110,7 @@ export function chainsTo(peer: PeerCertificate, pool: CertificatePool, now = Dat
   let cur = peer.leaf;
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
     if (pool.issued(cur)) return true;
-    const parent = peer.intermediates.find((c) => c.ca && valid(c, now) && c !== cur && cur.checkIssued(c) && cur.verify(c.publicKey));
+    const parent = peer.intermediates.find((c) => c.ca && valid(c, now) && c !== cur && signedBy(cur, c));
     if (!parent) return false;
     cur = parent;
   }

@@ -31,8 +31,10 @@ export async function waitForRevision(store: ResourceStore, wanted: number): Pro
 }
 
 /** readListPage reads the page the options ask for, waiting or failing as the semantics say. */
-export async function readListPage(store: ResourceStore, namespace: string | undefined, opts: ListOptions): Promise<{ items: KubeObject[]; meta: ListMeta }> {
-  const page = await pageRequest(store, opts);
+export async function readListPage(
+  store: ResourceStore, namespace: string | undefined, opts: ListOptions, encoded = false,
+): Promise<{ items: KubeObject[]; encoded?: Uint8Array[]; meta: ListMeta }> {
+  const page = { ...(await pageRequest(store, opts)), ...(encoded ? { encoded } : {}) };
   const sel = { label: opts.label, field: opts.field };
   let r;
   try {
@@ -45,12 +47,11 @@ export async function readListPage(store: ResourceStore, namespace: string | und
     throw e;
   }
   const meta: ListMeta = { resourceVersion: String(r.revision) };
-  const last = r.items[r.items.length - 1];
-  if (r.more && last) {
-    meta.continue = encodeContinue({ revision: r.revision, namespace: last.metadata.namespace ?? '', name: last.metadata.name ?? '' });
+  if (r.more && r.last) {
+    meta.continue = encodeContinue({ revision: r.revision, namespace: r.last.namespace, name: r.last.name });
     if (r.remaining !== undefined) meta.remainingItemCount = r.remaining;
   }
-  return { items: r.items, meta };
+  return { items: r.items, ...(r.encoded ? { encoded: r.encoded } : {}), meta };
 }
 
 // pageRequest turns ListOptions into the storage request: which snapshot, from where, how many.

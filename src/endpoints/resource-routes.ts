@@ -12,7 +12,7 @@ import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../regi
 import type { IncludeObject } from '../registry/table.js';
 import { negotiate, negotiateWatch, type Target } from './negotiation.js';
 import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type ListOptions, type Query } from './query.js';
-import { transformList, transformObject, parseIncludeObject } from './transform.js';
+import { encodedList, transformList, transformObject, parseIncludeObject } from './transform.js';
 import { readListPage } from './list-page.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
 
@@ -59,7 +59,9 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       return reply;
     }
     const { target, includeObject } = representation(req, negotiate(req.headers.accept, false));
-    const { items, meta } = await readListPage(store, namespace, opts);
+    // A full list is the stored objects as they are: their stored JSON text is sent without decoding it.
+    const { items, encoded, meta } = await readListPage(store, namespace, opts, target.kind === 'Object');
+    if (encoded) return reply.type('application/json').send(encodedList(def, meta, encoded));
     return transformList(def, items, meta, target, includeObject);
   };
 

@@ -50,6 +50,20 @@ export function transformList(def: ResourceDefinition, items: KubeObject[], list
   }
 }
 
+/** encodedList is transformList's Object case for items that are already JSON text: the same bytes, joined. */
+export function encodedList(def: ResourceDefinition, listMeta: ListMeta, items: Uint8Array[]): Buffer {
+  // The envelope up to and including `"items":[`, then the items, then `]}`.
+  const head = JSON.stringify({ kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: listMeta, items: [] }).slice(0, -2);
+  const parts: Uint8Array[] = [Buffer.from(head)];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(Buffer.from(']}'));
+  return Buffer.concat(parts);
+}
+const COMMA = Buffer.from(',');
+
 /** bookmarkObject is the object of a BOOKMARK event: an empty object of the watched representation with only a resourceVersion. */
 export function bookmarkObject(def: ResourceDefinition, target: Target, resourceVersion: string, annotations?: Record<string, string>): unknown {
   const metadata = annotations ? { resourceVersion, annotations } : { resourceVersion };

@@ -65,6 +65,8 @@ const TYPE_CODE = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' } as const;
 export class LmdbStorage implements Storage {
   readonly #root: RootDatabase;
   readonly #objects: Database<KubeObject, Key>;
+  /** The same database read as bytes: the stored JSON text, for lists that are only sent on. */
+  readonly #objectsText: Database<Uint8Array, Key>;
   readonly #events: Database<LogEntry, number>;
   readonly #meta: Database<number, string>;
   readonly #feed: ChangeFeed;
@@ -81,6 +83,7 @@ export class LmdbStorage implements Storage {
     // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
     this.#root = open({ path: opts.path, maxDbs: 8, noSubdir: false });
     this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json' });
+    this.#objectsText = this.#root.openDB<Uint8Array, Key>('objects', { encoding: 'binary' });
     this.#events = this.#root.openDB<LogEntry, number>('events', { encoding: 'json' });
     this.#meta = this.#root.openDB<number, string>('meta', { encoding: 'json' });
     this.#historyEvents = opts.historyEvents ?? 100_000;
@@ -121,11 +124,14 @@ export class LmdbStorage implements Storage {
   list(prefix: KeyPrefix, req?: ListRequest): ListResult {
     // One read transaction for the counter, the scan and the history, so the snapshot is exact.
     const txn = this.#root.useReadTransaction();
+    // Unfiltered, the snapshot code never looks inside an item: current objects can stay the stored bytes
+    // (older states rebuilt from the history are objects, encoded below).
+    const text = req?.encoded === true && !req.filter;
     try {
       const view: SnapshotView = {
         revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
         compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
-        scan: (p, after) => this.#scan(p, after, txn),
+        scan: (p, after) => (text ? this.#scanText(p, after, txn) : this.#scan(p, after, txn)),
         count: (p, after) => {
           const { start, end } = range(p, after);
           const n = this.#objects.getKeysCount({ start, end, transaction: txn });
@@ -133,7 +139,10 @@ export class LmdbStorage implements Storage {
         },
         events: (after, upTo) => this.#eventRange(after, upTo, Infinity, txn),
       };
-      return readList(view, prefix, req);
+      const result = readList(view, prefix, req);
+      if (!text) return result;
+      const encoded = (result.items as unknown[]).map((o) => (o instanceof Uint8Array ? o : Buffer.from(JSON.stringify(o))));
+      return { ...result, items: [], encoded };
     } finally {
       txn.done();
     }
@@ -243,6 +252,15 @@ export class LmdbStorage implements Storage {
     const skip = after ? keyString(after) : undefined;
     return this.#objects.getRange({ start, end, transaction: txn })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value }))
+      .filter(({ key }) => keyString(key) !== skip);
+  }
+
+  // #scanText is #scan yielding each object's stored JSON bytes in place of the object (see list).
+  #scanText(prefix: KeyPrefix, after: ObjectKey | undefined, txn: ReturnType<RootDatabase['useReadTransaction']>): Iterable<{ key: ObjectKey; object: KubeObject }> {
+    const { start, end } = range(prefix, after);
+    const skip = after ? keyString(after) : undefined;
+    return this.#objectsText.getRange({ start, end, transaction: txn })
+      .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value as unknown as KubeObject }))
       .filter(({ key }) => keyString(key) !== skip);
   }
 

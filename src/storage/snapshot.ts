@@ -92,7 +92,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
     lastKey = key;
   }
 
-  const result: ListResult = { items, revision, more };
+  const result: ListResult = { items, revision, more, ...(lastKey ? { last: lastKey } : {}) };
   if (more && !req.filter && lastKey) {
     let remaining = view.count(prefix, lastKey);
     for (const o of overrides.values()) {

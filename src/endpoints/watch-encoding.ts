@@ -2,16 +2,17 @@
  * @module endpoints/watch-encoding
  * One serialization per event and representation, shared by every watcher that needs it: a thousand JSON
  * watchers of the same collection cost one JSON.stringify per change, not a thousand. Entries live as long as
- * the event object does (a WeakMap keyed by it), so nothing here needs evicting.
+ * the event object does (a WeakMap keyed by it), so nothing here needs evicting. Lines are kept as bytes: a
+ * string would be encoded to UTF-8 again for every socket it is written to.
  */
 
-const cache = new WeakMap<object, Map<string, string>>();
+const cache = new WeakMap<object, Map<string, Buffer>>();
 
 /**
  * sharedLine returns the encoded watch line for `source` in the representation named by `variant`, computing it
  * with `encode` only the first time any watcher asks.
  */
-export function sharedLine(source: object, variant: string, encode: () => string): string {
+export function sharedLine(source: object, variant: string, encode: () => string): Buffer {
   let byVariant = cache.get(source);
   if (!byVariant) {
     byVariant = new Map();
@@ -19,7 +20,7 @@ export function sharedLine(source: object, variant: string, encode: () => string
   }
   let line = byVariant.get(variant);
   if (line === undefined) {
-    line = encode();
+    line = Buffer.from(encode());
     byVariant.set(variant, line);
   }
   return line;

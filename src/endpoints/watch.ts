@@ -87,11 +87,28 @@ export class WatchRegistry {
   }
 }
 
+// A chunked HTTP/1.1 response frames each write as `<hex length>\r\n<data>\r\n`. Node's response does it with
+// four corked socket writes per write; written straight to the socket, one buffer built once per shared line
+// serves every watcher (a thousand watchers of a change cost one framing, and one socket write each).
+const frames = new WeakMap<Buffer, Buffer>();
+function framed(line: string | Buffer): Buffer {
+  const data = typeof line === 'string' ? Buffer.from(line) : line;
+  let f = frames.get(data);
+  if (!f) {
+    f = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, CRLF]);
+    if (typeof line !== 'string') frames.set(data, f);
+  }
+  return f;
+}
+const CRLF = Buffer.from('\r\n');
+
 /** WatchStream is one client's stream: a bounded queue in front of the socket. */
 class WatchStream {
   readonly #res: RawResponse;
+  /** The socket, when the response is chunked and its headers are out: lines then go straight to it. */
+  readonly #socket: RawResponse['socket'];
   readonly #registry: WatchRegistry;
-  readonly #queue: string[] = [];
+  readonly #queue: (string | Buffer)[] = [];
   #blocked = false;
   #readyWaiters: (() => void)[] = [];
   #ended = false;
@@ -102,9 +119,15 @@ class WatchStream {
   constructor(res: RawResponse, registry: WatchRegistry) {
     this.#res = res;
     this.#registry = registry;
+    this.#socket = res.headersSent && res.chunkedEncoding ? res.socket : null;
     registry.add(this);
     res.on('close', () => this.end());
-    res.on('drain', () => this.#drain());
+    // Written straight to the socket, the response never sees backpressure: the socket tells.
+    if (this.#socket) {
+      const onDrain = () => this.#drain();
+      this.#socket.on('drain', onDrain);
+      this.onEnd(() => this.#socket?.off('drain', onDrain));
+    } else res.on('drain', () => this.#drain());
   }
 
   get ended(): boolean {
@@ -118,7 +141,7 @@ class WatchStream {
   }
 
   /** write sends a line now, or queues it while the socket is full; too many queued lines end the stream with 410. */
-  write(line: string): void {
+  write(line: string | Buffer): void {
     if (this.ended) return;
     if (!this.#blocked) {
       this.#send(line);
@@ -155,14 +178,15 @@ class WatchStream {
     if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
   }
 
-  #send(line: string): void {
+  #send(line: string | Buffer): void {
     this.#registry.counters.sent++;
-    if (!this.#res.write(line)) this.#blocked = true;
+    const ok = this.#socket ? this.#socket.write(framed(line)) : this.#res.write(line);
+    if (!ok) this.#blocked = true;
   }
 
   #drain(): void {
     this.#blocked = false;
-    while (this.#queue.length && !this.#blocked) this.#send(this.#queue.shift() as string);
+    while (this.#queue.length && !this.#blocked) this.#send(this.#queue.shift() as string | Buffer);
     if (!this.#blocked) for (const r of this.#readyWaiters.splice(0)) r();
   }
 

@@ -3,7 +3,8 @@
 # from the Go modules under test/e2e/go, once. Binaries land outside the clone, in
 # $E2E_CACHE_DIR (default ~/.cache/website-apiserver/e2e), in a folder per module keyed by its pinned
 # version and a hash of its go.mod, go.sum and sources, so a clean clone reuses them and a version bump
-# rebuilds. Prints the folder that holds all four binaries.
+# rebuilds. Prints the folder that holds all four binaries. With E2E_BUILD_CHECK_ONLY=1 it builds nothing and
+# exits 3 when something is not built yet (the benchmark uses that to skip its CRD baseline).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../go" && pwd)"
 cache="${E2E_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/website-apiserver/e2e}"
@@ -18,6 +19,7 @@ build() { # <module dir> <version> <ldflags> <package>...
   local dir="$1" version="$2" ldflags="$3"; shift 3
   local out="$cache/$dir/$(key "$dir" "$version")"
   if [ -f "$out/.complete" ]; then echo "$out"; return; fi
+  if [ "${E2E_BUILD_CHECK_ONLY:-}" = 1 ]; then echo "$dir $version is not built" >&2; exit 3; fi
   mkdir -p "$out"
   local started=$SECONDS
   (cd "$here/$dir" && go build -ldflags "$ldflags" -o "$out/" "$@") >&2

@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+/**
+ * @module bench/bench
+ * `npm run bench [-- --quick] [--targets ours,crd,ceiling] [--crd auto|build|off] [--out BASE]`
+ *
+ * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling and
+ * kube-apiserver + etcd serving an equivalent CRD, one target at a time, and writes BASE.json (every figure,
+ * with the machine), BASE.md (ratios) and BASE.svg (chart). The full run writes test/bench/results/full.*,
+ * which are committed; --quick (CI) writes .cache/bench/quick.* with small counts, so the harness cannot rot.
+ * The CRD baseline needs the e2e binaries: `--crd auto` (default) uses them when already built.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, platform, release, arch, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { markdownReport, svgChart } from './report.mjs';
+import { readVersion, startCeiling, startCrd, startOurs } from './targets.mjs';
+import { runAll, workloadList } from './workloads.mjs';
+
+const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/** @type {Record<'quick' | 'full', import('./workloads.mjs').Params>} */
+const PARAMS = {
+  full: {
+    creates: 10_000,
+    gets: 20_000,
+    listRepeats: 20,
+    patches: 10_000,
+    watchers: [1, 100, 1000],
+    watchWritesPerSecond: 500,
+    watchSeconds: 5,
+    bulkObjects: 100_000,
+    concurrency: 64,
+  },
+  quick: {
+    creates: 300,
+    gets: 1000,
+    listRepeats: 5,
+    patches: 300,
+    watchers: [1, 10, 50],
+    watchWritesPerSecond: 500,
+    watchSeconds: 1,
+    bulkObjects: 2000,
+    concurrency: 64,
+  },
+};
+
+/** @param {string[]} argv */
+function parseFlags(argv) {
+  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ['ours', 'crd', 'ceiling'], crd: 'auto', out: '' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    const eq = a.indexOf('=');
+    const name = eq < 0 ? a : a.slice(0, eq);
+    const value = () => (eq < 0 ? argv[++i] ?? '' : a.slice(eq + 1));
+    if (name === '--quick') flags.mode = 'quick';
+    else if (name === '--targets') flags.targets = value().split(',').filter(Boolean);
+    else if (name === '--crd') flags.crd = value();
+    else if (name === '--out') flags.out = value();
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick] [--targets ours,crd,ceiling] [--crd auto|build|off] [--out BASE]`);
+  }
+  if (!['auto', 'build', 'off'].includes(flags.crd)) throw new Error('--crd must be auto, build or off');
+  flags.out ||= flags.mode === 'quick' ? join(REPO, '.cache', 'bench', 'quick') : join(REPO, 'test', 'bench', 'results', 'full');
+  return flags;
+}
+
+/**
+ * e2eBinaries returns the folder of the control plane binaries, building them only when asked.
+ * @param {string} how auto | build
+ * @returns {string | undefined}
+ */
+function e2eBinaries(how) {
+  try {
+    const out = execFileSync('bash', [join(REPO, 'test', 'e2e', 'scripts', 'build-binaries.sh')], {
+      env: { ...process.env, ...(how === 'build' ? {} : { E2E_BUILD_CHECK_ONLY: '1' }) },
+      stdio: ['ignore', 'pipe', how === 'build' ? 'inherit' : 'ignore'],
+      encoding: 'utf8',
+    });
+    return out.trim().split('\n').pop();
+  } catch {
+    return undefined;
+  }
+}
+
+/** @param {string} module @param {string} path */
+function goModVersion(module, path) {
+  const text = readFileSync(join(REPO, 'test', 'e2e', 'go', module, 'go.mod'), 'utf8');
+  return new RegExp(`${path.replace(/[.]/g, '\\.')}\\s+(v\\S+)`).exec(text)?.[1] ?? 'unknown';
+}
+
+async function main() {
+  const flags = parseFlags(process.argv.slice(2));
+  const params = PARAMS[flags.mode];
+  const started = Date.now();
+  const log = (/** @type {string} */ m) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
+  /** @type {string[]} */
+  const notes = [];
+
+  /** @type {string | undefined} */
+  let binDir;
+  if (flags.targets.includes('crd') && flags.crd !== 'off') {
+    binDir = e2eBinaries(flags.crd);
+    if (!binDir) notes.push('The CRD baseline was skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).');
+  }
+  const cpu = cpus();
+  const machine = {
+    cpus: cpu.length,
+    cpuModel: cpu[0]?.model ?? 'unknown',
+    memoryMiB: Math.round(totalmem() / 2 ** 20),
+    os: `${platform()} ${release()} ${arch()}`,
+    node: process.version,
+    kubernetes: binDir ? readVersion(binDir) : goModVersion('k8s', 'k8s.io/kubernetes'),
+    etcd: goModVersion('etcd', 'go.etcd.io/etcd/server/v3'),
+  };
+  log(`mode ${flags.mode}, machine ${JSON.stringify(machine)}`);
+
+  const work = mkdtempSync(join(tmpdir(), 'website-bench-'));
+  /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
+  const starters = {
+    ours: () => startOurs(join(work, 'ours')),
+    ceiling: () => startCeiling(join(work, 'ceiling')),
+    ...(binDir ? { crd: () => startCrd(join(work, 'crd'), binDir, log) } : {}),
+  };
+  const workloads = workloadList(params);
+  /** @type {Record<string, Record<string, unknown>>} */
+  const byWorkload = Object.fromEntries(workloads.map((w) => [w.id, {}]));
+  /** @type {{id: string, label: string}[]} */
+  const targets = [];
+  try {
+    for (const id of flags.targets) {
+      const start = starters[id];
+      if (!start) continue;
+      log(`starting ${id}`);
+      const target = await start();
+      targets.push({ id, label: target.label });
+      try {
+        const figures = await runAll(target, params, log);
+        for (const [w, f] of Object.entries(figures)) (byWorkload[w] ??= {})[id] = f;
+      } finally {
+        await target.stop();
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  notes.push(
+    'Each target runs alone on the machine, reached directly on its port over TLS with a client certificate, by the same undici client (keep-alive, the same concurrency).',
+    'Durability is equal: every target acknowledges a write after it is synced to disk (lmdb synced commits; etcd with fsync).',
+    'The CRD carries the same schema as our kind, plus patterns for the git URL and branch rules our kind checks in code; kube-apiserver runs without kube-controller-manager.',
+    'Watch latency is from the create\'s 201 reaching the client to the ADDED event reaching each watcher, all in one client process; at high fan-out the client itself shares the two cores with the server.',
+  );
+  const results = {
+    schema: 1,
+    mode: flags.mode,
+    date: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    parameters: params,
+    targets,
+    workloads: workloads.map((w) => ({ ...w, results: byWorkload[w.id] ?? {} })),
+    notes,
+  };
+  mkdirSync(dirname(flags.out), { recursive: true });
+  writeFileSync(`${flags.out}.json`, JSON.stringify(results, null, 2) + '\n');
+  const md = markdownReport(/** @type {any} */ (results));
+  writeFileSync(`${flags.out}.md`, md);
+  writeFileSync(`${flags.out}.svg`, svgChart(/** @type {any} */ (results)));
+  process.stdout.write(md);
+  log(`wrote ${flags.out}.json, .md and .svg in ${results.durationSeconds} s`);
+  // A target that could not run a workload fails the run; so does any wrong answer from our own server.
+  /** @param {string} t @param {any} f */
+  const bad = (t, f) => 'error' in f || (t === 'ours' && (f.errors > 0 || f.writeErrors > 0 || f.duplicates > 0 || (f.delivered !== undefined && f.delivered < 1)));
+  const failed = workloads.flatMap((w) => Object.entries(byWorkload[w.id] ?? {}).filter(([t, f]) => bad(t, f)).map(([t]) => `${w.id}/${t}`));
+  if (failed.length) {
+    log(`failed: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,310 @@
+/**
+ * @module bench/targets
+ * The servers the benchmark measures, each started fresh in its own directory and reached directly on its own
+ * port with a client certificate:
+ * - ours: `node dist/main.js`, standalone (lmdb in a temp dir, its own CA and admin certificate);
+ * - crd: kube-apiserver + etcd (fsync on, as in production) from the e2e plane, serving an equivalent CRD to a
+ *   system:masters client certificate (so neither authorization nor priority-and-fairness queues apply);
+ * - ceiling: raw fastify + lmdb doing only the I/O every server must do (ceiling-server.mjs).
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import forge from 'node-forge';
+import { request, Agent } from 'undici';
+import { certs } from './dist.mjs';
+import { startControlPlane } from '../e2e/plane.mjs';
+import { websiteCrd } from './crd.mjs';
+
+const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * @typedef {object} Target
+ * @property {string} id
+ * @property {string} label
+ * @property {string} url
+ * @property {import('./client.mjs').Tls} tls
+ * @property {() => Record<string, ProcessMemory | undefined>} memory resident memory of each server process
+ * @property {(namespaces: string[]) => Promise<void>} prepare makes the namespaces usable
+ * @property {() => Promise<number>} restart stops the server gracefully and starts it again; ms from spawn to /readyz 200
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * @typedef {object} ProcessMemory MiB, from /proc/<pid>/status
+ * @property {number} rss VmRSS
+ * @property {number} anon RssAnon (heap, stacks)
+ * @property {number} file RssFile (mapped files: lmdb pages, the binary)
+ */
+
+/**
+ * processMemory reads a process's resident memory (undefined when it is gone or off Linux).
+ * @param {number | undefined} pid
+ * @returns {ProcessMemory | undefined}
+ */
+export function processMemory(pid) {
+  if (!pid) return undefined;
+  try {
+    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+    /** @param {string} k */
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
+    const mib = (/** @type {number} */ x) => Math.round((x / 1024) * 10) / 10;
+    return { rss: mib(kb('VmRSS')), anon: mib(kb('RssAnon')), file: mib(kb('RssFile')) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** @returns {Promise<number>} */
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (a && typeof a === 'object' ? res(a.port) : rej(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * waitReady polls GET /readyz every 10 ms until 200; resolves with the ms since `since`.
+ * @param {string} url
+ * @param {import('./client.mjs').Tls} tls
+ * @param {number} since Date.now() at spawn
+ * @param {() => boolean} alive
+ * @param {string} what
+ */
+async function waitReady(url, tls, since, alive, what) {
+  const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key, servername: 'localhost' } });
+  try {
+    for (;;) {
+      try {
+        const r = await request(`${url}/readyz`, { dispatcher: agent });
+        await r.body.text();
+        if (r.statusCode === 200) return Date.now() - since;
+      } catch {
+        // not listening yet
+      }
+      if (!alive()) throw new Error(`${what} exited before it was ready`);
+      if (Date.now() - since > 300_000) throw new Error(`${what} not ready after 300 s`);
+      await sleep(10);
+    }
+  } finally {
+    await agent.close();
+  }
+}
+
+/**
+ * @typedef {object} NodeServer
+ * @property {import('node:child_process').ChildProcess} proc
+ * @property {Promise<void>} exited
+ */
+
+/**
+ * spawnNode starts a Node.js script with its output appended to logFile. BENCH_NODE_OPTIONS adds flags to the
+ * server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
+ * @param {string[]} args
+ * @param {string} logFile
+ * @returns {NodeServer}
+ */
+function spawnNode(args, logFile) {
+  const extra = (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const fd = openSync(logFile, 'a');
+  const proc = spawn(process.execPath, [...extra, ...args], { stdio: ['ignore', fd, fd] });
+  closeSync(fd); // the child has its own copy
+  const exited = new Promise((r) => proc.once('exit', () => r(undefined)));
+  return { proc, exited: exited.then(() => undefined) };
+}
+
+/**
+ * stopNode sends SIGTERM and waits for the exit (SIGKILL after 20 s).
+ * @param {NodeServer} s
+ */
+async function stopNode(s) {
+  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return;
+  s.proc.kill('SIGTERM');
+  const t = setTimeout(() => s.proc.kill('SIGKILL'), 20_000);
+  await s.exited;
+  clearTimeout(t);
+}
+
+/**
+ * startOurs starts our server standalone in dir/ (data, certs, log).
+ * @param {string} dir
+ * @returns {Promise<Target>}
+ */
+export async function startOurs(dir) {
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const certDir = join(dir, 'certs');
+  const args = [
+    join(REPO, 'dist', 'main.js'),
+    `--port=${port}`,
+    `--data-dir=${join(dir, 'data')}`,
+    `--cert-dir=${certDir}`,
+    '--log-level=warn',
+  ];
+  const logFile = join(dir, 'server.log');
+  let server = spawnNode(args, logFile);
+  // The first start generates the CA and certificates; the kubeconfig is written last.
+  for (const t = Date.now(); !existsSync(join(certDir, 'kubeconfig')); await sleep(20)) {
+    if (server.proc.exitCode !== null || Date.now() - t > 60_000) throw new Error(`our server wrote no certificates; see ${logFile}`);
+  }
+  const tls = {
+    ca: readFileSync(join(certDir, 'ca.crt'), 'utf8'),
+    cert: readFileSync(join(certDir, 'admin.crt'), 'utf8'),
+    key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
+  };
+  await waitReady(url, tls, Date.now(), () => server.proc.exitCode === null, 'our server');
+  return {
+    id: 'ours',
+    label: 'website-apiserver (lmdb)',
+    url,
+    tls,
+    memory: () => ({ server: processMemory(server.proc.pid) }),
+    prepare: async () => {}, // standalone: no namespace objects to create
+    restart: async () => {
+      await stopNode(server);
+      const t = Date.now();
+      server = spawnNode(args, logFile);
+      return waitReady(url, tls, t, () => server.proc.exitCode === null, 'our server');
+    },
+    stop: () => stopNode(server),
+  };
+}
+
+/**
+ * issueTls makes a CA, a serving certificate for 127.0.0.1/localhost and a client certificate.
+ * @param {string} clientCn
+ */
+function issueTls(clientCn) {
+  const now = new Date();
+  const year = new Date(now.getTime() + 365 * 86_400_000);
+  const ca = certs.createCa(now, 'bench-ca', 365);
+  const serving = certs.createLeaf(ca.signer, now, year, {
+    subject: [{ shortName: 'CN', value: 'localhost' }],
+    extKeyUsage: { serverAuth: true },
+    sans: [{ type: 'DNS', value: 'localhost' }, { type: 'IP', value: '127.0.0.1' }],
+  });
+  const client = certs.createLeaf(ca.signer, now, year, { subject: [{ shortName: 'CN', value: clientCn }], extKeyUsage: { clientAuth: true } });
+  return { ca, serving, client };
+}
+
+/**
+ * startCeiling starts the raw fastify + lmdb server in dir/.
+ * @param {string} dir
+ * @returns {Promise<Target>}
+ */
+export async function startCeiling(dir) {
+  mkdirSync(dir, { recursive: true });
+  const { ca, serving, client } = issueTls('bench');
+  const f = (/** @type {string} */ n) => join(dir, n);
+  writeFileSync(f('ca.crt'), ca.certPem);
+  writeFileSync(f('tls.crt'), serving.certPem);
+  writeFileSync(f('tls.key'), serving.keyPem, { mode: 0o600 });
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const args = [
+    join(REPO, 'test', 'bench', 'ceiling-server.mjs'),
+    `--port=${port}`,
+    `--data-dir=${f('data')}`,
+    `--tls-cert=${f('tls.crt')}`,
+    `--tls-key=${f('tls.key')}`,
+    `--client-ca=${f('ca.crt')}`,
+  ];
+  const logFile = f('server.log');
+  let server = spawnNode(args, logFile);
+  const tls = { ca: ca.certPem, cert: client.certPem, key: client.keyPem };
+  await waitReady(url, tls, Date.now(), () => server.proc.exitCode === null, 'the ceiling server');
+  return {
+    id: 'ceiling',
+    label: 'raw fastify + lmdb',
+    url,
+    tls,
+    memory: () => ({ server: processMemory(server.proc.pid) }),
+    prepare: async () => {},
+    restart: async () => {
+      await stopNode(server);
+      const t = Date.now();
+      server = spawnNode(args, logFile);
+      return waitReady(url, tls, t, () => server.proc.exitCode === null, 'the ceiling server');
+    },
+    stop: () => stopNode(server),
+  };
+}
+
+/**
+ * startCrd starts etcd and kube-apiserver (no controller manager) in dir/, installs the Website CRD and waits
+ * until it is served.
+ * @param {string} dir
+ * @param {string} binDir
+ * @param {(m: string) => void} log
+ * @returns {Promise<Target>}
+ */
+export async function startCrd(dir, binDir, log) {
+  const plane = await startControlPlane({ binDir, dir, log, etcdFsync: true, controllerManager: false });
+  try {
+    const caPem = readFileSync(plane.caFile, 'utf8');
+    const signer = { cert: forge.pki.certificateFromPem(caPem), key: forge.pki.privateKeyFromPem(readFileSync(plane.caKeyFile, 'utf8')) };
+    const now = new Date();
+    const client = certs.createLeaf(signer, now, new Date(now.getTime() + 86_400_000), {
+      subject: [{ shortName: 'CN', value: 'bench-admin' }, { shortName: 'O', value: 'system:masters' }],
+      extKeyUsage: { clientAuth: true },
+    });
+    const tls = { ca: caPem, cert: client.certPem, key: client.keyPem };
+    const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
+    /** @param {'GET' | 'POST'} method @param {string} path @param {unknown} [body] */
+    const call = async (method, path, body) => {
+      const r = await request(`${plane.server}${path}`, {
+        method,
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: r.statusCode, body: await r.body.text() };
+    };
+    const crd = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', websiteCrd());
+    if (crd.status !== 201) throw new Error(`creating the CRD: HTTP ${crd.status} ${crd.body}`);
+    for (let i = 0; ; i++) {
+      const r = await call('GET', '/apis/extensions.example.com/v1alpha1/websites?limit=1');
+      if (r.status === 200) break;
+      if (i > 600) throw new Error(`the CRD is not served: HTTP ${r.status} ${r.body}`);
+      await sleep(50);
+    }
+    return {
+      id: 'crd',
+      label: `kube-apiserver ${readVersion(binDir)} + etcd, Website CRD`,
+      url: plane.server,
+      tls,
+      memory: () => ({ 'kube-apiserver': processMemory(plane.pids.apiserver), etcd: processMemory(plane.pids.etcd) }),
+      prepare: async (namespaces) => {
+        for (const name of namespaces) {
+          const r = await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+          if (r.status !== 201 && r.status !== 409) throw new Error(`creating namespace ${name}: HTTP ${r.status} ${r.body}`);
+        }
+      },
+      restart: () => plane.restartApiserver(),
+      stop: async () => {
+        await agent.close();
+        await plane.stop();
+      },
+    };
+  } catch (e) {
+    await plane.stop();
+    throw e;
+  }
+}
+
+/** @param {string} binDir */
+export function readVersion(binDir) {
+  try {
+    return readFileSync(join(binDir, 'kubernetes-version'), 'utf8').trim();
+  } catch {
+    return 'kube-apiserver';
+  }
+}

@@ -155,3 +155,40 @@ describe('lmdb storage, lists asked for as JSON text', () => {
     await s.close();
   });
 });
+
+describe('lmdb storage, compressed values', () => {
+  it('reads objects and history written before compression was on, and keeps big objects intact both ways', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
+    dirs.push(d);
+    const big = (n: string) => obj(n, { spec: { text: `${n}:`.padEnd(3000, 'x') } });
+    // An environment as an earlier version wrote it: plain JSON values.
+    const { open } = await import('lmdb');
+    const old = open({ path: d, maxDbs: 8, noSubdir: false });
+    const objects = old.openDB<KubeObject, [string, string, string]>('objects', { encoding: 'json' });
+    const events = old.openDB<unknown, number>('events', { encoding: 'json' });
+    const meta = old.openDB<number, string>('meta', { encoding: 'json' });
+    const stored = { ...big('old'), metadata: { name: 'old', resourceVersion: '1' } };
+    await old.transaction(() => {
+      objects.put([R, 'ns', 'old'], stored);
+      events.put(1, { t: 'A', k: [R, 'ns', 'old'], o: stored, ts: Date.now() });
+      meta.put('revision', 1);
+      meta.put('compacted', 0);
+    });
+    await old.close();
+
+    const s = new LmdbStorage({ path: d, compactionIntervalMs: 0 });
+    await s.create(key('ns', 'new'), big('new'));
+    expect(s.get(key('ns', 'old'))).toEqual(stored);
+    expect((s.get(key('ns', 'new'))?.['spec'] as { text: string }).text).toBe(`new:`.padEnd(3000, 'x'));
+    const plain = s.list({ resource: R, namespace: 'ns' });
+    const text = s.list({ resource: R, namespace: 'ns' }, { encoded: true });
+    expect((text.encoded ?? []).map((b) => JSON.parse(Buffer.from(b).toString('utf8')))).toEqual(plain.items);
+    expect(plain.items.map((o) => o.metadata.name)).toEqual(['new', 'old']);
+    // The history from before and after replays in order.
+    const seen: string[] = [];
+    const w = s.watch({ resource: R }, 0, { onEvent: (e) => seen.push(`${e.type} ${e.key.name} ${e.revision}`), onError: () => undefined });
+    await vi.waitFor(() => expect(seen).toEqual(['ADDED old 1', 'ADDED new 2']));
+    w.stop();
+    await s.close();
+  });
+});

@@ -177,8 +177,9 @@ export async function runAll(target, p, log) {
     await stage('rss', async () => {
       await sleep(3000); // let in-flight work and the write-behind settle
       const m = target.memory();
-      const rss = Object.values(m).reduce((s, x) => s + (x?.rss ?? 0), 0);
-      return { value: Math.round(rss * 10) / 10, stored, processes: m };
+      /** @param {'rss' | 'anon' | 'file'} k */
+      const sum = (k) => Math.round(Object.values(m).reduce((s, x) => s + (x?.[k] ?? 0), 0) * 10) / 10;
+      return { value: sum('rss'), anonMiB: sum('anon'), fileMiB: sum('file'), stored, processes: m };
     });
     await stage('cold-start', async () => {
       const readyMs = await target.restart();

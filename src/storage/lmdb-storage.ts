@@ -82,12 +82,13 @@ export class LmdbStorage implements Storage {
     // noSubdir must be explicit: lmdb-js guesses it from the path, and a directory name with a dot in it
     // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
     this.#root = open({ path: opts.path, maxDbs: 8, noSubdir: false });
-    // Values over 1000 bytes (nearly every object and change) are LZ4-compressed, about 3× smaller: a page then
-    // holds several objects instead of two, and the file and its resident pages shrink alike (100k Websites:
-    // 757 MB to 207 MB). Measured, gets and lists are no slower. Older uncompressed values stay readable (lmdb
-    // marks the compressed ones).
-    this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json', compression: true });
-    this.#objectsText = this.#root.openDB<Uint8Array, Key>('objects', { encoding: 'binary', compression: true });
+    // The history is written once and read rarely (watch replays, older snapshots), so its values over 1000 bytes
+    // (nearly all) are LZ4-compressed, about 3× smaller: the file and its resident pages shrink by about a third.
+    // Objects are read by every get and list and stay plain JSON: compressing them too would shrink the file by
+    // as much again but cost 10-25% of get, list and patch throughput (measured). Older uncompressed history
+    // entries stay readable (lmdb marks the compressed ones).
+    this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json' });
+    this.#objectsText = this.#root.openDB<Uint8Array, Key>('objects', { encoding: 'binary' });
     this.#events = this.#root.openDB<LogEntry, number>('events', { encoding: 'json', compression: true });
     this.#meta = this.#root.openDB<number, string>('meta', { encoding: 'json' });
     this.#historyEvents = opts.historyEvents ?? 100_000;

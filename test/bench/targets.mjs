@@ -143,7 +143,8 @@ export async function startOurs(dir) {
   const url = `https://127.0.0.1:${port}`;
   const certDir = join(dir, 'certs');
   const args = [
-    join(REPO, 'dist', 'main.js'),
+    // BENCH_OURS_MAIN runs another build (an A/B comparison of a change) in the same harness.
+    process.env.BENCH_OURS_MAIN ?? join(REPO, 'dist', 'main.js'),
     `--port=${port}`,
     `--data-dir=${join(dir, 'data')}`,
     `--cert-dir=${certDir}`,

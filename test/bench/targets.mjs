@@ -151,7 +151,7 @@ export async function startOurs(dir) {
     '--log-level=warn',
   ];
   const logFile = join(dir, 'server.log');
-  let server = spawnNode(args, logFile);
+  const server = spawnNode(args, logFile);
   // The first start generates the CA and certificates; the kubeconfig is written last.
   for (const t = Date.now(); !existsSync(join(certDir, 'kubeconfig')); await sleep(20)) {
     if (server.proc.exitCode !== null || Date.now() - t > 60_000) throw new Error(`our server wrote no certificates; see ${logFile}`);
@@ -161,19 +161,33 @@ export async function startOurs(dir) {
     cert: readFileSync(join(certDir, 'admin.crt'), 'utf8'),
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
-  await waitReady(url, tls, Date.now(), () => server.proc.exitCode === null, 'our server');
+  // Standalone: no namespace objects to create.
+  return nodeTarget({ id: 'ours', label: 'website-apiserver (lmdb)', url, tls, args, logFile }, server);
+}
+
+/**
+ * nodeTarget is a Target for a Node.js server already spawned with `args`: ready once /readyz answers, restarted
+ * with the same arguments.
+ * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string}} o
+ * @param {NodeServer} first
+ * @returns {Promise<Target>}
+ */
+async function nodeTarget(o, first) {
+  let server = first;
+  const alive = () => server.proc.exitCode === null;
+  await waitReady(o.url, o.tls, Date.now(), alive, o.id);
   return {
-    id: 'ours',
-    label: 'website-apiserver (lmdb)',
-    url,
-    tls,
+    id: o.id,
+    label: o.label,
+    url: o.url,
+    tls: o.tls,
     memory: () => ({ server: processMemory(server.proc.pid) }),
-    prepare: async () => {}, // standalone: no namespace objects to create
+    prepare: async () => {},
     restart: async () => {
       await stopNode(server);
       const t = Date.now();
-      server = spawnNode(args, logFile);
-      return waitReady(url, tls, t, () => server.proc.exitCode === null, 'our server');
+      server = spawnNode(o.args, o.logFile);
+      return waitReady(o.url, o.tls, t, alive, o.id);
     },
     stop: () => stopNode(server),
   };
@@ -219,24 +233,8 @@ export async function startCeiling(dir) {
     `--client-ca=${f('ca.crt')}`,
   ];
   const logFile = f('server.log');
-  let server = spawnNode(args, logFile);
   const tls = { ca: ca.certPem, cert: client.certPem, key: client.keyPem };
-  await waitReady(url, tls, Date.now(), () => server.proc.exitCode === null, 'the ceiling server');
-  return {
-    id: 'ceiling',
-    label: 'raw fastify + lmdb',
-    url,
-    tls,
-    memory: () => ({ server: processMemory(server.proc.pid) }),
-    prepare: async () => {},
-    restart: async () => {
-      await stopNode(server);
-      const t = Date.now();
-      server = spawnNode(args, logFile);
-      return waitReady(url, tls, t, () => server.proc.exitCode === null, 'the ceiling server');
-    },
-    stop: () => stopNode(server),
-  };
+  return nodeTarget({ id: 'ceiling', label: 'raw fastify + lmdb', url, tls, args, logFile }, spawnNode(args, logFile));
 }
 
 /**

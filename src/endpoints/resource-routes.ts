@@ -14,6 +14,7 @@ import { negotiate, negotiateWatch, type Target } from './negotiation.js';
 import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type ListOptions, type Query } from './query.js';
 import { encodedList, transformList, transformObject, parseIncludeObject } from './transform.js';
 import { readListPage } from './list-page.js';
+import { TableRows } from './table-rows.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -47,6 +48,7 @@ function representation(req: Req, target: Target): { target: Target; includeObje
 export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const def = store.def;
   const base = `/apis/${def.group}/${def.version}`;
+  const tableRows = new TableRows(def);
   const nsBase = def.namespaced ? `${base}/namespaces/:namespace/${def.plural}` : `${base}/${def.plural}`;
   const ns = (req: Req) => (def.namespaced ? req.params['namespace'] : undefined);
 
@@ -59,8 +61,10 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       return reply;
     }
     const { target, includeObject } = representation(req, negotiate(req.headers.accept, false));
-    // A full list is the stored objects as they are: their stored JSON text is sent without decoding it.
-    const { items, encoded, meta } = await readListPage(store, namespace, opts, target.kind === 'Object');
+    // A full list is the stored objects as they are: their stored JSON text is sent without decoding it. A Table
+    // is built from that text too, with rows remembered per stored version (table-rows.ts).
+    const { items, encoded, meta } = await readListPage(store, namespace, opts, target.kind === 'Object' || target.kind === 'Table');
+    if (encoded && target.kind === 'Table') return reply.type('application/json').send(tableRows.table(encoded, meta, { version: target.version, includeObject }));
     if (encoded) return reply.type('application/json').send(encodedList(def, meta, encoded));
     return transformList(def, items, meta, target, includeObject);
   };

@@ -55,6 +55,11 @@ function buildColumns(def: ResourceDefinition): Columns {
   };
 }
 
+/** ageColumnIndex is where the AGE cell is: the one cell that changes with time rather than with the object. */
+export function ageColumnIndex(def: ResourceDefinition): number {
+  return columnsFor(def).defs.indexOf(AGE_COLUMN);
+}
+
 /** toTable converts objects into a Table with one row each. */
 export function toTable(def: ResourceDefinition, objects: KubeObject[], listMeta: ListMeta, opts: TableOptions): Table {
   const { defs, cells } = columnsFor(def);

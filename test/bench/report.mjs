@@ -197,6 +197,7 @@ function figureCell(m, unit) {
   if (typeof m.p50Ms === 'number' && !sameAsHeadline(m.p50Ms)) details.push(`p50 ${formatNumber(m.p50Ms)} ms`);
   if (typeof m.p99Ms === 'number' && !sameAsHeadline(m.p99Ms)) details.push(`p99 ${formatNumber(m.p99Ms)} ms`);
   if (typeof m.errors === 'number' && m.errors > 0) details.push(`${m.errors} error${m.errors === 1 ? '' : 's'}`);
+  if (typeof m.firstMs === 'number') details.push(`first ${formatNumber(m.firstMs)} ms`);
   // Watch figures mean little without how much was delivered and how fast the writes actually went.
   if (typeof m.delivered === 'number') details.push(`delivered ${formatNumber(m.delivered * 100)}%`);
   if (typeof m.achievedWritesPerSecond === 'number') details.push(`${formatNumber(m.achievedWritesPerSecond)} writes/s`);

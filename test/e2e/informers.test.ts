@@ -18,7 +18,7 @@ import YAML from 'yaml';
 import { kubectlOk, waitFor } from './harness/kubectl.js';
 import { waitForDiscovery } from './harness/reconcilers.js';
 import { e2e, readPid } from './harness/state.js';
-import { startWebsiteServer, stopWebsiteServer } from './harness/website-server.js';
+import { alive, startWebsiteServer, stopWebsiteServer } from './harness/website-server.js';
 import { count, judge, once, Probe, recordingProxy, rvOf, type ProbeEvent, type RecordingProxy } from './helpers-informers.js';
 
 const env = e2e();
@@ -97,14 +97,6 @@ async function restart(signal: NodeJS.Signals): Promise<void> {
   log(`${signal} restart: stop ${t1 - t0} ms, start to /readyz ${t2 - t1} ms, then Available + reachable ${Date.now() - t2} ms`);
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** startProbe runs informer-probe; watchList undefined leaves the gate at client-go's default. */
 function startProbe(label: string, kubeconfig: string, mode: 'dynamic' | 'metadata', namespace: string, watchList: 'true' | 'false' | undefined): Probe {

@@ -28,7 +28,8 @@ export async function startWebsiteServer(s: WebsiteServerSpec, timeoutMs = 60_00
   return child.pid;
 }
 
-const alive = (pid: number) => {
+/** alive tells whether a process with this pid exists (signal 0 checks without signalling). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

@@ -97,7 +97,6 @@ async function restart(signal: NodeJS.Signals): Promise<void> {
   log(`${signal} restart: stop ${t1 - t0} ms, start to /readyz ${t2 - t1} ms, then Available + reachable ${Date.now() - t2} ms`);
 }
 
-
 /** startProbe runs informer-probe; watchList undefined leaves the gate at client-go's default. */
 function startProbe(label: string, kubeconfig: string, mode: 'dynamic' | 'metadata', namespace: string, watchList: 'true' | 'false' | undefined): Probe {
   const base = { ...process.env };

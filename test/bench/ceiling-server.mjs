@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { open } from 'lmdb';
 import { MAXIMUM_KEY } from 'ordered-binary';
+import { patch, tables, website } from './dist.mjs';
 
 const GROUP = 'extensions.example.com';
 const VERSION = 'v1alpha1';
@@ -236,62 +237,16 @@ const notFound = (name) => new Failure(404, 'NotFound', `websites.${GROUP} "${na
 /** @param {unknown} v @returns {v is Record<string, unknown>} */
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * mergePatch applies an RFC 7386 merge patch to `target` (not modified) and returns the result.
- * @param {unknown} target
- * @param {unknown} patch
- * @returns {unknown}
- */
-function mergePatch(target, patch) {
-  if (!isObject(patch)) return patch;
-  /** @type {Record<string, unknown>} */
-  const out = isObject(target) ? { ...target } : {};
-  for (const k of Object.keys(patch)) {
-    if (k === '__proto__') continue;
-    const v = patch[k];
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
-}
-
-/**
- * age renders the time since an RFC 3339 timestamp like kubectl's short durations (45s, 5m, 3h, 2d).
- * @param {string | undefined} ts
- */
-function age(ts) {
-  const t = ts ? Date.parse(ts) : NaN;
-  if (Number.isNaN(t)) return '<unknown>';
-  const s = Math.max(0, Math.floor((Date.now() - t) / 1000));
-  if (s < 120) return `${s}s`;
-  if (s < 3 * 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 48 * 3600) return `${Math.floor(s / 3600)}h`;
-  return `${Math.floor(s / 86400)}d`;
-}
-
-const COLUMNS = [
-  ['Name', 'string', 'name'], ['Git-Repo', 'string', ''], ['Ready', 'string', ''], ['Type', 'string', ''],
-  ['Port', 'string', ''], ['Status', 'string', ''], ['Age', 'date', ''],
-].map(([name, type, format]) => ({ name, type, format, description: '', priority: 0 }));
-
+// The same pure helpers our server uses (RFC 7386 merge patch, the kind's Table conversion): the ceiling skips
+// our machinery around them, not the wire format they produce.
+const { mergePatch } = patch;
+const def = /** @type {import('../../src/registry/resource.js').ResourceDefinition} */ (/** @type {unknown} */ (website.websiteDefinition));
 /**
  * table is the meta.k8s.io/v1 Table kubectl asks for, with rows carrying PartialObjectMetadata (includeObject=Metadata).
  * @param {Obj[]} items
  * @param {string} resourceVersion
  */
-function table(items, resourceVersion) {
-  return {
-    kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion }, columnDefinitions: COLUMNS,
-    rows: items.map((o) => ({
-      cells: [
-        o.metadata.name ?? '', o.spec?.gitRepo ?? '', `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
-        o.spec?.serviceType ?? '', o.status?.nodePort ? String(o.status.nodePort) : '<none>', 'Pending',
-        age(o.metadata.creationTimestamp),
-      ],
-      object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
-    })),
-  };
-}
+const table = (items, resourceVersion) => tables.toTable(def, items, { resourceVersion }, { version: 'v1', includeObject: 'Metadata' });
 
 // ---- HTTP ----
 

@@ -10,3 +10,9 @@ export const website = await import(built('apis/website/v1alpha1.js'));
 
 /** @type {typeof import('../../src/certs/issue.js')} */
 export const certs = await import(built('certs/issue.js'));
+
+/** @type {typeof import('../../src/registry/patch.js')} */
+export const patch = await import(built('registry/patch.js'));
+
+/** @type {typeof import('../../src/registry/table.js')} */
+export const tables = await import(built('registry/table.js'));

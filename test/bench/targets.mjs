@@ -7,15 +7,13 @@
  *   system:masters client certificate (so neither authorization nor priority-and-fairness queues apply);
  * - ceiling: raw fastify + lmdb doing only the I/O every server must do (ceiling-server.mjs).
  */
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import forge from 'node-forge';
 import { request, Agent } from 'undici';
 import { certs } from './dist.mjs';
-import { startControlPlane } from '../e2e/plane.mjs';
+import { freePorts, launch, processMemory, startControlPlane, terminate } from '../e2e/plane.mjs';
 import { websiteCrd } from './crd.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -27,48 +25,11 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {string} label
  * @property {string} url
  * @property {import('./client.mjs').Tls} tls
- * @property {() => Record<string, ProcessMemory | undefined>} memory resident memory of each server process
+ * @property {() => Record<string, import('../e2e/plane.mjs').ProcessMemory | undefined>} memory resident memory of each server process
  * @property {(namespaces: string[]) => Promise<void>} prepare makes the namespaces usable
  * @property {() => Promise<number>} restart stops the server gracefully and starts it again; ms from spawn to /readyz 200
  * @property {() => Promise<void>} stop
  */
-
-/**
- * @typedef {object} ProcessMemory MiB, from /proc/<pid>/status
- * @property {number} rss VmRSS
- * @property {number} anon RssAnon (heap, stacks)
- * @property {number} file RssFile (mapped files: lmdb pages, the binary)
- */
-
-/**
- * processMemory reads a process's resident memory (undefined when it is gone or off Linux).
- * @param {number | undefined} pid
- * @returns {ProcessMemory | undefined}
- */
-export function processMemory(pid) {
-  if (!pid) return undefined;
-  try {
-    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-    /** @param {string} k */
-    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
-    const mib = (/** @type {number} */ x) => Math.round((x / 1024) * 10) / 10;
-    return { rss: mib(kb('VmRSS')), anon: mib(kb('RssAnon')), file: mib(kb('RssFile')) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** @returns {Promise<number>} */
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (a && typeof a === 'object' ? res(a.port) : rej(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * waitReady polls GET /readyz every 10 ms until 200; resolves with the ms since `since`.
@@ -99,38 +60,20 @@ async function waitReady(url, tls, since, alive, what) {
 }
 
 /**
- * @typedef {object} NodeServer
- * @property {import('node:child_process').ChildProcess} proc
- * @property {Promise<void>} exited
- */
-
-/**
  * spawnNode starts a Node.js script with its output appended to logFile. BENCH_NODE_OPTIONS adds flags to the
  * server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
  * @param {string[]} args
  * @param {string} logFile
- * @returns {NodeServer}
  */
 function spawnNode(args, logFile) {
   const extra = (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const fd = openSync(logFile, 'a');
-  const proc = spawn(process.execPath, [...extra, ...args], { stdio: ['ignore', fd, fd] });
-  closeSync(fd); // the child has its own copy
-  const exited = new Promise((r) => proc.once('exit', () => r(undefined)));
-  return { proc, exited: exited.then(() => undefined) };
+  return launch(process.execPath, [...extra, ...args], logFile);
 }
 
-/**
- * stopNode sends SIGTERM and waits for the exit (SIGKILL after 20 s).
- * @param {NodeServer} s
- */
-async function stopNode(s) {
-  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return;
-  s.proc.kill('SIGTERM');
-  const t = setTimeout(() => s.proc.kill('SIGKILL'), 20_000);
-  await s.exited;
-  clearTimeout(t);
-}
+/** @typedef {ReturnType<typeof launch>} NodeServer */
+
+// A server flushing 100k objects' worth of lmdb may take a while to stop; only then is it killed.
+const stopNode = (/** @type {NodeServer} */ s) => terminate(s, 20_000);
 
 /**
  * startOurs starts our server standalone in dir/ (data, certs, log).
@@ -139,7 +82,7 @@ async function stopNode(s) {
  */
 export async function startOurs(dir) {
   mkdirSync(dir, { recursive: true });
-  const port = await freePort();
+  const [port] = await freePorts(1);
   const url = `https://127.0.0.1:${port}`;
   const certDir = join(dir, 'certs');
   const args = [
@@ -222,7 +165,7 @@ export async function startCeiling(dir) {
   writeFileSync(f('ca.crt'), ca.certPem);
   writeFileSync(f('tls.crt'), serving.certPem);
   writeFileSync(f('tls.key'), serving.keyPem, { mode: 0o600 });
-  const port = await freePort();
+  const [port] = await freePorts(1);
   const url = `https://127.0.0.1:${port}`;
   const args = [
     join(REPO, 'test', 'bench', 'ceiling-server.mjs'),

@@ -244,7 +244,7 @@ function kubeconfigFor(server, caPem, user, token) {
  * @param {number} n
  * @returns {Promise<number[]>}
  */
-async function freePorts(n) {
+export async function freePorts(n) {
   /** @type {net.Server[]} */
   const servers = [];
   try {
@@ -311,13 +311,13 @@ function get(url, o = {}) {
  */
 
 /**
- * launch spawns a binary with stdout and stderr appended to logPath.
+ * launch spawns a binary with stdout and stderr appended to logPath (exported for the benchmark's servers).
  * @param {string} bin
  * @param {string[]} args
  * @param {string} logPath
  * @returns {Running}
  */
-function launch(bin, args, logPath) {
+export function launch(bin, args, logPath) {
   mkdirSync(dirname(logPath), { recursive: true });
   const fd = openSync(logPath, 'a');
   writeFileSync(fd, `\n=== ${new Date().toISOString()} ${bin} ${args.join(' ')}\n`);
@@ -340,7 +340,7 @@ function launch(bin, args, logPath) {
  * @param {Running} r
  * @param {number} [graceMs]
  */
-async function terminate(r, graceMs = 5000) {
+export async function terminate(r, graceMs = 5000) {
   if (r.proc.exitCode !== null || r.proc.signalCode !== null || r.proc.pid === undefined) return;
   r.proc.kill('SIGTERM');
   const killed = await Promise.race([r.exited.then(() => false), sleep(graceMs).then(() => true)]);
@@ -403,19 +403,37 @@ async function startComponent(c) {
 }
 
 /**
- * rssMiB reads a process's resident set size from /proc (undefined off Linux or when it is gone).
- * @param {number | undefined} pid
- * @returns {number | undefined}
+ * @typedef {object} ProcessMemory MiB, from /proc/<pid>/status
+ * @property {number} rss VmRSS
+ * @property {number} anon RssAnon (heap, stacks)
+ * @property {number} file RssFile (mapped files: database pages, the binary)
  */
-function rssMiB(pid) {
-  if (pid === undefined) return undefined;
+
+/**
+ * processMemory reads a process's resident memory (undefined off Linux or when it is gone).
+ * @param {number | undefined} pid
+ * @returns {ProcessMemory | undefined}
+ */
+export function processMemory(pid) {
+  if (!pid) return undefined;
   try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+    /** @param {string} k */
+    const mib = (k) => Math.round((Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN) / 1024) * 10) / 10;
+    return { rss: mib('VmRSS'), anon: mib('RssAnon'), file: mib('RssFile') };
   } catch {
     return undefined;
   }
 }
+
+/**
+ * rssMiB is a process's resident set size in whole MiB.
+ * @param {number | undefined} pid
+ */
+const rssMiB = (pid) => {
+  const m = processMemory(pid);
+  return m && !Number.isNaN(m.rss) ? Math.round(m.rss) : undefined;
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // The plane

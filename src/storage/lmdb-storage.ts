@@ -85,8 +85,8 @@ export class LmdbStorage implements Storage {
     // The history is written once and read rarely (watch replays, older snapshots), so its values over 1000 bytes
     // (nearly all) are LZ4-compressed, about 3× smaller: the file and its resident pages shrink by about a third.
     // Objects are read by every get and list and stay plain JSON: compressing them too would shrink the file by
-    // as much again but cost 10-25% of get, list and patch throughput (measured). Older uncompressed history
-    // entries stay readable (lmdb marks the compressed ones).
+    // as much again but cost 10-25% of get, list and patch throughput (an A/B, three rounds each). Older
+    // uncompressed history entries stay readable (lmdb marks the compressed ones).
     this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json' });
     this.#objectsText = this.#root.openDB<Uint8Array, Key>('objects', { encoding: 'binary' });
     this.#events = this.#root.openDB<LogEntry, number>('events', { encoding: 'json', compression: true });

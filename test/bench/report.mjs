@@ -203,6 +203,7 @@ function figureCell(m, unit) {
   if (typeof m.achievedWritesPerSecond === 'number') details.push(`${formatNumber(m.achievedWritesPerSecond)} writes/s`);
   // Memory: anonymous (heap) versus file-backed pages (mapped database files, the binary), which the kernel can reclaim.
   if (typeof m.anonMiB === 'number' && typeof m.fileMiB === 'number') details.push(`anon ${formatNumber(m.anonMiB)}, file ${formatNumber(m.fileMiB)}`);
+  if (typeof m.diskMiB === 'number') details.push(`${formatNumber(m.diskMiB)} MiB on disk`);
   const head = `${formatNumber(m.value)} ${mdText(unit)}`;
   return details.length ? `${head} (${details.join(', ')})` : head;
 }

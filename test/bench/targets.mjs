@@ -7,7 +7,7 @@
  *   system:masters client certificate (so neither authorization nor priority-and-fairness queues apply);
  * - ceiling: raw fastify + lmdb doing only the I/O every server must do (ceiling-server.mjs).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import forge from 'node-forge';
@@ -26,10 +26,23 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {string} url
  * @property {import('./client.mjs').Tls} tls
  * @property {() => Record<string, import('../e2e/plane.mjs').ProcessMemory | undefined>} memory resident memory of each server process
+ * @property {() => number} diskMiB space its data directory takes on disk (allocated blocks, as du counts)
  * @property {(namespaces: string[]) => Promise<void>} prepare makes the namespaces usable
  * @property {() => Promise<number>} restart stops the server gracefully and starts it again; ms from spawn to /readyz 200
  * @property {() => Promise<void>} stop
  */
+
+/**
+ * diskMiB is the space a directory tree takes on disk (allocated blocks, as `du` counts them).
+ * @param {string} dir
+ */
+export function diskMiB(dir) {
+  let bytes = 0;
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (e.isFile()) bytes += statSync(join(e.parentPath, e.name)).blocks * 512;
+  }
+  return Math.round((bytes / 2 ** 20) * 10) / 10;
+}
 
 /**
  * waitReady polls GET /readyz every 10 ms until 200; resolves with the ms since `since`.
@@ -105,13 +118,13 @@ export async function startOurs(dir) {
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
   // Standalone: no namespace objects to create.
-  return nodeTarget({ id: 'ours', label: 'website-apiserver (lmdb)', url, tls, args, logFile }, server);
+  return nodeTarget({ id: 'ours', label: 'website-apiserver (lmdb)', url, tls, args, logFile, dataDir: join(dir, 'data') }, server);
 }
 
 /**
  * nodeTarget is a Target for a Node.js server already spawned with `args`: ready once /readyz answers, restarted
  * with the same arguments.
- * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string}} o
+ * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string, dataDir: string}} o
  * @param {NodeServer} first
  * @returns {Promise<Target>}
  */
@@ -125,6 +138,7 @@ async function nodeTarget(o, first) {
     url: o.url,
     tls: o.tls,
     memory: () => ({ server: processMemory(server.proc.pid) }),
+    diskMiB: () => diskMiB(o.dataDir),
     prepare: async () => {},
     restart: async () => {
       await stopNode(server);
@@ -177,7 +191,7 @@ export async function startCeiling(dir) {
   ];
   const logFile = f('server.log');
   const tls = { ca: ca.certPem, cert: client.certPem, key: client.keyPem };
-  return nodeTarget({ id: 'ceiling', label: 'raw fastify + lmdb', url, tls, args, logFile }, spawnNode(args, logFile));
+  return nodeTarget({ id: 'ceiling', label: 'raw fastify + lmdb', url, tls, args, logFile, dataDir: f('data') }, spawnNode(args, logFile));
 }
 
 /**
@@ -224,6 +238,7 @@ export async function startCrd(dir, binDir, log) {
       url: plane.server,
       tls,
       memory: () => ({ 'kube-apiserver': processMemory(plane.pids.apiserver), etcd: processMemory(plane.pids.etcd) }),
+      diskMiB: () => diskMiB(join(plane.dir, 'etcd-data')),
       prepare: async (namespaces) => {
         for (const name of namespaces) {
           const r = await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });

@@ -182,7 +182,7 @@ export async function runAll(target, p, log) {
       const m = target.memory();
       /** @param {'rss' | 'anon' | 'file'} k */
       const sum = (k) => Math.round(Object.values(m).reduce((s, x) => s + (x?.[k] ?? 0), 0) * 10) / 10;
-      return { value: sum('rss'), anonMiB: sum('anon'), fileMiB: sum('file'), stored, processes: m };
+      return { value: sum('rss'), anonMiB: sum('anon'), fileMiB: sum('file'), diskMiB: target.diskMiB(), stored, processes: m };
     });
     await stage('cold-start', async () => {
       const readyMs = await target.restart();

@@ -126,7 +126,7 @@ describe('kubectl through kube-apiserver', () => {
     expect(await kubectlOk(admin, ['scale', 'ws', 'by-editor', '--replicas', '2', '-n', ns, ...as])).toBe(`website.${GROUP}/by-editor scaled\n`);
     const o = JSON.parse(await kubectlOk(admin, ['get', 'ws', 'by-editor', '-n', ns, '-o', 'json', ...as])) as { spec: { replicas: number } };
     expect(o.spec.replicas).toBe(2);
-    expect(await kubectlOk(admin, ['delete', 'ws', 'by-editor', '-n', ns, ...as])).toBe(`website.${GROUP} "by-editor" deleted\n`);
+    expect(await kubectlOk(admin, ['delete', 'ws', 'by-editor', '-n', ns, ...as])).toBe(`website.${GROUP} "by-editor" deleted from ${ns} namespace\n`);
   });
 
   it('a user with no binding is forbidden', async () => {

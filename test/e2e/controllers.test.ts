@@ -186,7 +186,7 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
     await create(ns, configMap('unrelated', { ownerReferences: [ownedBy(other)] }));
 
     const del = await k(['delete', 'ws', 'owner', '-n', ns]);
-    expect(del.stdout.trim(), del.stderr).toBe(`${GR} "owner" deleted`);
+    expect(del.stdout.trim(), del.stderr).toBe(`${GR} "owner" deleted from ${ns} namespace`);
     const t0 = Date.now();
     await waitFor('the owned ConfigMap to be collected', async () => !(await exists('configmap', 'owned', ns)), 90_000, 250);
     console.log(`owned ConfigMap collected ${Date.now() - t0} ms after its Website was deleted`);
@@ -221,7 +221,7 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
       const r = await deleting.result;
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      expect(r.stdout.trim()).toBe(`${GR} "fg" deleted`);
+      expect(r.stdout.trim()).toBe(`${GR} "fg" deleted from ${ns} namespace`);
     } finally {
       await deleting.stop();
     }

@@ -204,7 +204,7 @@ describe('kubectl as admin through kube-apiserver', () => {
       const create = await k(['create', '-n', ns, '-f', '-'], { input: manifest('w1') });
       expect(create.stdout.trim(), create.stderr).toBe(`${GR}/w1 created`);
       expect((await k(['scale', 'ws', 'w1', '-n', ns, '--replicas=2'])).stdout.trim()).toBe(`${GR}/w1 scaled`);
-      expect((await k(['delete', 'ws', 'w1', '-n', ns])).stdout.trim()).toBe(`${GR} "w1" deleted`);
+      expect((await k(['delete', 'ws', 'w1', '-n', ns])).stdout.trim()).toBe(`${GR} "w1" deleted from ${ns} namespace`);
       await waitFor('the DELETED event', () => /^DELETED\s+w1\b/m.test(events.stdout()), 30_000, 100);
       await waitFor('three w1 rows', () => rowsOf(plain.stdout()).filter((r) => r[0] === 'w1').length >= 3, 30_000, 100);
     } finally {
@@ -261,7 +261,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     await ok(['create', '-f', '-'], { input: manifest('plain') });
     const del = await k(['delete', 'ws', 'plain', '-n', NS]);
     expect(del.stderr).toBe('');
-    expect(del.stdout.trim()).toBe(`${GR} "plain" deleted`);
+    expect(del.stdout.trim()).toBe(`${GR} "plain" deleted from ${NS} namespace`);
     const gone = await k(['get', 'ws', 'plain', '-n', NS]);
     expect(gone.code).toBe(1);
     expect(gone.stderr.trim()).toBe(`Error from server (NotFound): websites.${GROUP} "plain" not found`);
@@ -281,7 +281,7 @@ describe('kubectl as admin through kube-apiserver', () => {
       const r = await deleting.result;
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      expect(r.stdout.trim()).toBe(`${GR} "held" deleted`);
+      expect(r.stdout.trim()).toBe(`${GR} "held" deleted from ${NS} namespace`);
     } finally {
       await deleting.stop();
     }

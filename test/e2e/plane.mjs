@@ -57,6 +57,7 @@ export const REQUEST_HEADERS = Object.freeze({
  * @property {(msg: string) => void} [log] progress messages
  * @property {readonly string[]} [controllers] kube-controller-manager --controllers (default DEFAULT_CONTROLLERS)
  * @property {string[]} [apiserverArgs] extra kube-apiserver flags, appended last (so they win)
+ * @property {string[]} [controllerManagerArgs] extra kube-controller-manager flags, appended last
  * @property {number} [timeoutMs] per-component start timeout (default 120 s; a cold start on 2 cores is ~10 s)
  * @property {boolean} [etcdFsync] fsync etcd's commits as a production member does (default false: test data is
  *   disposable); the benchmark turns it on so the CRD baseline is as durable as our lmdb store
@@ -631,6 +632,7 @@ export async function startControlPlane(o) {
         `--secure-port=${port}`,
         `--cert-dir=${p('kube-controller-manager')}`,
         '--v=1',
+        ...(o.controllerManagerArgs ?? []),
       ],
       logPath: logs.controllerManager,
       ready: async () => {

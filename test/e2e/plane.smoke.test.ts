@@ -80,6 +80,14 @@ afterAll(async () => {
 });
 
 describe('e2e control plane', () => {
+  it('runs the pinned Kubernetes version, and the suite drives kubectl of that version', async () => {
+    const pinned = readFileSync(`${plane.binDir}/kubernetes-version`, 'utf8').trim();
+    expect(pinned).toMatch(/^v1\.37\.\d+$/);
+    const server = JSON.parse(await kubectl(plane.kubeconfig, ['version', '-o', 'json'])) as { clientVersion: { gitVersion: string }; serverVersion: { gitVersion: string } };
+    expect(server.serverVersion.gitVersion).toBe(pinned);
+    expect(server.clientVersion.gitVersion).toBe(pinned);
+  });
+
   it('serves the admin token user and the system namespaces', async () => {
     const out = await kubectl(plane.kubeconfig, ['get', 'ns', '-o', 'name']);
     expect(out).toContain('namespace/default');

@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import YAML from 'yaml';
 import { buildBinaries, startControlPlane } from '../plane.mjs';
@@ -89,6 +89,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const t0 = Date.now();
   const binDir = buildBinaries();
   log(`binaries in ${binDir} (${Date.now() - t0} ms)`);
+  // The suite drives the kubectl built at the plane's version (npm test keeps the older one on the PATH: version
+  // skew). Test workers are forked after this, so they inherit it.
+  process.env['PATH'] = `${binDir}${delimiter}${process.env['PATH'] ?? ''}`;
   const dir = mkdtempSync(join(tmpdir(), 'website-e2e-'));
   const plane = await startControlPlane({ binDir, dir: join(dir, 'plane'), log });
   log(`control plane up in ${plane.timings.total} ms at ${plane.server} (${dir})`);

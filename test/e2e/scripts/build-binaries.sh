@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the e2e control plane (etcd, kube-apiserver, kube-controller-manager) and the client-go probe
-# from the Go modules under test/e2e/go, once. Binaries land outside the clone, in
+# Builds the e2e control plane (etcd, kube-apiserver, kube-controller-manager), the real node's kubelet,
+# kube-proxy and kube-scheduler, kubectl at the same version, and the client-go probe from the Go modules under
+# test/e2e/go, once. Binaries land outside the clone, in
 # $E2E_CACHE_DIR (default ~/.cache/website-apiserver/e2e), in a folder per module keyed by its pinned
 # version and a hash of its go.mod, go.sum and sources, so a clean clone reuses them and a version bump
-# rebuilds. Prints the folder that holds all four binaries. With E2E_BUILD_CHECK_ONLY=1 it builds nothing and
+# rebuilds. Prints the folder that holds all the binaries. With E2E_BUILD_CHECK_ONLY=1 it builds nothing and
 # exits 3 when something is not built yet (the benchmark uses that to skip its CRD baseline).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../go" && pwd)"
@@ -22,7 +23,8 @@ build() { # <module dir> <version> <ldflags> <package>...
   if [ "${E2E_BUILD_CHECK_ONLY:-}" = 1 ]; then echo "$dir $version is not built" >&2; exit 3; fi
   mkdir -p "$out"
   local started=$SECONDS
-  (cd "$here/$dir" && go build -ldflags "$ldflags" -o "$out/" "$@") >&2
+  # Inside $(...) errexit does not apply, so a failed build must stop here, before .complete is written.
+  (cd "$here/$dir" && go build -ldflags "$ldflags" -o "$out/" "$@") >&2 || { echo "building $dir $version failed" >&2; exit 1; }
   echo "built $dir $version in $((SECONDS - started)) s" >&2
   touch "$out/.complete"
   echo "$out"
@@ -40,13 +42,14 @@ etcd_version="$(modversion etcd go.etcd.io/etcd/server/v3)"
 
 etcd_dir="$(build etcd "$etcd_version" "-s -w" .)"
 probe_dir="$(build probe "$k8s_version" "-s -w" .)"
-k8s_dir="$(build k8s "$k8s_version" "$k8s_ldflags" ./cmd/kube-apiserver ./cmd/kube-controller-manager)"
+k8s_dir="$(build k8s "$k8s_version" "$k8s_ldflags" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kubelet \
+  ./cmd/kube-proxy ./cmd/kube-scheduler ./cmd/kubectl)"
 
 bin="$cache/bin-$(echo "$etcd_dir $probe_dir $k8s_dir" | sha256sum | cut -c1-12)"
 mkdir -p "$bin"
 ln -sf "$etcd_dir/etcd" "$bin/etcd"
 ln -sf "$probe_dir/probe" "$bin/informer-probe"
 ln -sf "$k8s_dir/kube-apiserver" "$bin/kube-apiserver"
-ln -sf "$k8s_dir/kube-controller-manager" "$bin/kube-controller-manager"
+for b in kube-controller-manager kubelet kube-proxy kube-scheduler kubectl; do ln -sf "$k8s_dir/$b" "$bin/$b"; done
 echo "$k8s_version" > "$bin/kubernetes-version"
 echo "$bin"

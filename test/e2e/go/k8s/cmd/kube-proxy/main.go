@@ -1,0 +1,14 @@
+// kube-proxy for the e2e real node: upstream's cmd/kube-proxy entry point.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() { os.Exit(cli.Run(app.NewProxyCommand())) }

@@ -16,7 +16,8 @@ import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, SERVING_CERTIFICATE_FILE, validateNam
 // dist/cmd/manifests.js → <package root>/manifests, independent of the working directory.
 const REPO_MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
 
-const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--force]
+const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--nginx-image IMG] [--git-sync-image IMG]
+                             [--image-pull-policy P] [--storage-class NAME] [--data-volume-size SIZE] [--force]
 
 Writes the Kubernetes manifests of website-apiserver and its serving certificate, then:
   kubectl apply -f <DIR>/
@@ -24,6 +25,14 @@ Writes the Kubernetes manifests of website-apiserver and its serving certificate
   --namespace NS  namespace to install into (default ${DEFAULT_NAMESPACE}); any other needs --out
   --out DIR       output directory (default: the repository's manifests/)
   --image IMG     container image (default ${DEFAULT_IMAGE})
+  --nginx-image IMG, --git-sync-image IMG
+                  images of every Website's nginx and git-sync containers (default: the server's built-in defaults)
+  --image-pull-policy P
+                  Always, IfNotPresent (default) or Never
+  --storage-class NAME
+                  storage class of the lmdb data volume (default: the cluster's default class)
+  --data-volume-size SIZE
+                  size of the lmdb data volume (default 1Gi)
   --force         replace the serving certificate even if the existing one is still valid
   --help          print this text`;
 
@@ -32,7 +41,10 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let values: { namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean };
+let values: {
+  namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean;
+  'nginx-image'?: string; 'git-sync-image'?: string; 'image-pull-policy'?: string; 'storage-class'?: string; 'data-volume-size'?: string;
+};
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
@@ -40,6 +52,11 @@ try {
       namespace: { type: 'string' },
       out: { type: 'string' },
       image: { type: 'string' },
+      'nginx-image': { type: 'string' },
+      'git-sync-image': { type: 'string' },
+      'image-pull-policy': { type: 'string' },
+      'storage-class': { type: 'string' },
+      'data-volume-size': { type: 'string' },
       force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -63,6 +80,10 @@ if (namespace !== DEFAULT_NAMESPACE && values.out === undefined) {
 if (values.image !== undefined && (values.image === '' || /\s/.test(values.image))) {
   fail(`invalid --image ${JSON.stringify(values.image)}`);
 }
+const pullPolicy = values['image-pull-policy'];
+if (pullPolicy !== undefined && pullPolicy !== 'Always' && pullPolicy !== 'IfNotPresent' && pullPolicy !== 'Never') {
+  fail(`invalid --image-pull-policy ${JSON.stringify(pullPolicy)}: Always, IfNotPresent or Never`);
+}
 // npm runs scripts in the package root; INIT_CWD is where the user typed the command.
 const outDir = values.out !== undefined ? resolve(process.env.INIT_CWD || process.cwd(), values.out) : REPO_MANIFESTS;
 
@@ -71,6 +92,11 @@ try {
     outDir,
     namespace,
     ...(values.image !== undefined ? { image: values.image } : {}),
+    ...(values['nginx-image'] !== undefined ? { nginxImage: values['nginx-image'] } : {}),
+    ...(values['git-sync-image'] !== undefined ? { gitSyncImage: values['git-sync-image'] } : {}),
+    ...(pullPolicy !== undefined ? { imagePullPolicy: pullPolicy } : {}),
+    ...(values['storage-class'] !== undefined ? { storageClassName: values['storage-class'] } : {}),
+    ...(values['data-volume-size'] !== undefined ? { dataVolumeSize: values['data-volume-size'] } : {}),
     force: values.force === true,
   });
   for (const f of result.files) process.stdout.write(`${f.changed ? 'wrote    ' : 'unchanged'} ${f.path}\n`);

@@ -16,11 +16,12 @@ import {
   servingCertificateFromObjects,
   servingCertificateProblem,
   validateNamespace,
+  type RenderOptions,
   type ServingCertificate,
 } from './render.js';
 
 /** WriteOptions configures writeManifests. */
-export interface WriteOptions {
+export interface WriteOptions extends Pick<RenderOptions, 'nginxImage' | 'gitSyncImage' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize'> {
   outDir: string;
   namespace?: string;
   image?: string;
@@ -69,6 +70,7 @@ export function writeManifests(opts: WriteOptions): WriteResult {
     image: opts.image ?? DEFAULT_IMAGE,
     servingCert,
     ...(opts.servicePort !== undefined ? { servicePort: opts.servicePort } : {}),
+    ...pickDefined(opts, ['nginxImage', 'gitSyncImage', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize']),
   });
   mkdirSync(opts.outDir, { recursive: true });
   const files = rendered.map((f) => {
@@ -101,4 +103,11 @@ function tryRead(path: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** pickDefined copies the named options that are set (exactOptionalPropertyTypes forbids passing undefined). */
+function pickDefined<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
 }

@@ -116,11 +116,14 @@ describe('RBAC', () => {
         ...['get', 'list', 'watch'].map((v) => `/namespaces:${v}`),
         ...rw.map((v) => `apps/deployments:${v}`),
         ...rw.map((v) => `/services:${v}`),
+        // Pods only read: git-sync failures are reported from their container statuses.
+        ...['get', 'list', 'watch'].map((v) => `/pods:${v}`),
         ...['create', 'patch', 'update'].flatMap((v) => [`/events:${v}`, `events.k8s.io/events:${v}`]),
       ].sort(),
     );
-    // No secrets, configmaps or pods, and no deletecollection anywhere in the server's own roles.
-    expect(granted.some((g) => /secrets|configmaps|pods|deletecollection/.test(g))).toBe(false);
+    // No secrets (a Website's credentials are only mounted into its pods by name), configmaps or pod writes, and no
+    // deletecollection anywhere in the server's own roles.
+    expect(granted.some((g) => /secrets|configmaps|pods\/|pods:(create|update|patch|delete)|deletecollection/.test(g))).toBe(false);
 
     const lease = find(files, 'Role', 'website-apiserver:leader-election');
     expect(lease.metadata.namespace).toBe(DEFAULT_NAMESPACE);
@@ -217,6 +220,40 @@ describe('apiserver workload', () => {
       readOnlyRootFilesystem: true,
       capabilities: { drop: ['ALL'] },
     });
+  });
+
+  it('starts with a startup probe so liveness never kills a slow cold start, and drains within its grace period', () => {
+    expect(c.startupProbe.httpGet).toEqual({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
+    expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold).toBeGreaterThanOrEqual(120);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(5); // the server's own shutdown bound
+  });
+
+  it('is ready for more replicas: spread over nodes when possible, updated one pod at a time, with a disruption budget that lets a drain proceed', () => {
+    expect(pod.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: sts.spec.selector.matchLabels } },
+    ]);
+    expect(sts.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    const pdb = find(files, 'PodDisruptionBudget', 'website-apiserver') as K8sObject & { spec: any };
+    expect(pdb.apiVersion).toBe('policy/v1');
+    expect(pdb.metadata.namespace).toBe(sts.metadata.namespace);
+    expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: sts.spec.selector.matchLabels } });
+  });
+
+  it('passes the Website pods\' images, pull policy and volume options through only when given', () => {
+    const custom = renderManifests({
+      image: 'r.example/ws:1', nginxImage: 'r.example/nginx:1', gitSyncImage: 'r.example/git-sync:4', imagePullPolicy: 'Always',
+      storageClassName: 'fast-ssd', dataVolumeSize: '20Gi',
+    });
+    const s2 = find(custom, 'StatefulSet', 'website-apiserver') as K8sObject & { spec: any };
+    const c2 = s2.spec.template.spec.containers[0];
+    expect(c2.args.slice(-2)).toEqual(['--nginx-image=r.example/nginx:1', '--git-sync-image=r.example/git-sync:4']);
+    expect(c2.imagePullPolicy).toBe('Always');
+    expect(s2.spec.volumeClaimTemplates[0].spec).toEqual({ accessModes: ['ReadWriteOnce'], storageClassName: 'fast-ssd', resources: { requests: { storage: '20Gi' } } });
+    expect(c.imagePullPolicy).toBe('IfNotPresent');
+    expect(c.args.some((a: string) => /^--(nginx|git-sync)-image/.test(a))).toBe(false);
+    expect(() => renderManifests({ nginxImage: 'a b' })).toThrow(/nginxImage/);
+    expect(() => renderManifests({ dataVolumeSize: 'lots' })).toThrow(/dataVolumeSize/);
+    expect(() => renderManifests({ storageClassName: 'Fast_SSD' })).toThrow(/storageClassName/);
   });
 
   it('exposes port 443 named https to the pod through a ClusterIP Service', () => {

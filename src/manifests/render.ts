@@ -61,6 +61,24 @@ export interface RenderOptions {
   servingCert?: ServingCertificate;
   /** servicePort is the Service port and the APIService's service.port; default 443. */
   servicePort?: number;
+  /** nginxImage and gitSyncImage become the server's --nginx-image / --git-sync-image (the Website pods' images). */
+  nginxImage?: string;
+  gitSyncImage?: string;
+  /** imagePullPolicy of the server container; default IfNotPresent. */
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** storageClassName of the data volume claim; default unset (the cluster's default class). */
+  storageClassName?: string;
+  /** dataVolumeSize is the data volume claim's request; default 1Gi. */
+  dataVolumeSize?: string;
+}
+
+/** ServerPod is what the StatefulSet's pod is rendered from. */
+interface ServerPod {
+  image: string;
+  imagePullPolicy: string;
+  args: string[];
+  storageClassName?: string;
+  dataVolumeSize: string;
 }
 
 const NAME_LABEL = 'app.kubernetes.io/name';
@@ -88,11 +106,29 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   if (!Number.isInteger(servicePort) || servicePort < 1 || servicePort > 65535) {
     throw new Error(`invalid servicePort ${servicePort}: must be 1..65535`);
   }
+  for (const [flag, v] of [['nginxImage', opts.nginxImage], ['gitSyncImage', opts.gitSyncImage]] as const) {
+    if (v !== undefined && (v === '' || /\s/.test(v))) throw new Error(`invalid ${flag} ${JSON.stringify(v)}`);
+  }
+  if (opts.storageClassName !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(opts.storageClassName)) {
+    throw new Error(`invalid storageClassName ${JSON.stringify(opts.storageClassName)}`);
+  }
+  const dataVolumeSize = opts.dataVolumeSize ?? '1Gi';
+  if (!/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.test(dataVolumeSize)) throw new Error(`invalid dataVolumeSize ${JSON.stringify(dataVolumeSize)}`);
+  const pod: ServerPod = {
+    image,
+    imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
+    args: [
+      ...(opts.nginxImage !== undefined ? [`--nginx-image=${opts.nginxImage}`] : []),
+      ...(opts.gitSyncImage !== undefined ? [`--git-sync-image=${opts.gitSyncImage}`] : []),
+    ],
+    ...(opts.storageClassName !== undefined ? { storageClassName: opts.storageClassName } : {}),
+    dataVolumeSize,
+  };
 
   const files: Array<[string, K8sObject[]]> = [
     ['00-namespace.yaml', [namespaceObject(ns)]],
     ['10-rbac.yaml', rbacObjects(ns)],
-    ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, image)]],
+    ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, pod), podDisruptionBudgetObject(ns)]],
   ];
   if (opts.servingCert !== undefined) {
     files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), apiServiceObject(ns, servicePort, opts.servingCert)]]);
@@ -187,6 +223,8 @@ function rbacObjects(ns: string): K8sObject[] {
         // The reconciler owns one Deployment and one Service per Website, in the Website's namespace, and
         // writes them with server-side apply (patch) and deletes them when the spec asks for it.
         rule(['apps'], ['deployments'], [...READ, 'create', 'update', 'patch', 'delete']),
+        // Read-only: git-sync failures show only in the pods' container statuses, which become Degraded's reason.
+        rule([''], ['pods'], READ),
         rule([''], ['services'], [...READ, 'create', 'update', 'patch', 'delete']),
         // Events on Websites; client-go's recorder patches the count of a repeated event.
         rule(['', 'events.k8s.io'], ['events'], ['create', 'patch', 'update']),
@@ -244,7 +282,7 @@ function serviceObject(ns: string, port: number): K8sObject {
   };
 }
 
-function statefulSetObject(ns: string, image: string): K8sObject {
+function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
   const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
     httpGet: { path, port: 'https', scheme: 'HTTPS' }, // health paths need no client certificate
     periodSeconds,
@@ -260,10 +298,20 @@ function statefulSetObject(ns: string, image: string): K8sObject {
       replicas: 1,
       serviceName: SERVICE_NAME,
       selector: { matchLabels: { ...LABELS } },
+      // Parallel: replicas share nothing but the Lease, so none waits for another to be ready (matters once an
+      // etcd backend allows several). Rolling updates still replace one pod at a time.
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate' },
       template: {
         metadata: { labels: { ...LABELS } },
         spec: {
           serviceAccountName: SERVICE_NAME,
+          // SIGTERM ends watches, stops accepting and flushes lmdb; the server gives itself 5 s, then exits 1.
+          terminationGracePeriodSeconds: 30,
+          // Ready for more replicas: spread them over nodes when the scheduler can, never refuse to schedule.
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { ...LABELS } } },
+          ],
           // Service links would set WEBSITE_APISERVER_PORT=tcp://… for our own Service, the environment
           // variable of our --port flag.
           enableServiceLinks: false,
@@ -277,8 +325,8 @@ function statefulSetObject(ns: string, image: string): K8sObject {
           containers: [
             {
               name: 'apiserver',
-              image,
-              imagePullPolicy: 'IfNotPresent',
+              image: pod.image,
+              imagePullPolicy: pod.imagePullPolicy,
               args: [
                 '--bind-address=0.0.0.0',
                 `--port=${CONTAINER_PORT}`,
@@ -289,8 +337,12 @@ function statefulSetObject(ns: string, image: string): K8sObject {
                 // Only the holder of the Lease reconciles, so a second replica (or a rolling restart) never races.
                 '--leader-elect=true',
                 `--leader-elect-namespace=${ns}`,
+                ...pod.args,
               ],
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
+              // Opening a large lmdb store and its first informer syncs take time: liveness starts counting only once
+              // this passes (up to 5 minutes).
+              startupProbe: probe('/readyz', 2, 150),
               livenessProbe: probe('/livez', 10, 3),
               // Readiness gates the EndpointSlice, which gates the APIService's Available condition.
               readinessProbe: probe('/readyz', 5, 3),
@@ -323,10 +375,28 @@ function statefulSetObject(ns: string, image: string): K8sObject {
       volumeClaimTemplates: [
         {
           metadata: { name: 'data', labels: { ...LABELS } },
-          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            ...(pod.storageClassName !== undefined ? { storageClassName: pod.storageClassName } : {}),
+            resources: { requests: { storage: pod.dataVolumeSize } },
+          },
         },
       ],
     },
+  };
+}
+
+/**
+ * podDisruptionBudgetObject: at most one server pod voluntarily down at a time. With one replica a drain still
+ * proceeds (minAvailable 1 would block it forever) at the cost of a short APIService outage; with several replicas
+ * it keeps the others serving.
+ */
+function podDisruptionBudgetObject(ns: string): K8sObject {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: meta(SERVICE_NAME, ns),
+    spec: { maxUnavailable: 1, selector: { matchLabels: { ...LABELS } } },
   };
 }
 

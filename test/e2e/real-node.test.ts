@@ -1,0 +1,287 @@
+/**
+ * The product on a real node: website-apiserver runs as a pod from the offline image, behind its Service, and
+ * Websites are served by real nginx + git-sync pods from a git repository, through a real NodePort.
+ *
+ * Its own cluster, in a sandbox of its own (node/real-node.mjs → node/sandbox.mjs): etcd, kube-apiserver and
+ * kube-controller-manager with the controllers a node needs, kube-scheduler, kubelet, kube-proxy, containerd + runc +
+ * bridge CNI, a git daemon and a basic-auth git HTTP server, all in private network, mount and PID namespaces. The
+ * shared e2e plane is not used here: it runs no node, and its tests write Deployment status by hand.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { generateServingCertificate, renderManifests, APISERVICE_NAME, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
+import { waitFor } from './harness/kubectl.js';
+import { e2e } from './harness/state.js';
+import { buildNodeImages } from './node/images.mjs';
+import { realNodeUnavailable, startRealNode, type RealNode } from './node/real-node.mjs';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const unavailable = realNodeUnavailable();
+// One clear line when the suite cannot run here (never a silent skip).
+if (unavailable) process.stderr.write(`[e2e] real-node suite SKIPPED: ${unavailable}\n`);
+
+const NS = 'sites';
+const SYNC_SECONDS = 5;
+const log = (m: string) => process.stderr.write(`[real-node] ${m}\n`);
+
+interface Condition { type: string; status: string; reason?: string; message?: string }
+interface WebsiteJson {
+  metadata: { name: string; uid: string; generation: number };
+  spec: { replicas: number; gitRepo: string; branch?: string };
+  status?: { readyReplicas?: number; replicas?: number; nodePort?: number; observedGeneration?: number; conditions?: Condition[] };
+}
+interface PodJson {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec: { containers: { name: string; image: string }[]; nodeName?: string };
+  status: { phase: string; podIP?: string; conditions?: Condition[]; containerStatuses?: { name: string; ready: boolean; restartCount: number }[] };
+}
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+/** publish writes index.html in a working copy and pushes it to the bare repository it was cloned from. */
+function publish(work: string, branch: string, html: string, message: string) {
+  git(work, 'checkout', '-q', '-B', branch);
+  writeFileSync(join(work, 'index.html'), html);
+  git(work, 'add', 'index.html');
+  git(work, 'commit', '-q', '-m', message);
+  git(work, 'push', '-q', '--force', 'origin', branch);
+}
+
+/** bareRepo makes a bare repository under root and a working copy of it, with index.html on main. */
+function bareRepo(root: string, name: string, work: string, html: string) {
+  const bare = join(root, name);
+  mkdirSync(bare, { recursive: true });
+  git(bare, 'init', '-q', '--bare');
+  git(root, 'clone', '-q', bare, work);
+  publish(work, 'main', html, 'first page');
+  // The remote's HEAD names main, so a Website without spec.branch gets main.
+  git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  return bare;
+}
+
+describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy): the server as a pod, websites really served', () => {
+  let node: RealNode;
+  let dir: string;
+  let work: string;
+  let privateWork: string;
+  const timings: Record<string, number> = {};
+
+  const k = async (args: string[], input?: string) => {
+    const r = await node.kubectl(args, { input, timeoutMs: 60_000 });
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}${r.stdout}`);
+    return r.stdout;
+  };
+  const json = async <T>(args: string[]): Promise<T> => JSON.parse(await k([...args, '-o', 'json'])) as T;
+  const website = (name: string) => json<WebsiteJson>(['get', 'website', name, '-n', NS]);
+  const cond = (w: WebsiteJson, type: string) => w.status?.conditions?.find((c) => c.type === type);
+  const podsOf = async (name: string) =>
+    (await json<{ items: PodJson[] }>(['get', 'pods', '-n', NS, '-l', `app.kubernetes.io/instance=${name}`])).items.filter((p) => !p.metadata.deletionTimestamp);
+  /** curl fetches a page inside the sandbox; undefined when the request fails. */
+  const curl = async (url: string) => {
+    const r = await node.exec('curl', ['-sS', '--max-time', '3', '-o', '-', '-w', '\n%{http_code}', url]);
+    if (r.code !== 0) return undefined;
+    const i = r.stdout.lastIndexOf('\n');
+    return { status: Number(r.stdout.slice(i + 1)), body: r.stdout.slice(0, i) };
+  };
+  const page = async (w: WebsiteJson) => curl(`http://${node.state.nodeIp}:${w.status?.nodePort ?? 0}/`);
+  const applyWebsite = (name: string, spec: Record<string, unknown>) => k(['apply', '-f', '-'], YAML.stringify({
+    apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name, namespace: NS }, spec,
+  }));
+  const readyWebsite = (name: string, timeoutMs = 90_000) => waitFor(`Website ${name} Ready=True with every replica ready`, async () => {
+    const w = await website(name);
+    const ready = cond(w, 'Ready')?.status === 'True' && w.status?.readyReplicas === w.spec.replicas && w.status?.observedGeneration === w.metadata.generation;
+    return ready && w.status?.nodePort ? w : undefined;
+  }, timeoutMs, 500);
+  const repoUrl = (name: string) => `git://${node.state.nodeIp}/${name}`;
+
+  beforeAll(async () => {
+    const t0 = Date.now();
+    const env = e2e();
+    dir = mkdtempSync(join(tmpdir(), 'website-real-node-'));
+    const k8sModuleDir = JSON.parse(execFileSync('go', ['mod', 'download', '-json', 'k8s.io/kubernetes'], {
+      cwd: join(ROOT, 'test/e2e/go/k8s'), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local', GONOSUMDB: '*' },
+    })).Dir as string;
+    const images = await buildNodeImages({
+      cacheDir: join(ROOT, '.cache', 'e2e-images'), kubernetesModuleDir: k8sModuleDir,
+      gitSyncSourceDir: resolve(ROOT, '../shared/third_party/git-sync-v4.4.0'), log,
+    });
+    timings['images'] = Date.now() - t0;
+    const all = [images.pause, images.nginx, images.gitSync, images.websiteApiserver];
+    node = await startRealNode({ binDir: env.binDir, images: all, pauseImage: images.pause.ref, dir: join(dir, 'node'), log });
+    timings['node'] = Date.now() - t0 - timings['images'];
+
+    // The repositories: a public one over git://, a private one over HTTP with basic auth.
+    work = join(dir, 'work');
+    bareRepo(node.repoRoot, 'site.git', work, '<h1>version 1</h1>\n');
+    privateWork = join(dir, 'private-work');
+    bareRepo(join(node.dir, 'private-repos'), 'private.git', privateWork, '<h1>private site</h1>\n');
+
+    // The manifests as a user renders them, with the offline images, applied with kubectl.
+    const manifests = join(dir, 'manifests');
+    mkdirSync(manifests);
+    const files = renderManifests({
+      namespace: DEFAULT_NAMESPACE, servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
+      image: images.websiteApiserver.ref, nginxImage: images.nginx.ref, gitSyncImage: images.gitSync.ref,
+    });
+    for (const f of files) writeFileSync(join(manifests, f.name), f.text);
+    // The PVC's stand-in: a hostPath PersistentVolume with no class, which the claim (no class either) binds to.
+    const pv = join(dir, 'pv');
+    mkdirSync(pv);
+    chmodSync(pv, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
+    await k(['apply', '-f', '-'], YAML.stringify({
+      apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'website-apiserver-data' },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: pv, type: 'Directory' } },
+    }));
+    await k(['apply', '-f', manifests]);
+    await waitFor('APIService Available=True', async () => {
+      const o = await json<{ status?: { conditions?: Condition[] } }>(['get', 'apiservice', APISERVICE_NAME]);
+      return o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+    }, 120_000, 500);
+    timings['server'] = Date.now() - t0 - timings['images'] - timings['node'];
+    await k(['create', 'namespace', NS]);
+    // Started now so its ~30 s of failed syncs overlap the other tests.
+    await applyWebsite('broken', { gitRepo: repoUrl('nope.git'), syncIntervalSeconds: SYNC_SECONDS });
+    log(`setup: ${JSON.stringify(timings)} ms`);
+  }, 600_000);
+
+  afterAll(async () => {
+    if (node) {
+      log(`resident memory (MiB) at the end: ${JSON.stringify(node.rssMiB())}`);
+      await node.stop();
+    }
+    if (dir && !process.env['E2E_KEEP']) rmSync(dir, { recursive: true, force: true });
+    else if (dir) log(`kept ${dir}`);
+  }, 120_000);
+
+  it('runs website-apiserver as a pod from the offline image, behind its Service, and the APIService is Available through it', async () => {
+    const [pod] = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items;
+    expect(pod?.status.phase).toBe('Running');
+    expect(pod?.spec.nodeName).toBe(node.state.nodeName);
+    expect(pod?.spec.containers[0]?.image).toMatch(/^e2e\.local\/website-apiserver:/);
+    const pvc = await json<{ status: { phase: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`]);
+    expect(pvc.status.phase).toBe('Bound');
+    const svc = await json<{ spec: { type: string; clusterIP: string } }>(['get', 'service', '-n', DEFAULT_NAMESPACE, SERVICE_NAME]);
+    expect(svc.spec.type).toBe('ClusterIP');
+    const slices = await json<{ items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] }>(
+      ['get', 'endpointslices', '-n', DEFAULT_NAMESPACE, '-l', `kubernetes.io/service-name=${SERVICE_NAME}`]);
+    const addresses = slices.items.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).flatMap((e) => e.addresses));
+    expect(addresses).toEqual([pod?.status.podIP]);
+    const apiService = await json<{ spec: { service?: { name: string; namespace: string } }; status: { conditions: Condition[] } }>(['get', 'apiservice', APISERVICE_NAME]);
+    expect(apiService.spec.service).toMatchObject({ name: SERVICE_NAME, namespace: DEFAULT_NAMESPACE });
+    expect(apiService.status.conditions.find((c) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'Passed' });
+    const list = await node.kubectl(['get', 'websites', '-A']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^NAMESPACE\s+NAME\s+GIT-REPO\s+READY/);
+  });
+
+  it('a Website turns Ready with every replica ready, and its NodePort serves the repository\'s index.html', async () => {
+    const t = Date.now();
+    await applyWebsite('kubia', { gitRepo: repoUrl('site.git'), syncIntervalSeconds: SYNC_SECONDS });
+    const w = await readyWebsite('kubia');
+    timings['firstReady'] = Date.now() - t;
+    expect(w.status?.readyReplicas).toBe(1);
+    expect(cond(w, 'Degraded')?.status).toBe('False');
+    const r = await page(w);
+    expect(r).toEqual({ status: 200, body: '<h1>version 1</h1>\n' });
+    const pods = await podsOf('kubia');
+    expect(pods.map((p) => p.status.phase)).toEqual(['Running']);
+    expect(pods[0]?.spec.containers.map((c) => c.name).sort()).toEqual(['git-sync', 'nginx']);
+  });
+
+  it('serves a newly pushed commit within syncIntervalSeconds plus a few seconds', async () => {
+    const w = await website('kubia');
+    publish(work, 'main', '<h1>version 2</h1>\n', 'second page');
+    const t = Date.now();
+    await waitFor('version 2 to be served', async () => (await page(w))?.body.includes('version 2'), (SYNC_SECONDS + 10) * 1000, 250);
+    timings['pushToServed'] = Date.now() - t;
+    expect(timings['pushToServed']).toBeLessThan((SYNC_SECONDS + 10) * 1000);
+  });
+
+  it('kubectl scale ws --replicas=2 gives two ready pods behind the NodePort', async () => {
+    await k(['scale', 'ws', 'kubia', '-n', NS, '--replicas=2']);
+    const w = await readyWebsite('kubia');
+    expect(w.status?.readyReplicas).toBe(2);
+    const pods = await podsOf('kubia');
+    expect(pods).toHaveLength(2);
+    for (const p of pods) expect(p.status.conditions?.find((c) => c.type === 'Ready')?.status, p.metadata.name).toBe('True');
+    expect((await page(w))?.body).toContain('version 2');
+  });
+
+  it('changing spec.branch serves that branch', async () => {
+    publish(work, 'feature', '<h1>feature branch</h1>\n', 'feature page');
+    await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"branch":"feature"}}']);
+    const w = await readyWebsite('kubia');
+    await waitFor('the feature branch to be served', async () => (await page(w))?.body.includes('feature branch'), 60_000, 500);
+  });
+
+  it('a private repository over HTTP with basic auth is served with credentials from a Secret that the Website references', async () => {
+    // The server refuses anonymous clones: the credential is what makes it work.
+    const anonymous = await curl(`${node.gitHttp.url('private.git')}/info/refs?service=git-upload-pack`);
+    expect(anonymous?.status).toBe(401);
+    await k(['create', 'secret', 'generic', 'site-creds', '-n', NS, '--type=kubernetes.io/basic-auth',
+      `--from-literal=username=${node.gitHttp.user}`, `--from-literal=password=${node.gitHttp.password}`]);
+    await applyWebsite('private', { gitRepo: node.gitHttp.url('private.git'), syncIntervalSeconds: SYNC_SECONDS, secretRef: { name: 'site-creds' } });
+    const w = await readyWebsite('private');
+    expect(await page(w)).toEqual({ status: 200, body: '<h1>private site</h1>\n' });
+  });
+
+  it('a repository that does not exist: Degraded=True with git-sync\'s reason while the pod keeps running; fixing spec.gitRepo recovers', async () => {
+    const degraded = await waitFor('Degraded=True on the broken Website', async () => {
+      const c = cond(await website('broken'), 'Degraded');
+      return c?.status === 'True' ? c : undefined;
+    }, 120_000, 1000);
+    expect(degraded.reason).toBe('GitSyncFailed');
+    expect(degraded.message).toMatch(/nope\.git/);
+    const w = await website('broken');
+    expect(cond(w, 'Ready')?.status).toBe('False');
+    const pods = await podsOf('broken');
+    expect(pods).toHaveLength(1);
+    expect(pods[0]?.status.phase).toBe('Running');
+    expect(pods[0]?.status.containerStatuses?.find((c) => c.name === 'nginx')?.restartCount).toBe(0);
+
+    await k(['patch', 'ws', 'broken', '-n', NS, '--type', 'merge', '-p', JSON.stringify({ spec: { gitRepo: repoUrl('site.git') } })]);
+    const fixed = await readyWebsite('broken', 120_000);
+    expect(cond(fixed, 'Degraded')?.status).toBe('False');
+    expect((await page(fixed))?.body).toContain('version 2');
+  });
+
+  it('deleting the server\'s pod: the StatefulSet brings it back on the same volume, every Website is still there, and the reconciler resumes without duplicate children', async () => {
+    const before = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items[0];
+    const names = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
+    expect(names).toHaveLength(3);
+    const t = Date.now();
+    await k(['delete', 'pod', '-n', DEFAULT_NAMESPACE, before?.metadata.name ?? '', '--wait=false']);
+    await waitFor('a new server pod, Ready', async () => {
+      const p = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items[0];
+      return p && p.metadata.uid !== before?.metadata.uid && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    }, 120_000, 500);
+    await waitFor('websites to be listed again', async () => (await node.kubectl(['get', 'websites', '-n', NS, '-o', 'name'])).code === 0, 60_000, 500);
+    timings['serverPodBack'] = Date.now() - t;
+    const after = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
+    expect(after).toEqual(names);
+    // The reconciler works again: a spec change is rolled out by the new pod.
+    await k(['scale', 'ws', 'kubia', '-n', NS, '--replicas=1']);
+    const w = await readyWebsite('kubia', 120_000);
+    expect(w.status?.readyReplicas).toBe(1);
+    await waitFor('one kubia pod', async () => (await podsOf('kubia')).length === 1, 60_000, 500);
+    const deployments = await json<{ items: { metadata: { name: string } }[] }>(['get', 'deployments', '-n', NS, '-l', 'app.kubernetes.io/managed-by=website-apiserver']);
+    const services = await json<{ items: { metadata: { name: string } }[] }>(['get', 'services', '-n', NS, '-l', 'app.kubernetes.io/managed-by=website-apiserver']);
+    const expected = ['broken-website', 'kubia-website', 'private-website'];
+    expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(expected);
+    expect(services.items.map((s) => s.metadata.name).sort()).toEqual(expected);
+  });
+
+  it('kubectl delete ws removes the pods, the Deployment and the Service', async () => {
+    const r = await node.kubectl(['delete', 'ws', 'kubia', '-n', NS, '--timeout=90s']);
+    expect(r.code, r.stderr).toBe(0);
+    await waitFor('kubia\'s pods to be gone', async () => (await podsOf('kubia')).length === 0, 90_000, 500);
+    expect((await node.kubectl(['get', 'deployment', 'kubia-website', '-n', NS])).stderr).toMatch(/NotFound|not found/);
+    expect((await node.kubectl(['get', 'service', 'kubia-website', '-n', NS])).stderr).toMatch(/NotFound|not found/);
+    log(`timings (ms): ${JSON.stringify(timings)}`);
+  });
+});

@@ -236,6 +236,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
       return c?.status === 'True' ? c : undefined;
     }, 120_000, 1000);
     expect(degraded.reason).toBe('GitSyncFailed');
+    log(`Degraded message: ${degraded.message}`);
     expect(degraded.message).toMatch(/nope\.git/);
     const w = await website('broken');
     expect(cond(w, 'Ready')?.status).toBe('False');

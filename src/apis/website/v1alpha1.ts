@@ -4,6 +4,7 @@
  * This module is the one definition of the kind; `registry/kinds.ts` registers it.
  */
 import { invalid, path, type FieldError } from '../meta/field-path.js';
+import { isDNS1123Subdomain } from '../meta/validation.js';
 import type { KubeObject } from '../meta/types.js';
 import type { JSONSchema, ResourceDefinition } from '../../registry/resource.js';
 
@@ -14,6 +15,12 @@ export interface WebsiteSpec {
   replicas: number;
   syncIntervalSeconds: number;
   serviceType: 'NodePort' | 'ClusterIP' | 'LoadBalancer';
+  secretRef?: SecretReference;
+}
+
+/** SecretReference names a Secret in the Website's namespace. */
+export interface SecretReference {
+  name: string;
 }
 
 /** WebsiteCondition mirrors metav1.Condition. */
@@ -115,6 +122,14 @@ export const websiteSchema: JSONSchema = {
           default: 'NodePort',
           description: 'ServiceType is the type of the Service exposing the site: NodePort (default), ClusterIP or LoadBalancer.',
         },
+        secretRef: {
+          type: 'object',
+          description: 'SecretRef names a Secret in the Website\'s namespace holding the credentials for a private gitRepo, mounted into git-sync (the server never reads it). For an http(s) URL: keys username and password (a password or token; type kubernetes.io/basic-auth). For an ssh URL: keys ssh-privatekey and known_hosts (type kubernetes.io/ssh-auth). Not allowed with git:// URLs, which have no authentication.',
+          required: ['name'],
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 253, description: 'Name of the Secret, in the Website\'s namespace.' },
+          },
+        },
       },
     },
     status: {
@@ -196,6 +211,13 @@ export const websiteDefinition: ResourceDefinition<Website> = {
     const repo = w.spec?.gitRepo;
     if (typeof repo === 'string' && repo !== '' && !GIT_URL.test(repo)) {
       errs.push(invalid(path('spec', 'gitRepo'), repo, 'must be an http(s)://, ssh:// or git:// URL, or user@host:path'));
+    }
+    const secret = w.spec?.secretRef?.name;
+    if (typeof secret === 'string' && secret !== '') {
+      for (const msg of isDNS1123Subdomain(secret)) errs.push(invalid(path('spec', 'secretRef', 'name'), secret, msg));
+      if (typeof repo === 'string' && repo.startsWith('git://')) {
+        errs.push(invalid(path('spec', 'secretRef'), w.spec.secretRef, 'git:// URLs have no authentication: use an http(s):// or ssh URL for a private repository'));
+      }
     }
     const branch = w.spec?.branch;
     if (typeof branch === 'string' && branch !== '' && (/[\s~^:?*[\\]|\.\.|@\{/.test(branch) || branch.startsWith('-'))) {

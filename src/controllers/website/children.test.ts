@@ -37,6 +37,45 @@ describe('desired children of a Website', () => {
     expect(d.spec.template.spec.containers.map((c) => c.image)).toEqual(['n:1', 'g:2']);
   });
 
+  it('lets git-sync ride out about 30 s of failed syncs, then exit with its last log lines as the termination message', () => {
+    const sync = (interval: number) => desiredDeployment(site({ syncIntervalSeconds: interval }), DEFAULT_IMAGES).spec.template.spec.containers[1];
+    expect(sync(5)?.args).toContain('--max-failures=6');
+    expect(sync(30)?.args).toContain('--max-failures=3');
+    expect(sync(3600)?.args).toContain('--max-failures=3');
+    expect(sync(5)?.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+  });
+
+  it('without spec.secretRef mounts no credentials and sets no fsGroup', () => {
+    const spec = desiredDeployment(site(), DEFAULT_IMAGES).spec.template.spec;
+    expect(spec.volumes).toHaveLength(1);
+    expect('securityContext' in spec).toBe(false);
+    expect(spec.containers[1]?.args?.some((a) => /password|ssh/.test(a))).toBe(false);
+    expect('env' in (spec.containers[1] ?? {})).toBe(false);
+  });
+
+  it('mounts spec.secretRef for git-sync: username and password file for an https URL', () => {
+    const spec = desiredDeployment(site({ gitRepo: 'https://git.example.com/private.git', secretRef: { name: 'site-creds' } }), DEFAULT_IMAGES).spec.template.spec;
+    const sync = spec.containers[1];
+    expect(spec.securityContext).toEqual({ fsGroup: 65533 });
+    expect(spec.volumes).toContainEqual({ name: 'git-secret', secret: { secretName: 'site-creds', defaultMode: 0o440 } });
+    expect(sync?.volumeMounts).toContainEqual({ name: 'git-secret', mountPath: '/etc/git-secret', readOnly: true });
+    expect(sync?.args).toContain('--password-file=/etc/git-secret/password');
+    expect(sync?.env).toEqual([{ name: 'GITSYNC_USERNAME', valueFrom: { secretKeyRef: { name: 'site-creds', key: 'username' } } }]);
+    // nginx sees nothing of it.
+    expect(spec.containers[0]?.volumeMounts.some((m) => m.name === 'git-secret')).toBe(false);
+  });
+
+  it('mounts spec.secretRef for git-sync: a key and known_hosts for ssh:// and scp-like URLs', () => {
+    for (const gitRepo of ['ssh://git@git.example.com/site.git', 'git@github.com:luksa/kubia-website-example.git']) {
+      const sync = desiredDeployment(site({ gitRepo, secretRef: { name: 'deploy-key' } }), DEFAULT_IMAGES).spec.template.spec.containers[1];
+      expect(sync?.args).toEqual(expect.arrayContaining([
+        '--ssh-key-file=/etc/git-secret/ssh-privatekey', '--ssh-known-hosts=true', '--ssh-known-hosts-file=/etc/git-secret/known_hosts',
+      ]));
+      expect(sync?.args?.some((a) => a.startsWith('--password-file'))).toBe(false);
+      expect('env' in (sync ?? {})).toBe(false);
+    }
+  });
+
   it('a Service <name>-website of spec.serviceType on port 80 selecting the pods', () => {
     const s = desiredService(site({ serviceType: 'ClusterIP' }));
     expect(s.metadata).toMatchObject({ name: 'kubia-website', namespace: 'team', labels: childLabels(site()) });

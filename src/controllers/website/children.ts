@@ -55,15 +55,68 @@ const CONTENT = 'content';
 const GIT_ROOT = '/git';
 const NGINX_PARENT = '/usr/share/nginx';
 
+/** The parts of core/v1 pod types the Deployment uses (typed here so both containers share one shape). */
+interface VolumeMount { name: string; mountPath: string; readOnly?: boolean }
+interface EnvVar { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } }
+interface Volume { name: string; emptyDir?: Record<string, never>; secret?: { secretName: string; defaultMode: number } }
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: EnvVar[];
+  ports?: { name: string; containerPort: number; protocol: string }[];
+  volumeMounts: VolumeMount[];
+  readinessProbe?: { httpGet: { path: string; port: string }; periodSeconds: number; failureThreshold: number };
+  terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
+  resources: { requests: Record<string, string>; limits: Record<string, string> };
+  securityContext?: { allowPrivilegeEscalation: boolean };
+}
+
+// git-sync's image runs as this uid/gid; the pod's fsGroup makes the mounted Secret readable to it.
+const GIT_SYNC_GID = 65533;
+const SECRET_VOLUME = 'git-secret';
+const SECRET_DIR = '/etc/git-secret';
+
+/**
+ * maxFailures is git-sync's --max-failures: it exits after that many failed syncs in a row, about 30 s of them, so a
+ * persistent failure ends up in the container's termination message (Degraded's reason) while a passing glitch
+ * does not restart anything.
+ */
+export const maxFailures = (syncIntervalSeconds: number) => Math.max(3, Math.ceil(30 / syncIntervalSeconds));
+
+/** isSSHRepo says whether git reaches the repository over SSH (ssh:// or scp-like user@host:path). */
+export const isSSHRepo = (repo: string) => repo.startsWith('ssh://') || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/.test(repo);
+
+/**
+ * credentials configures git-sync for spec.secretRef, the way git-sync documents it: basic auth (username and
+ * password file) for http(s), a key and known_hosts for SSH. The Secret is only mounted, never read by the server.
+ */
+function credentials(w: Website): { args: string[]; env: EnvVar[]; mounts: VolumeMount[]; volumes: Volume[] } {
+  const secretName = w.spec.secretRef?.name;
+  if (!secretName) return { args: [], env: [], mounts: [], volumes: [] };
+  const ssh = isSSHRepo(w.spec.gitRepo);
+  return {
+    args: ssh
+      ? [`--ssh-key-file=${SECRET_DIR}/ssh-privatekey`, '--ssh-known-hosts=true', `--ssh-known-hosts-file=${SECRET_DIR}/known_hosts`]
+      : [`--password-file=${SECRET_DIR}/password`],
+    env: ssh ? [] : [{ name: 'GITSYNC_USERNAME', valueFrom: { secretKeyRef: { name: secretName, key: 'username' } } }],
+    mounts: [{ name: SECRET_VOLUME, mountPath: SECRET_DIR, readOnly: true }],
+    volumes: [{ name: SECRET_VOLUME, secret: { secretName, defaultMode: 0o440 } }],
+  };
+}
+
 /** desiredDeployment is the apps/v1 Deployment body to apply. */
 export function desiredDeployment(w: Website, images: Images) {
+  const creds = credentials(w);
   const syncArgs = [
     `--repo=${w.spec.gitRepo}`,
     `--root=${GIT_ROOT}`,
     '--link=html',
     `--period=${w.spec.syncIntervalSeconds}s`,
     '--depth=1',
+    `--max-failures=${maxFailures(w.spec.syncIntervalSeconds)}`,
     ...(w.spec.branch ? [`--ref=${w.spec.branch}`] : []),
+    ...creds.args,
   ];
   return {
     apiVersion: 'apps/v1',
@@ -75,7 +128,8 @@ export function desiredDeployment(w: Website, images: Images) {
       template: {
         metadata: { labels: childLabels(w) },
         spec: {
-          volumes: [{ name: CONTENT, emptyDir: {} }],
+          ...(creds.volumes.length ? { securityContext: { fsGroup: GIT_SYNC_GID } } : {}),
+          volumes: [{ name: CONTENT, emptyDir: {} }, ...creds.volumes] as Volume[],
           containers: [
             {
               name: 'nginx',
@@ -90,11 +144,14 @@ export function desiredDeployment(w: Website, images: Images) {
               name: 'git-sync',
               image: images.gitSync,
               args: syncArgs,
-              volumeMounts: [{ name: CONTENT, mountPath: GIT_ROOT }],
+              ...(creds.env.length ? { env: creds.env } : {}),
+              volumeMounts: [{ name: CONTENT, mountPath: GIT_ROOT }, ...creds.mounts],
+              // git-sync's last log lines become the termination message the reconciler reports as Degraded.
+              terminationMessagePolicy: 'FallbackToLogsOnError',
               resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '256Mi' } },
               securityContext: { allowPrivilegeEscalation: false },
             },
-          ],
+          ] as Container[],
         },
       },
     },

@@ -1,18 +1,19 @@
 /**
  * @module controllers/website/cluster-children
- * The Website reconciler's cluster side with @kubernetes/client-node: informers on the Deployments and Services it
+ * The Website reconciler's cluster side with @kubernetes/client-node: informers on the Deployments, Services and pods it
  * manages (label app.kubernetes.io/managed-by=website-apiserver, all namespaces) that enqueue their owner when they
  * change (so drift is repaired), server-side apply, deletes and Events.
  */
 import { hostname } from 'node:os';
 import {
-  AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1Service,
+  AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1Pod, type V1Service,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { startInformer, type RunningInformer } from '../../cluster/informer.js';
 import { objectKey } from '../store-source.js';
 import { FIELD_MANAGER, MANAGED_BY } from './children.js';
 import type { Child, ChildClient } from './reconciler.js';
+import type { ObservedPod } from './status.js';
 
 const SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 const INSTANCE = 'app.kubernetes.io/instance';
@@ -30,7 +31,7 @@ const isNotFound = (e: unknown) => (e as { code?: number }).code === 404;
 export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, logger: Logger): ClusterChildren {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
-  const owner = (o: V1Deployment | V1Service) => {
+  const owner = (o: V1Deployment | V1Service | V1Pod) => {
     const instance = o.metadata?.labels?.[INSTANCE];
     if (instance && o.metadata?.namespace) enqueue(objectKey(o.metadata.namespace, instance));
   };
@@ -41,6 +42,12 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
   const services: RunningInformer<V1Service> = startInformer<V1Service>({
     kc, name: 'website-services', path: '/api/v1/services', labelSelector: SELECTOR, logger, onChange: owner,
     list: () => core.listServiceForAllNamespaces({ labelSelector: SELECTOR }),
+  });
+  // Pods only for their status: git-sync's failures show nowhere else. Enqueuing on every change is cheap (the
+  // queue dedupes) and is what turns Degraded on when git-sync gives up.
+  const pods: RunningInformer<V1Pod> = startInformer<V1Pod>({
+    kc, name: 'website-pods', path: '/api/v1/pods', labelSelector: SELECTOR, logger, onChange: owner,
+    list: () => core.listPodForAllNamespaces({ labelSelector: SELECTOR }),
   });
   const reporter = hostname();
   return {
@@ -54,6 +61,9 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
         ? await apps.patchNamespacedDeployment({ ...args, body: body as V1Deployment }, apply)
         : await core.patchNamespacedService({ ...args, body: body as V1Service }, apply);
       return out as unknown as Child;
+    },
+    pods(namespace, website) {
+      return pods.cache.list(namespace).filter((p) => p.metadata?.labels?.[INSTANCE] === website) as ObservedPod[];
     },
     async remove(kind, namespace, name) {
       try {
@@ -91,9 +101,9 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
         logger.warn({ reason, err: (e as Error).message }, 'could not record an Event');
       }
     },
-    synced: () => deployments.synced() && services.synced(),
+    synced: () => deployments.synced() && services.synced() && pods.synced(),
     async stop() {
-      await Promise.all([deployments.stop(), services.stop()]);
+      await Promise.all([deployments.stop(), services.stop(), pods.stop()]);
     },
   };
 }

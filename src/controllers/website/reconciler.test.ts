@@ -6,6 +6,7 @@ import { ResourceStore } from '../../registry/store.js';
 import { MemoryStorage } from '../../storage/memory-storage.js';
 import { DEFAULT_IMAGES } from './children.js';
 import { CLEANUP_FINALIZER, websiteReconciler, type Child, type ChildClient } from './reconciler.js';
+import type { ObservedPod } from './status.js';
 
 // A cluster in memory: applied children are stored (SSA semantics reduced to "replace"), deletes can be held.
 function fakeCluster() {
@@ -14,9 +15,11 @@ function fakeCluster() {
   let rv = 0;
   let failApply: string | undefined;
   const held = new Set<string>();
+  const pods = new Map<string, ObservedPod[]>();
   const id = (kind: string, ns: string, name: string) => `${kind}/${ns}/${name}`;
   const client: ChildClient = {
     cached: (kind, ns, name) => objects.get(id(kind, ns, name)),
+    pods: (ns, website) => pods.get(`${ns}/${website}`) ?? [],
     async apply(kind, body) {
       if (failApply) throw new Error(failApply);
       const b = structuredClone(body) as Child;
@@ -34,7 +37,10 @@ function fakeCluster() {
       events.push(`${type}/${reason}`);
     },
   };
-  return { client, objects, events, hold: (k: string) => held.add(k), release: (k: string) => held.delete(k), failApply: (m?: string) => (failApply = m) };
+  return {
+    client, objects, events, hold: (k: string) => held.add(k), release: (k: string) => held.delete(k), failApply: (m?: string) => (failApply = m),
+    setPods: (key: string, p: ObservedPod[]) => pods.set(key, p),
+  };
 }
 
 const setup = () => {
@@ -90,6 +96,37 @@ describe('websiteReconciler', () => {
     await t.reconcile('ns/c');
     expect(() => t.get('c')).toThrow(/not found/);
     expect(t.cluster.objects.size).toBe(0);
+  });
+
+  it('reports git-sync giving up in a pod as Degraded=True GitSyncFailed with git-sync\'s error, and clears it once the pod is ready', async () => {
+    const t = setup();
+    await t.create('d');
+    const logLine = JSON.stringify({
+      logger: '', ts: '2026-11-24 09:40:01.123', caller: { file: 'main.go', line: 925 }, msg: 'too many failures, aborting',
+      error: 'Run(git ls-remote -q git://10.201.0.1/nope.git HEAD): exit status 128: { stdout: "", stderr: "fatal: remote error: access denied or repository not exported: /nope.git" }',
+      failCount: 6,
+    });
+    const failing: ObservedPod = {
+      metadata: { name: 'd-website-5d8f-abcde' },
+      status: {
+        conditions: [{ type: 'Ready', status: 'False' }],
+        containerStatuses: [
+          { name: 'nginx', ready: false, restartCount: 0 },
+          { name: 'git-sync', ready: false, restartCount: 1, lastState: { terminated: { exitCode: 1, reason: 'Error', message: `{"msg":"error syncing repo, will retry","error":"x"}\n${logLine}\n` } } },
+        ],
+      },
+    };
+    t.cluster.setPods('ns/d', [failing]);
+    await t.reconcile('ns/d');
+    const degraded = t.get('d').status?.conditions?.find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'GitSyncFailed' });
+    expect(degraded?.message).toBe(`git-sync in pod d-website-5d8f-abcde exited with code 1: too many failures, aborting: ${JSON.parse(logLine).error}`);
+    expect(t.get('d').status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+
+    // The fixed repository rolls out a new pod that syncs and turns ready; the old one is gone.
+    t.cluster.setPods('ns/d', [{ metadata: { name: 'd-website-77aa-fghij' }, status: { conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'git-sync', ready: true, restartCount: 0 }] } }]);
+    await t.reconcile('ns/d');
+    expect(t.get('d').status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
   });
 
   it('does nothing for a Website that no longer exists', async () => {

@@ -12,7 +12,7 @@ import type { Website } from '../../apis/website/v1alpha1.js';
 import type { ResourceStore } from '../../registry/store.js';
 import { splitKey } from '../store-source.js';
 import { childName, desiredDeployment, desiredService, FIELD_MANAGER, type Images } from './children.js';
-import { websiteStatus, type ObservedDeployment, type ObservedService } from './status.js';
+import { websiteStatus, type ObservedDeployment, type ObservedPod, type ObservedService } from './status.js';
 
 export const CLEANUP_FINALIZER = 'extensions.example.com/cleanup';
 
@@ -24,6 +24,8 @@ export interface ChildClient {
   /** cached returns the child as the informer last saw it (undefined if absent). */
   cached(kind: 'Deployment' | 'Service', namespace: string, name: string): Child | undefined;
   apply(kind: 'Deployment' | 'Service', body: object): Promise<Child>;
+  /** pods returns the Website's pods as the informer last saw them. */
+  pods(namespace: string, website: string): ObservedPod[];
   /** remove deletes the child; resolves true once it is gone (a 404 counts as gone). */
   remove(kind: 'Deployment' | 'Service', namespace: string, name: string): Promise<boolean>;
   event(w: Website, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
@@ -93,7 +95,7 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
           await cluster.event(w, 'Normal', `Updated${kind}`, `${kind} ${child} updated`);
         }
       }
-      await writeStatus(w, websiteStatus(w, { deployment, service }));
+      await writeStatus(w, websiteStatus(w, { deployment, service, pods: cluster.pods(namespace, name) }));
     } catch (e) {
       // fetch failures say only "fetch failed"; the cause (ECONNREFUSED, a TLS error) is what an operator needs.
       const cause = (e as { cause?: { message?: string } }).cause?.message;
@@ -103,7 +105,8 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
       const current = read(namespace, name);
       if (current) {
         await writeStatus(current, websiteStatus(current, {
-          deployment: cluster.cached('Deployment', namespace, child), service: cluster.cached('Service', namespace, child), error: message,
+          deployment: cluster.cached('Deployment', namespace, child), service: cluster.cached('Service', namespace, child),
+          pods: cluster.pods(namespace, name), error: message,
         })).catch(() => undefined);
       }
       throw e;

@@ -26,11 +26,75 @@ export interface ObservedService {
   spec?: { type?: string; ports?: { nodePort?: number }[] };
 }
 
+/** ContainerTermination is a v1 ContainerStateTerminated. */
+interface ContainerTermination {
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+}
+
+/** ObservedPod is the part of a v1 Pod the status reads. */
+export interface ObservedPod {
+  metadata?: { name?: string; deletionTimestamp?: string };
+  status?: {
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: {
+      name: string;
+      ready?: boolean;
+      restartCount?: number;
+      state?: { terminated?: ContainerTermination };
+      lastState?: { terminated?: ContainerTermination };
+    }[];
+  };
+}
+
 /** Observed is what the reconciler saw; `error` is the failure of this reconcile, if any. */
 export interface Observed {
   deployment: ObservedDeployment | undefined;
   service: ObservedService | undefined;
+  /** The Website's pods (their git-sync containers say why content is missing). */
+  pods?: ObservedPod[];
   error?: string;
+}
+
+const MAX_MESSAGE = 1024;
+
+/**
+ * gitSyncError turns git-sync's last log lines (the termination message kubelet keeps with FallbackToLogsOnError) into
+ * one line: git-sync logs JSON objects, and the last one with an `error` says what failed.
+ */
+export function gitSyncError(message: string): string {
+  const lines = message.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  for (const line of [...lines].reverse()) {
+    try {
+      const o = JSON.parse(line) as { msg?: unknown; error?: unknown };
+      if (typeof o.error === 'string' && o.error !== '') {
+        const text = typeof o.msg === 'string' && o.msg !== '' ? `${o.msg}: ${o.error}` : o.error;
+        return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 3)}...` : text;
+      }
+    } catch {
+      // not a JSON line
+    }
+  }
+  const last = lines.at(-1) ?? '';
+  return last.length > MAX_MESSAGE ? `${last.slice(0, MAX_MESSAGE - 3)}...` : last;
+}
+
+/**
+ * gitSyncFailure is git-sync's own account of a persistent failure, from a pod that is not ready (no content to
+ * serve) and whose git-sync container last exited with an error; undefined when no pod is in that state.
+ */
+export function gitSyncFailure(pods: ObservedPod[] | undefined): string | undefined {
+  for (const pod of pods ?? []) {
+    if (pod.metadata?.deletionTimestamp) continue;
+    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+    const cs = pod.status?.containerStatuses?.find((c) => c.name === 'git-sync');
+    const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
+    if (!term || !term.exitCode) continue;
+    const why = gitSyncError(term.message ?? '') || term.reason || `exit code ${term.exitCode}`;
+    return `git-sync in pod ${pod.metadata?.name ?? ''} exited with code ${term.exitCode}: ${why}`;
+  }
+  return undefined;
 }
 
 type Cond = Omit<WebsiteCondition, 'lastTransitionTime' | 'observedGeneration'>;
@@ -54,9 +118,12 @@ export function conditionsFor(w: Website, o: Observed): Cond[] {
   const rolledOut = caughtUp && updated >= want && ready >= want && (d?.status?.replicas ?? 0) <= want;
   const stalled = d?.status?.conditions?.find((c) => (c.type === 'Progressing' && c.status === 'False') || (c.type === 'ReplicaFailure' && c.status === 'True'));
   const isReady = !!d && !!o.service && ready >= want && !o.error;
+  const syncFailure = gitSyncFailure(o.pods);
   const degraded: Cond = o.error
     ? { type: 'Degraded', status: 'True', reason: 'ReconcileError', message: o.error }
-    : stalled
+    : syncFailure
+      ? { type: 'Degraded', status: 'True', reason: 'GitSyncFailed', message: syncFailure }
+      : stalled
       ? { type: 'Degraded', status: 'True', reason: stalled.reason ?? 'DeploymentFailing', message: stalled.message ?? '' }
       : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'the Deployment and Service are as specified' };
   return [

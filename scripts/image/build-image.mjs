@@ -82,7 +82,8 @@ export const imageConfig = () => ({
   User: `${UID}:${UID}`,
   WorkingDir: '/app',
   Entrypoint: ['node', 'dist/main.js'],
-  Cmd: ['--data-dir=/data', '--cert-dir=/tmp/certs'],
+  // A container must listen beyond its own loopback; certificates it generates go to /tmp (the root is read-only).
+  Cmd: ['--bind-address=0.0.0.0', '--data-dir=/data', '--cert-dir=/tmp/certs'],
   Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'NODE_ENV=production'],
   ExposedPorts: { [`${PORT}/tcp`]: {} },
   Volumes: { '/data': {} },

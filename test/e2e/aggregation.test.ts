@@ -24,6 +24,19 @@ describe('registration through an APIService', () => {
     expect(row).toEqual(['websites', 'ws', 'extensions.example.com/v1alpha1', 'true', 'Website']);
   });
 
+  it('kubectl v1.37, which asks only for aggregated discovery v2 (no v2beta1 fallback), discovers and lists websites straight from our port', async () => {
+    // Our own admin kubeconfig (client certificate from our CA: system:masters) goes to our port, not kube-apiserver.
+    const ours = `${env.website.certDir}/kubeconfig`;
+    const r = await kubectl(ours, ['get', 'websites', '-A', '-v=8']);
+    expect(r.code, r.stderr).toBe(0);
+    const accept = /url="https:\/\/[^"]+\/apis\?timeout=[^"]*" headers=<\s*Accept: ([^\n]+)/.exec(r.stderr)?.[1] ?? '';
+    expect(accept).toContain('g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    expect(accept).not.toContain('v2beta1');
+    expect(r.stderr).toMatch(/"kind\\":\\"APIGroupDiscoveryList\\",\\"apiVersion\\":\\"apidiscovery.k8s.io\/v2\\"/);
+    const resources = await kubectlOk(ours, ['api-resources', '--api-group=extensions.example.com', '--no-headers']);
+    expect(resources.split(/\s+/).slice(0, 5)).toEqual(['websites', 'ws', 'extensions.example.com/v1alpha1', 'true', 'Website']);
+  });
+
   it('kubectl explain website works from the aggregated OpenAPI', async () => {
     // kube-apiserver fetches our OpenAPI in the background after the APIService turns Available: poll for it.
     const out = await waitFor('the aggregated OpenAPI to include Website', async () => {

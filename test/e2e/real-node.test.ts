@@ -91,6 +91,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     return { status: Number(r.stdout.slice(i + 1)), body: r.stdout.slice(0, i) };
   };
   const page = async (w: WebsiteJson) => curl(`http://${node.state.nodeIp}:${w.status?.nodePort ?? 0}/`);
+  // kube-proxy programs a new Service's NodePort a moment after its endpoints exist (its sync runs at most once a
+  // second), so the first answer of a new Website is waited for, as a user would retry.
+  const firstPage = (w: WebsiteJson) => waitFor(`an answer on NodePort ${w.status?.nodePort}`, () => page(w), 20_000, 250);
   const applyWebsite = (name: string, spec: Record<string, unknown>) => k(['apply', '-f', '-'], YAML.stringify({
     apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name, namespace: NS }, spec,
   }));
@@ -188,8 +191,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     timings['firstReady'] = Date.now() - t;
     expect(w.status?.readyReplicas).toBe(1);
     expect(cond(w, 'Degraded')?.status).toBe('False');
-    const r = await page(w);
-    expect(r).toEqual({ status: 200, body: '<h1>version 1</h1>\n' });
+    expect(await firstPage(w)).toEqual({ status: 200, body: '<h1>version 1</h1>\n' });
     const pods = await podsOf('kubia');
     expect(pods.map((p) => p.status.phase)).toEqual(['Running']);
     expect(pods[0]?.spec.containers.map((c) => c.name).sort()).toEqual(['git-sync', 'nginx']);
@@ -229,7 +231,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
       `--from-literal=username=${node.gitHttp.user}`, `--from-literal=password=${node.gitHttp.password}`]);
     await applyWebsite('private', { gitRepo: node.gitHttp.url('private.git'), syncIntervalSeconds: SYNC_SECONDS, secretRef: { name: 'site-creds' } });
     const w = await readyWebsite('private');
-    expect(await page(w)).toEqual({ status: 200, body: '<h1>private site</h1>\n' });
+    expect(await firstPage(w)).toEqual({ status: 200, body: '<h1>private site</h1>\n' });
   });
 
   it('a repository that does not exist: Degraded=True with git-sync\'s reason while the pod keeps running; fixing spec.gitRepo recovers', async () => {
@@ -250,7 +252,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     await k(['patch', 'ws', 'broken', '-n', NS, '--type', 'merge', '-p', JSON.stringify({ spec: { gitRepo: repoUrl('site.git') } })]);
     const fixed = await readyWebsite('broken', 120_000);
     expect(cond(fixed, 'Degraded')?.status).toBe('False');
-    expect((await page(fixed))?.body).toContain('version 2');
+    expect((await firstPage(fixed))?.body).toContain('version 2');
   });
 
   it('deleting the server\'s pod: the StatefulSet brings it back on the same volume, every Website is still there, and the reconciler resumes without duplicate children', async () => {

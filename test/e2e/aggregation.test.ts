@@ -2,7 +2,10 @@
  * The APIService registration itself: available through TLS verified by its caBundle, discovery and OpenAPI
  * served through kube-apiserver.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 import { kubectl, kubectlOk, waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 
@@ -25,8 +28,15 @@ describe('registration through an APIService', () => {
   });
 
   it('kubectl v1.37, which asks only for aggregated discovery v2 (no v2beta1 fallback), discovers and lists websites straight from our port', async () => {
-    // Our own admin kubeconfig (client certificate from our CA: system:masters) goes to our port, not kube-apiserver.
-    const ours = `${env.website.certDir}/kubeconfig`;
+    // Our own admin certificate (from our CA: system:masters) to our port, not kube-apiserver; the serving certificate
+    // is the rendered one, valid for the Service's DNS name only.
+    const ours = join(env.website.certDir, 'port-kubeconfig');
+    writeFileSync(ours, YAML.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'ours',
+      clusters: [{ name: 'ours', cluster: { server: env.website.url, 'certificate-authority': env.website.servingCAFile, 'tls-server-name': 'website-apiserver.website-system.svc' } }],
+      users: [{ name: 'admin', user: { 'client-certificate': join(env.website.certDir, 'admin.crt'), 'client-key': join(env.website.certDir, 'admin.key') } }],
+      contexts: [{ name: 'ours', context: { cluster: 'ours', user: 'admin' } }],
+    }), { mode: 0o600 });
     const r = await kubectl(ours, ['get', 'websites', '-A', '-v=8']);
     expect(r.code, r.stderr).toBe(0);
     const accept = /url="https:\/\/[^"]+\/apis\?timeout=[^"]*" headers=<\s*Accept: ([^\n]+)/.exec(r.stderr)?.[1] ?? '';

@@ -2,14 +2,16 @@
  * @module auth/authentication
  * The authenticator chain, in kube's delegating order (authenticatorfactory/delegating.go): a trusted front proxy's
  * X-Remote-* headers → a client certificate (our own CA, or the cluster's client CA when delegated) → a bearer
- * token through TokenReview (delegated only). The result gets system:authenticated. No credential: undefined, and
- * the server answers 401 (anonymous requests are only served on the health paths).
+ * token through TokenReview (delegated only), from `Authorization` or a WebSocket subprotocol. The result gets
+ * system:authenticated. No credential: undefined, and the server answers 401 (anonymous requests are only served on
+ * the health paths).
  */
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import type { AuthConfigSource } from '../cluster/authentication-config.js';
 import { headerUser, isIdentityHeader, trustedProxy } from './request-header.js';
 import { bearerToken, type ReviewToken } from './token-review.js';
+import { protocolToken } from './websocket-token.js';
 import { withAuthenticatedGroup, type UserInfo } from './user.js';
 import { certificateUser, chainsTo, CertificatePool, peerCertificate } from './x509.js';
 
@@ -59,6 +61,15 @@ export function delegatedAuthentication(ownCA: string, source: AuthConfigSource,
       if (token) {
         const u = await reviewToken(token);
         if (u) return withAuthenticatedGroup(u);
+      }
+      // A WebSocket client's token as a subprotocol (browsers cannot send Authorization on a WebSocket).
+      const ws = protocolToken(req.raw);
+      if (ws) {
+        const u = await reviewToken(ws.token);
+        if (u) {
+          ws.accept();
+          return withAuthenticatedGroup(u);
+        }
       }
       return undefined;
     },

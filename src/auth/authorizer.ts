@@ -1,9 +1,9 @@
 /**
  * @module auth/authorizer
  * Authorization. Standalone, every authenticated user may do everything (the only credential is a certificate from
- * our own CA). Delegated, each request becomes a SubjectAccessReview with kube's attributes, cached 10 s per
- * (user, attributes) for allow and deny alike; system:masters skips it, as the delegating authorizer's
- * AlwaysAllowGroups does (health paths never get here).
+ * our own CA) except impersonate, which only system:masters may. Delegated, each request becomes a SubjectAccessReview
+ * with kube's attributes, cached 10 s per (user, attributes) for allow and deny alike; system:masters skips it, as the
+ * delegating authorizer's AlwaysAllowGroups does (health paths never get here).
  */
 import { LRUCache } from 'lru-cache';
 import type { RequestAttributes } from './request-info.js';
@@ -20,8 +20,18 @@ export interface Authorizer {
   authorize(user: UserInfo, attrs: RequestAttributes): Promise<Decision>;
 }
 
-/** allowAuthenticated is the standalone authorizer. */
-export const allowAuthenticated: Authorizer = { authorize: async () => ({ allowed: true, reason: '' }) };
+/**
+ * allowAuthenticated is the standalone authorizer: every authenticated user may do everything this server serves,
+ * as a user granted verbs `*` on it. Impersonating someone is a right over identities, not over our resources
+ * (verb `impersonate`, or `impersonate:<mode>` of kube's constrained impersonation): only system:masters has it.
+ * The `impersonate-on:<mode>:<verb>` checks name the request itself, so they are allowed like the request.
+ */
+export const allowAuthenticated: Authorizer = {
+  authorize: async (user, attrs) => ({ allowed: !isImpersonateVerb(attrs.verb) || user.groups.includes(MASTERS_GROUP), reason: '' }),
+};
+
+/** isImpersonateVerb: the verbs that authorize becoming someone else (auth/impersonation). */
+export const isImpersonateVerb = (verb: string) => verb === 'impersonate' || verb.startsWith('impersonate:');
 
 /** ReviewAccess performs one SubjectAccessReview. */
 export type ReviewAccess = (user: UserInfo, attrs: RequestAttributes) => Promise<Decision>;

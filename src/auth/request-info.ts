@@ -2,9 +2,10 @@
  * @module auth/request-info
  * The authorization attributes of a request, derived from its method and URL exactly as kube-apiserver's
  * RequestInfoFactory does (k8s.io/apiserver pkg/endpoints/request/requestinfo.go): list vs get by the presence of a
- * name, watch from `?watch`, a name taken from `fieldSelector=metadata.name=X`, deletecollection, subresources.
+ * name, watch from `?watch`, a name taken from `fieldSelector=metadata.name=X`, deletecollection, subresources. The
+ * query is decoded by apis/meta/parameter-codec, exactly as the handlers decode it.
  */
-import { parseFieldSelector } from '../apis/meta/fields.js';
+import { parseQuery, requestInfoListOptions } from '../apis/meta/parameter-codec.js';
 
 /** RequestAttributes is what an authorizer decides on (authorizer.Attributes without the user). */
 export type RequestAttributes =
@@ -30,39 +31,10 @@ const VERB_BY_METHOD: Record<string, string> = { POST: 'create', GET: 'get', HEA
 // A name usable as a path segment (path.IsValidPathSegmentName): not . or .., no / or %.
 const validSegment = (s: string) => s !== '.' && s !== '..' && !s.includes('/') && !s.includes('%');
 
-const INT_PARAMS = ['limit', 'timeoutSeconds'];
-const BOOL_PARAMS = ['watch', 'allowWatchBookmarks', 'sendInitialEvents'];
-const GO_BOOLS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False']);
-
-// decodes tells whether kube's ParameterCodec would decode the query as ListOptions; when it cannot, kube takes
-// no name from the field selector (and reads only `watch`).
-function decodes(query: URLSearchParams): boolean {
-  for (const p of INT_PARAMS) {
-    const v = query.get(p);
-    if (v !== null && !/^[-+]?\d+$/.test(v)) return false;
-  }
-  for (const p of BOOL_PARAMS) {
-    const v = query.get(p);
-    if (v !== null && v !== '' && !GO_BOOLS.has(v)) return false;
-  }
-  return true;
-}
-
-// exactName returns X when the field selector pins metadata.name=X (fields.Selector.RequiresExactMatch).
-function exactName(query: URLSearchParams): string | undefined {
-  if (!decodes(query)) return undefined;
-  try {
-    return parseFieldSelector(query.get('fieldSelector') ?? '', 'any').exactName();
-  } catch {
-    return undefined;
-  }
-}
-
 /** requestAttributes parses a request's method and URL (path plus query) into authorization attributes. */
 export function requestAttributes(method: string, url: string): RequestAttributes {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
-  const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const nonResource: RequestAttributes = { isResourceRequest: false, verb: method.toLowerCase(), path };
   let parts = path.split('/').filter((p) => p !== '').map((p) => {
     try {
@@ -101,9 +73,10 @@ export function requestAttributes(method: string, url: string): RequestAttribute
   let name = parts[1] ?? '';
   const subresource = parts.length >= 3 ? (parts[2] as string) : '';
   if (name === '' && verb === 'get') {
-    const watch = query.get('watch');
-    verb = watch !== null && !['false', '0'].includes(watch.toLowerCase()) ? 'watch' : 'list';
-    const selected = exactName(query);
+    // The same decoding the list handler does (parameter-codec), so the verb authorized is the one served.
+    const opts = requestInfoListOptions(parseQuery(q < 0 ? '' : url.slice(q + 1)));
+    verb = opts.watch ? 'watch' : 'list';
+    const selected = opts.field?.exactName();
     if (selected !== undefined && selected !== '' && validSegment(selected)) name = selected;
   }
   if (name === '' && verb === 'delete') verb = 'deletecollection';

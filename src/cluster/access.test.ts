@@ -43,7 +43,7 @@ const setup = async (o: Partial<Parameters<typeof setupAccess>[0]>) => {
   return a;
 };
 /** bearer is a request without a client certificate carrying a bearer token. */
-const bearer = (token: string) => ({ raw: { socket: {}, headersDistinct: {} }, headers: { authorization: `Bearer ${token}` } }) as unknown as FastifyRequest;
+const bearer = (token: string) => ({ raw: { socket: {}, headers: {}, headersDistinct: {} }, headers: { authorization: `Bearer ${token}` } }) as unknown as FastifyRequest;
 
 describe('setupAccess', () => {
   it('delegates both with a kubeconfig in auto mode, and checks readiness of both informers', async () => {

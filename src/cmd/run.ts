@@ -61,8 +61,9 @@ export async function run(o: Options): Promise<Running> {
     authorizer: access.authorizer,
     admission: access.admission,
     readiness: access.readiness,
-    // No cluster, no reconciler: the server itself says so in each Website's status.
-    ...(access.cluster ? {} : { systemStatus: standaloneStatus }),
+    // No cluster: no reconciler (the server itself says so in each Website's status), and no kube-apiserver in front
+    // to answer /api and namespace reads.
+    ...(access.cluster ? {} : { systemStatus: standaloneStatus, standalone: true }),
   });
   const waiting = setTimeout(() => logger.info('waiting for kube-system/extension-apiserver-authentication before serving'), 1000);
   await access.beforeServing.finally(() => clearTimeout(waiting));

@@ -3,8 +3,9 @@
  * Fastify routes for the non-resource endpoints: `/apis` (legacy or aggregated v2 by Accept), `/apis/<g>`,
  * `/apis/<g>/<v>`, `/version`, `/openapi/v2`, `/openapi/v3` and `/openapi/v3/apis/<g>/<v>`.
  * Every document is built and serialized once at registration; handlers only pick bytes and set caching headers
- * (ETag/If-None-Match as kube's aggregated/etag.go and kube-openapi handler/handler3 do). Errors are thrown as
- * StatusError for the app's error handler.
+ * (ETag/If-None-Match as kube's aggregated/etag.go and kube-openapi handler/handler3 do). `/openapi/v2` is also
+ * served as protobuf (client-go's OpenAPISchema asks only for that). Errors are thrown as StatusError for the app's
+ * error handler, except the OpenAPI 406, which kube-openapi sends without a body.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { notAcceptable, notFoundPath } from '../apis/meta/errors.js';
@@ -22,6 +23,7 @@ import {
 } from './discovery.js';
 import { isJsonRange, parseAccept } from '../endpoints/negotiation.js';
 import { openApiV2, openApiV3Discovery, openApiV3GroupVersion, openApiV3Path, openApiV3URL } from './openapi.js';
+import { negotiateOpenApi, type OpenApiOffer } from './openapi-accept.js';
 
 /**
  * discoveryFormat decides what `GET /apis` answers: the first satisfiable clause wins (API-CONVENTIONS §2.4).
@@ -42,11 +44,21 @@ export function discoveryFormat(accept: string | undefined): 'v2' | 'legacy' | u
   return undefined;
 }
 
-/** acceptsJSON tells whether an Accept header admits plain JSON (OpenAPI handlers ignore params, like goautoneg). */
-export function acceptsJSON(accept: string | undefined): boolean {
-  if (!accept || accept.trim() === '') return true;
-  return parseAccept(accept).some((r) => r.q > 0 && isJsonRange(r));
-}
+/** OPENAPI_V2_PROTOBUF is the Content-Type of `/openapi/v2` in protobuf, whichever of its two spellings was asked for. */
+export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+// What kube-openapi handler.go offers, in its order: JSON, then the protobuf spelling client-go sends (`@v1.0`,
+// deprecated), then the current one.
+const OPENAPI_V2_OFFERS: readonly OpenApiOffer<'json' | 'protobuf'>[] = [
+  { type: 'application', subtype: 'json', format: 'json' },
+  { type: 'application', subtype: 'com.github.proto-openapi.spec.v2@v1.0+protobuf', format: 'protobuf' },
+  { type: 'application', subtype: 'com.github.proto-openapi.spec.v2.v1.0+protobuf', format: 'protobuf' },
+];
+// The v3 documents are served as JSON only (kube also offers protobuf there; no client we know needs it).
+const OPENAPI_V3_OFFERS: readonly OpenApiOffer<'json'>[] = [{ type: 'application', subtype: 'json', format: 'json' }];
+
+/** openApiV2Format is what `/openapi/v2` answers an Accept header with: JSON, protobuf, or undefined for 406. */
+export const openApiV2Format = (accept: string | undefined) => negotiateOpenApi(accept, OPENAPI_V2_OFFERS);
 
 /** ifNoneMatchHits tells whether an If-None-Match header matches a quoted ETag (weak comparison, `*`, lists). */
 export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
@@ -72,7 +84,6 @@ function sendCached(reply: FastifyReply, ifNoneMatch: string | undefined, doc: S
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
-const JSON_ONLY = ['application/json'];
 const DISCOVERY_TYPES = ['application/json', DISCOVERY_V2_CONTENT_TYPE];
 
 /** registerDiscoveryRoutes installs the discovery, version and OpenAPI routes for the given kinds. */
@@ -80,7 +91,12 @@ export function registerDiscoveryRoutes(app: FastifyInstance, kinds: readonly Re
   const legacyList = serializeDocument(apiGroupList(kinds));
   const aggregated = serializeDocument(aggregatedDiscovery(kinds));
   const version = serializeDocument(versionInfo());
-  const swagger = serializeDocument(openApiV2(kinds));
+  const swaggerDoc = openApiV2(kinds);
+  const swagger = serializeDocument(swaggerDoc);
+  // Same ETag as the JSON: kube-openapi derives it from the JSON bytes for both representations. Encoded on first
+  // use (protobufjs and the gnostic schema cost about 165 ms of a cold start that few clients need).
+  let swaggerPb: Promise<SerializedDocument> | undefined;
+  const protobufSwagger = () => (swaggerPb ??= import('./openapi-v2-proto.js').then((m) => ({ ...swagger, body: m.encodeOpenApiV2(swaggerDoc) })));
   const groups = new Map<string, SerializedDocument>();
   const resourceLists = new Map<string, SerializedDocument>();
   const v3Docs = new Map<string, SerializedDocument>();
@@ -119,8 +135,9 @@ export function registerDiscoveryRoutes(app: FastifyInstance, kinds: readonly Re
 
   app.get('/openapi/v2', async (req, reply) => {
     reply.header('vary', 'Accept');
-    // Protobuf is optional; like kube-openapi we answer 406 when JSON is not acceptable.
-    if (!acceptsJSON(req.headers.accept)) throw notAcceptable(JSON_ONLY);
+    const format = openApiV2Format(req.headers.accept);
+    if (format === undefined) return reply.code(406).send();
+    if (format === 'protobuf') return sendCached(reply, req.headers['if-none-match'], await protobufSwagger(), OPENAPI_V2_PROTOBUF);
     return sendCached(reply, req.headers['if-none-match'], swagger);
   });
 
@@ -133,7 +150,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, kinds: readonly Re
       const doc = v3Docs.get(openApiV3Path(group, v));
       if (!doc) throw notFoundPath();
       reply.header('vary', 'Accept');
-      if (!acceptsJSON(req.headers.accept)) throw notAcceptable(JSON_ONLY);
+      if (negotiateOpenApi(req.headers.accept, OPENAPI_V3_OFFERS) === undefined) return reply.code(406).send();
       reply.header('etag', doc.etag);
       const hash = single(req.query.hash);
       if (hash) {

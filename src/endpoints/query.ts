@@ -1,24 +1,38 @@
 /**
  * @module endpoints/query
- * Parsing and validating query parameters the way kube-apiserver does (ListOptions, CreateOptions, PatchOptions,
- * DeleteOptions): unknown parameters are ignored, bad values are 400 (unparsable) or 422 (invalid combination).
+ * The handlers' options, in kube-apiserver's order (handlers/get.go listOpts, create.go, update.go, patch.go,
+ * delete.go): decode the query with apis/meta/parameter-codec (400 BadRequest with Go's text), validate
+ * (422 `<Kind>.meta.k8s.io "" is invalid`), then the field-label conversion of a CRD (400). Unknown parameters are
+ * ignored. Authorization decodes the same query with the same codec (auth/request-info.ts).
  */
-import { badRequest, invalidParams } from '../apis/meta/errors.js';
-import { forbidden, invalid, notSupported, type FieldError } from '../apis/meta/field-path.js';
-import { parseFieldSelector, type FieldSelector } from '../apis/meta/fields.js';
-import { parseLabelSelector, type LabelSelector } from '../apis/meta/labels.js';
+import { badRequest, StatusError } from '../apis/meta/errors.js';
+import type { FieldSelector } from '../apis/meta/fields.js';
+import type { LabelSelector } from '../apis/meta/labels.js';
+import {
+  invalidOptions, validateListOptions, validateTableOptions, validateWriteOptions,
+} from '../apis/meta/options-validation.js';
+import {
+  decodeDeleteOptions, decodeGetOptions, decodeListOptions, decodeTableOptions, decodeWriteOptions, goQuote, parseUint64,
+  queryOf, type QueryValues,
+} from '../apis/meta/parameter-codec.js';
 import type { DeleteOptions, FieldValidation, WriteOptions } from '../registry/store.js';
+import type { IncludeObject } from '../registry/table.js';
 
-/** Query is fastify's parsed querystring: repeated keys become arrays. */
+export type { QueryValues } from '../apis/meta/parameter-codec.js';
+
+/** Query is fastify's own parse of a querystring (repeated keys become arrays); handlers use requestQuery instead. */
 export type Query = Record<string, string | string[] | undefined>;
 
-/** one returns the first value of a parameter. */
-export function one(q: Query, name: string): string | undefined {
-  const v = q[name];
-  return Array.isArray(v) ? v[0] : v;
+/** toQueryValues views a fastify Query as url.Values (for callers that only have `req.query`). */
+export function toQueryValues(q: Query | QueryValues): QueryValues {
+  if (q instanceof Map) return q;
+  const m = new Map<string, string[]>();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) m.set(k, Array.isArray(v) ? v : [v]);
+  return m;
 }
 
-const truthy = (v: string | undefined) => v === 'true' || v === '1';
+/** requestQuery decodes a request's query as Go's url.Values (the raw URL, never fastify's own parse). */
+export const requestQuery = (req: { url: string }): QueryValues => queryOf(req.url);
 
 /** ResourceVersionMatch is the list/watch `resourceVersionMatch` parameter. */
 export type ResourceVersionMatch = 'NotOlderThan' | 'Exact' | undefined;
@@ -32,88 +46,83 @@ export interface ListOptions {
   resourceVersionMatch: ResourceVersionMatch;
   allowWatchBookmarks: boolean;
   sendInitialEvents: boolean | undefined;
+  /** Seconds until a watch ends; undefined picks kube's random default. */
   timeoutSeconds: number | undefined;
   limit: number | undefined;
   continueToken: string | undefined;
 }
 
-/** parseListOptions parses and validates list/watch parameters (internalversion/validation.ValidateListOptions). */
-export function parseListOptions(q: Query): ListOptions {
-  const label = parseLabelSelector(one(q, 'labelSelector') ?? '');
-  const field = parseFieldSelector(one(q, 'fieldSelector') ?? '');
-  const watch = truthy(one(q, 'watch'));
-  const resourceVersion = one(q, 'resourceVersion') || undefined;
-  const rvm = one(q, 'resourceVersionMatch') || undefined;
-  const sie = one(q, 'sendInitialEvents');
-  const sendInitialEvents = sie === undefined || sie === '' ? undefined : truthy(sie);
-  const timeoutSeconds = parseIntParam(q, 'timeoutSeconds');
-  const limit = parseIntParam(q, 'limit');
-  const continueToken = one(q, 'continue') || undefined;
-  if (resourceVersion !== undefined && !/^\d+$/.test(resourceVersion)) {
-    throw badRequest(`invalid resource version "${resourceVersion}": strconv.ParseUint: parsing "${resourceVersion}": invalid syntax`);
+// The longest timer Node keeps (2^31-1 ms, about 24.8 days); a longer timeoutSeconds would otherwise fire at once.
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/**
+ * parseListOptions decodes and validates list/watch parameters as listOpts does. Past decoding: `limit` <= 0 lists
+ * everything; `timeoutSeconds=0` is the default timeout and a negative one ends the watch at once (handleWatch).
+ * A field other than metadata.name (and metadata.namespace when namespaced) is a CRD's
+ * `field label not supported` (apiextensions-apiserver crConverter.ConvertFieldLabel).
+ */
+export function parseListOptions(q: QueryValues, namespaced = true): ListOptions {
+  const o = decodeListOptions(q);
+  const errs = validateListOptions(o);
+  if (errs.length) throw invalidOptions('ListOptions', errs);
+  for (const field of o.field.fields) {
+    if (field !== 'metadata.name' && !(namespaced && field === 'metadata.namespace')) throw badRequest(`field label not supported: ${field}`);
   }
-  const errs: FieldError[] = [];
-  if (rvm !== undefined && rvm !== 'NotOlderThan' && rvm !== 'Exact') {
-    errs.push(notSupported('resourceVersionMatch', rvm, ['Exact', 'NotOlderThan', '']));
-  }
-  if (rvm !== undefined && resourceVersion === undefined && !(watch && sendInitialEvents)) {
-    errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-  }
-  if (rvm === 'Exact' && resourceVersion === '0') {
-    errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
-  }
-  if (rvm !== undefined && continueToken !== undefined) {
-    errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-  }
-  if (watch) {
-    if (sendInitialEvents !== undefined && rvm !== 'NotOlderThan') {
-      errs.push(forbidden('resourceVersionMatch', "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
-    }
-    if (rvm !== undefined && sendInitialEvents === undefined) {
-      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
-    }
-  } else if (sendInitialEvents !== undefined) {
-    errs.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
-  }
-  if (timeoutSeconds !== undefined && timeoutSeconds < 0) errs.push(invalid('timeoutSeconds', timeoutSeconds, 'must be greater than or equal to 0'));
-  if (limit !== undefined && limit < 0) errs.push(invalid('limit', limit, 'must be greater than or equal to 0'));
-  if (errs.length) throw invalidParams('ListOptions', errs);
+  const t = o.timeoutSeconds;
   return {
-    label, field, watch, resourceVersion, resourceVersionMatch: rvm as ResourceVersionMatch,
-    allowWatchBookmarks: truthy(one(q, 'allowWatchBookmarks')), sendInitialEvents, timeoutSeconds, limit, continueToken,
+    label: o.label,
+    field: o.field,
+    watch: o.watch,
+    resourceVersion: o.resourceVersion || undefined,
+    resourceVersionMatch: (o.resourceVersionMatch || undefined) as ResourceVersionMatch,
+    allowWatchBookmarks: o.allowWatchBookmarks,
+    sendInitialEvents: o.sendInitialEvents,
+    timeoutSeconds: t === undefined || t === 0 ? undefined : Math.min(Math.max(t, 0), MAX_TIMER_SECONDS),
+    limit: o.limit > 0 ? o.limit : undefined,
+    continueToken: o.continue || undefined,
   };
 }
 
-function parseIntParam(q: Query, name: string): number | undefined {
-  const v = one(q, name);
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${name}: "${v}": must be an integer`);
-  return Number(v);
+/**
+ * checkResourceVersion parses a list's or watch's resourceVersion as the storage does (APIObjectVersioner
+ * ParseResourceVersion): a list answers 400 `invalid resource version: ...`, a watch 500 with no reason.
+ */
+export function checkResourceVersion(rv: string | undefined, watch: boolean): void {
+  if (rv === undefined || rv === '0') return;
+  try {
+    parseUint64(rv);
+  } catch (e) {
+    const why = `resourceVersion: Invalid value: ${goQuote(rv)}: ${(e as Error).message}`;
+    if (!watch) throw badRequest(`invalid resource version: ${why}`);
+    throw new StatusError({ code: 500, message: why });
+  }
 }
 
-/** parseWriteOptions parses dryRun and fieldValidation (and checks fieldManager/force) for create, update and patch. */
-export function parseWriteOptions(q: Query, kind: string, userAgent: string | undefined, isApply = false): WriteOptions & { force: boolean } {
-  const errs: FieldError[] = [];
-  const dry = q['dryRun'];
-  const dryValues = dry === undefined ? [] : Array.isArray(dry) ? dry : [dry];
-  for (const v of dryValues) if (v !== 'All') errs.push(notSupported('dryRun', v, ['All']));
-  const fv = one(q, 'fieldValidation') || 'Warn';
-  if (fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore') {
-    errs.push(notSupported('fieldValidation', fv, ['Ignore', 'Strict', 'Warn']));
-  }
-  const fieldManager = one(q, 'fieldManager');
-  if (fieldManager !== undefined && (fieldManager.length > 128 || /[^\x20-\x7e]/.test(fieldManager))) {
-    errs.push(invalid('fieldManager', fieldManager, 'must be no more than 128 printable characters'));
-  }
-  const forceParam = one(q, 'force');
-  if (forceParam !== undefined && !isApply) errs.push(forbidden('force', 'may not be specified for non-apply patch'));
-  if (isApply && !fieldManager) errs.push({ type: 'FieldValueRequired', field: 'fieldManager', message: 'fieldManager: Required value: is required for apply patch' });
-  if (errs.length) throw invalidParams(kind, errs);
+/** parseGetOptions handles a GET of one object's query (only `export` can fail). */
+export function parseGetOptions(q: QueryValues): void {
+  decodeGetOptions(q);
+}
+
+/** parseTableOptions reads the Table options (`includeObject`, and `-` for noHeaders) when a Table is asked for. */
+export function parseTableOptions(q: QueryValues): { includeObject: IncludeObject; noHeaders: boolean } {
+  const o = decodeTableOptions(q);
+  const [err] = validateTableOptions(o);
+  if (err) throw badRequest(`Unable to convert to Table as requested: ${err.message}`);
+  return { includeObject: (o.includeObject || 'Metadata') as IncludeObject, noHeaders: o.noHeaders };
+}
+
+/** parseWriteOptions decodes and validates CreateOptions, UpdateOptions or PatchOptions (isApply: an apply patch). */
+export function parseWriteOptions(
+  q: QueryValues, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', userAgent: string | undefined, isApply = false,
+): WriteOptions & { force: boolean } {
+  const o = decodeWriteOptions(q, kind);
+  const errs = validateWriteOptions(o, kind, isApply);
+  if (errs.length) throw invalidOptions(kind, errs);
   return {
-    dryRun: dryValues.length > 0,
-    fieldValidation: fv as FieldValidation,
-    manager: fieldManager || managerFromUserAgent(userAgent),
-    force: truthy(forceParam),
+    dryRun: (o.dryRun?.length ?? 0) > 0,
+    fieldValidation: (o.fieldValidation || 'Warn') as FieldValidation,
+    manager: o.fieldManager || managerFromUserAgent(userAgent),
+    force: o.force === true,
   };
 }
 
@@ -123,32 +132,23 @@ export function managerFromUserAgent(userAgent: string | undefined): string {
   return (name || 'unknown').slice(0, 128);
 }
 
-/** parseDeleteOptions reads DeleteOptions from the JSON body when present, else from query parameters. */
-export function parseDeleteOptions(body: unknown, q: Query): DeleteOptions {
+/**
+ * parseDeleteOptions reads DeleteOptions from the JSON body when there is one, else from the query (delete.go).
+ * Validation happens in the store (ValidateDeleteOptions), for every caller.
+ */
+export function parseDeleteOptions(body: unknown, q: QueryValues): DeleteOptions {
   if (body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length > 0) {
     const b = body as Record<string, unknown>;
     if (b['kind'] !== undefined && b['kind'] !== 'DeleteOptions') {
       throw badRequest(`DeleteOptions: the kind in the data (${String(b['kind'])}) does not match the expected kind (DeleteOptions)`);
     }
-    return b as DeleteOptions;
+    // A JSON null is Go's nil pointer: the option is not set.
+    return Object.fromEntries(Object.entries(b).filter(([, v]) => v !== null)) as DeleteOptions;
   }
-  const o: DeleteOptions = {};
-  const pp = one(q, 'propagationPolicy');
-  if (pp) o.propagationPolicy = pp as DeleteOptions['propagationPolicy'] & string;
-  const od = one(q, 'orphanDependents');
-  if (od !== undefined) o.orphanDependents = truthy(od);
-  // Not a number at all is a decoding error (400), like limit and timeoutSeconds; a negative one is 422 later.
-  const gp = parseIntParam(q, 'gracePeriodSeconds');
-  if (gp !== undefined) o.gracePeriodSeconds = gp;
-  const dry = q['dryRun'];
-  if (dry !== undefined) o.dryRun = Array.isArray(dry) ? dry : [dry];
-  return o;
+  return decodeDeleteOptions(q);
 }
 
-/** isDryRun validates a DeleteOptions dryRun list (only "All"). */
-export function isDryRun(o: DeleteOptions, kind: string): boolean {
-  const values = o.dryRun ?? [];
-  const bad = values.filter((v) => v !== 'All');
-  if (bad.length) throw invalidParams(kind, bad.map((v) => notSupported('dryRun', v, ['All'])));
-  return values.length > 0;
+/** isDryRun tells whether DeleteOptions ask for a dry run (the store validates the values). */
+export function isDryRun(o: DeleteOptions): boolean {
+  return (o.dryRun?.length ?? 0) > 0;
 }

@@ -5,17 +5,20 @@
  * Unsupported methods answer 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
-import { escapeFieldValue, parseFieldSelector } from '../apis/meta/fields.js';
+import { methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
 import type { IncludeObject } from '../registry/table.js';
 import { negotiate, negotiateWatch, type Target } from './negotiation.js';
-import { isDryRun, parseDeleteOptions, parseListOptions, parseWriteOptions, type ListOptions, type Query } from './query.js';
-import { encodedList, transformList, transformObject, parseIncludeObject } from './transform.js';
+import {
+  checkResourceVersion, isDryRun, parseDeleteOptions, parseGetOptions, parseListOptions, parseTableOptions, parseWriteOptions,
+  requestQuery, type ListOptions, type Query,
+} from './query.js';
+import { encodedList, transformList, transformObject } from './transform.js';
 import { readListPage } from './list-page.js';
 import { TableRows } from './table-rows.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
+import { serveWatchWebSocket, webSocketUpgrade } from './watch-websocket.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -28,20 +31,22 @@ function sendWarnings(reply: FastifyReply, warnings: string[]): void {
 
 const mediaType = (req: FastifyRequest) => (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 
-/** isApplyPatch tells a server-side apply request (handled by store.apply, main resource only). */
+/** isApplyPatch tells a server-side apply request (store.apply, applyScale): the object, /status and /scale take it. */
 const isApplyPatch = (req: FastifyRequest) => mediaType(req) === APPLY_PATCH_TYPE;
 
-// patchType returns the patch type of a non-apply PATCH, or 415 listing what this endpoint accepts.
-function patchType(req: FastifyRequest, allowApply = true): Exclude<PatchType, typeof APPLY_PATCH_TYPE> {
+// patchType returns the patch type of a non-apply PATCH, or 415 listing what every endpoint accepts (CRDs give
+// /status and /scale the same list as the object: customresource_handler.go serveStatus, serveScale).
+function patchType(req: FastifyRequest): Exclude<PatchType, typeof APPLY_PATCH_TYPE> {
   const ct = mediaType(req);
-  const accepted = allowApply ? SUPPORTED_PATCH_TYPES : SUPPORTED_PATCH_TYPES.filter((t) => t !== APPLY_PATCH_TYPE);
-  if (!(accepted as readonly string[]).includes(ct) || ct === APPLY_PATCH_TYPE) throw unsupportedMediaType(ct, [...accepted]);
+  // negotiation.NewUnsupportedMediaTypeError: a Status with the accepted list and no details.
+  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct) || ct === APPLY_PATCH_TYPE) throw unsupportedMediaType('', [...SUPPORTED_PATCH_TYPES]);
   return ct as Exclude<PatchType, typeof APPLY_PATCH_TYPE>;
 }
 
-// representation adds the Table `includeObject` option (only Tables have rows that embed objects) to a target.
-function representation(req: Req, target: Target): { target: Target; includeObject: IncludeObject } {
-  return { target, includeObject: target.kind === 'Table' ? parseIncludeObject(req.query) : 'Metadata' };
+// representation adds the Table options (`includeObject`, `-` for noHeaders) to a target, read only for a Table
+// (handlers/response.go optionsForTransform).
+function representation(req: Req, target: Target): { target: Target; includeObject: IncludeObject; noHeaders: boolean } {
+  return { target, ...(target.kind === 'Table' ? parseTableOptions(requestQuery(req)) : { includeObject: 'Metadata', noHeaders: false }) };
 }
 
 /** registerResourceRoutes installs collection, item and subresource routes for one kind. */
@@ -54,19 +59,26 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
 
   // list serves a list or a watch; the representation is settled before anything is read.
   const list = async (req: Req, opts: ListOptions, reply: FastifyReply, namespace: string | undefined) => {
+    checkResourceVersion(opts.resourceVersion, opts.watch);
     if (opts.watch) {
       const { target, includeObject } = representation(req, negotiateWatch(req.headers.accept));
       reply.hijack();
-      await serveWatch(reply.raw, { store, namespace, opts, target, includeObject, registry: watches });
+      const w = { store, namespace, opts, target, includeObject, registry: watches };
+      // A WebSocket request is upgraded, any other gets the chunked stream (handlers/watch.go serveWatchHandler).
+      const upgrade = webSocketUpgrade(req.raw);
+      await (upgrade ? serveWatchWebSocket(upgrade, reply.raw, w) : serveWatch(reply.raw, w));
       return reply;
     }
-    const { target, includeObject } = representation(req, negotiate(req.headers.accept, false));
+    const { target, includeObject, noHeaders } = representation(req, negotiate(req.headers.accept, false));
     // A full list is the stored objects as they are: their stored JSON text is sent without decoding it. A Table
     // is built from that text too, with rows remembered per stored version (table-rows.ts).
     const { items, encoded, meta } = await readListPage(store, namespace, opts, target.kind === 'Object' || target.kind === 'Table');
-    if (encoded && target.kind === 'Table') return reply.type('application/json').send(tableRows.table(encoded, meta, { version: target.version, includeObject }));
+    if (encoded && target.kind === 'Table') {
+      const tableOpts = { version: target.version, includeObject, noHeaders };
+      return reply.type('application/json').send(tableRows.table(encoded, meta, tableOpts));
+    }
     if (encoded) return reply.type('application/json').send(encodedList(def, meta, encoded));
-    return transformList(def, items, meta, target, includeObject);
+    return transformList(def, items, meta, target, includeObject, noHeaders);
   };
 
   // Collection: list/watch, create, deletecollection.
@@ -77,9 +89,9 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     handler: async (req, reply) => {
       switch (req.method) {
         case 'GET':
-          return list(req, parseListOptions(req.query), reply, ns(req));
+          return list(req, parseListOptions(requestQuery(req), def.namespaced), reply, ns(req));
         case 'POST': {
-          const opts = parseWriteOptions(req.query, 'CreateOptions', req.headers['user-agent']);
+          const opts = parseWriteOptions(requestQuery(req), 'CreateOptions', req.headers['user-agent']);
           const target = negotiate(req.headers.accept, true);
           const { object, warnings } = await store.create(ns(req), req.body, opts);
           sendWarnings(reply, warnings);
@@ -87,11 +99,11 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           return transformObject(def, object, target, 'Metadata');
         }
         case 'DELETE': {
-          const lo = parseListOptions(req.query);
-          const o = parseDeleteOptions(req.body, req.query);
+          const lo = parseListOptions(requestQuery(req), def.namespaced);
+          const o = parseDeleteOptions(req.body, requestQuery(req));
           // Negotiated before deleting: a 406 must leave everything in place.
           const target = negotiate(req.headers.accept, false);
-          const deleted = await store.deleteCollection(ns(req), { label: lo.label, field: lo.field }, o, isDryRun(o, 'DeleteOptions'));
+          const deleted = await store.deleteCollection(ns(req), { label: lo.label, field: lo.field }, o, isDryRun(o));
           return transformList(def, deleted, { resourceVersion: String(store.currentRevision()) }, target, 'Metadata');
         }
         default:
@@ -108,7 +120,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       url: `${base}/${def.plural}`,
       handler: async (req, reply) => {
         if (req.method !== 'GET') throw methodNotSupported(store.gr, req.method === 'POST' ? 'create' : req.method.toLowerCase());
-        return list(req, parseListOptions(req.query), reply, undefined);
+        return list(req, parseListOptions(requestQuery(req), def.namespaced), reply, undefined);
       },
     });
   }
@@ -120,45 +132,41 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     url: `${nsBase}/:name`,
     handler: async (req, reply) => {
       const name = req.params['name'] ?? '';
-      const lo = req.method === 'GET' && req.query['watch'] !== undefined ? parseListOptions(req.query) : undefined;
-      if (lo?.watch) {
-        // A named GET-watch is a watch on metadata.name=<name>; a field selector given with it must require
-        // exactly that name (get.go ListResource).
-        if (!lo.field.empty && lo.field.exactName() !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
-        if (lo.field.empty) lo.field = parseFieldSelector(`metadata.name=${escapeFieldValue(name)}`);
-        return list(req, lo, reply, ns(req));
-      }
+      // A GET with a name is a get whatever its query says (`?watch=true` included): RequestInfoFactory makes it
+      // verb get, and a CRD serves verb get with GetResource (customresource_handler.go serveResource). One object
+      // is watched with fieldSelector=metadata.name=<name> on the collection.
       if (req.method === 'POST') throw methodNotSupported(store.gr, 'post');
       // Negotiated before any write: a 406 must leave the object as it was.
       const target = negotiate(req.headers.accept, true);
       switch (req.method) {
         case 'GET': {
-          const { includeObject } = representation(req, target);
-          return transformObject(def, store.get(ns(req), name), target, includeObject);
+          parseGetOptions(requestQuery(req));
+          const { includeObject, noHeaders } = representation(req, target);
+          return transformObject(def, store.get(ns(req), name), target, includeObject, noHeaders);
         }
         case 'PUT': {
-          const opts = parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']);
+          const opts = parseWriteOptions(requestQuery(req), 'UpdateOptions', req.headers['user-agent']);
           const { object, warnings } = await store.update(ns(req), name, req.body, 'main', opts);
           sendWarnings(reply, warnings);
           return transformObject(def, object, target, 'Metadata');
         }
         case 'PATCH': {
           if (isApplyPatch(req)) {
-            const opts = parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent'], true);
+            const opts = parseWriteOptions(requestQuery(req), 'PatchOptions', req.headers['user-agent'], true);
             const { object, warnings, created } = await store.apply(ns(req), name, req.body, opts);
             sendWarnings(reply, warnings);
             reply.code(created ? 201 : 200);
             return transformObject(def, object, target, 'Metadata');
           }
           const type = patchType(req);
-          const opts = parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']);
+          const opts = parseWriteOptions(requestQuery(req), 'PatchOptions', req.headers['user-agent']);
           const { object, warnings } = await store.patch(ns(req), name, type, req.body, 'main', opts);
           sendWarnings(reply, warnings);
           return transformObject(def, object, target, 'Metadata');
         }
         case 'DELETE': {
-          const o = parseDeleteOptions(req.body, req.query);
-          const r = await store.delete(ns(req), name, o, isDryRun(o, 'DeleteOptions'));
+          const o = parseDeleteOptions(req.body, requestQuery(req));
+          const r = await store.delete(ns(req), name, o, isDryRun(o));
           reply.code(r.code);
           const body = r.body as { kind?: string };
           return body.kind === 'Status' ? r.body : transformObject(def, r.body as never, target, 'Metadata');
@@ -180,17 +188,27 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       const known = (sub === 'status' && def.subresources.status) || (sub === 'scale' && def.subresources.scale);
       if (!known) throw notFound(store.gr, name);
       if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'PATCH') throw methodNotSupported(store.gr, req.method.toLowerCase());
+      const q = requestQuery(req);
+      const ua = req.headers['user-agent'];
+      if (req.method === 'GET') parseGetOptions(q);
+      // Server-side apply on /status and /scale as on the object (handlers/patch.go applyPatcher with the
+      // subresource's field manager); the patch type is checked before the options (arguments run in order).
+      const apply = req.method === 'PATCH' && isApplyPatch(req);
+      const writeOpts = () => (req.method === 'PUT' ? parseWriteOptions(q, 'UpdateOptions', ua) : parseWriteOptions(q, 'PatchOptions', ua, apply));
       if (sub === 'scale') {
         if (req.method === 'GET') return store.getScale(ns(req), name);
-        if (req.method === 'PUT') return store.updateScale(ns(req), name, req.body, parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']));
-        return store.patchScale(ns(req), name, patchType(req, false), req.body, parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']));
+        if (req.method === 'PUT') return store.updateScale(ns(req), name, req.body, writeOpts());
+        if (apply) return store.applyScale(ns(req), name, req.body, writeOpts());
+        return store.patchScale(ns(req), name, patchType(req), req.body, writeOpts());
       }
       const target = negotiate(req.headers.accept, true);
       if (req.method === 'GET') return transformObject(def, store.get(ns(req), name), target, 'Metadata');
       const status: Subresource = 'status';
       const res = req.method === 'PUT'
-        ? await store.update(ns(req), name, req.body, status, parseWriteOptions(req.query, 'UpdateOptions', req.headers['user-agent']))
-        : await store.patch(ns(req), name, patchType(req, false), req.body, status, parseWriteOptions(req.query, 'PatchOptions', req.headers['user-agent']));
+        ? await store.update(ns(req), name, req.body, status, writeOpts())
+        : apply
+          ? await store.apply(ns(req), name, req.body, writeOpts(), status)
+          : await store.patch(ns(req), name, patchType(req), req.body, status, writeOpts());
       sendWarnings(reply, res.warnings);
       return transformObject(def, res.object, target, 'Metadata');
     },

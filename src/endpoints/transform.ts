@@ -3,20 +3,15 @@
  * Pure transforms from stored objects to the negotiated representation (handlers/response.go
  * transformResponseObject): the full object or list, Table, PartialObjectMetadata(List). Watch events use the same.
  */
-import { badRequest } from '../apis/meta/errors.js';
 import type { KubeObject, ListMeta } from '../apis/meta/types.js';
 import type { ResourceDefinition } from '../registry/resource.js';
 import { toTable, type IncludeObject } from '../registry/table.js';
 import type { Target } from './negotiation.js';
-import { one, type Query } from './query.js';
+import { parseTableOptions, toQueryValues, type Query, type QueryValues } from './query.js';
 
-/** parseIncludeObject reads the Table `includeObject` option (default Metadata). */
-export function parseIncludeObject(q: Query): IncludeObject {
-  const v = one(q, 'includeObject') || 'Metadata';
-  if (v !== 'None' && v !== 'Metadata' && v !== 'Object') {
-    throw badRequest(`Unable to convert to Table as requested: includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
-  }
-  return v;
+/** parseIncludeObject reads the Table `includeObject` option (default Metadata), validated as ValidateTableOptions does. */
+export function parseIncludeObject(q: Query | QueryValues): IncludeObject {
+  return parseTableOptions(toQueryValues(q)).includeObject;
 }
 
 /** transformObject renders one object for the target. */
@@ -33,7 +28,7 @@ export function transformObject(def: ResourceDefinition, obj: KubeObject, target
 }
 
 /** transformList renders a list for the target; `items` is always an array, `[]` when empty. */
-export function transformList(def: ResourceDefinition, items: KubeObject[], listMeta: ListMeta, target: Target, includeObject: IncludeObject): unknown {
+export function transformList(def: ResourceDefinition, items: KubeObject[], listMeta: ListMeta, target: Target, includeObject: IncludeObject, noHeaders = false): unknown {
   switch (target.kind) {
     case 'Object':
       return { kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: listMeta, items };
@@ -46,7 +41,7 @@ export function transformList(def: ResourceDefinition, items: KubeObject[], list
         items: items.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${target.version}`, metadata: o.metadata })),
       };
     case 'Table':
-      return toTable(def, items, listMeta, { version: target.version, includeObject });
+      return toTable(def, items, listMeta, { version: target.version, includeObject, noHeaders });
   }
 }
 

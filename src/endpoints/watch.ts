@@ -11,6 +11,8 @@
  *   one more and it gets an ERROR 410 Expired and the stream ends, so it re-lists. Initial events and history
  *   replay are paced by the client's reading instead, so a slow but live client is never cut off by them.
  * - BOOKMARKs are sent only with allowWatchBookmarks and carry a revision the client has every change up to.
+ * - The transport is a WatchSink: a chunked HTTP response here, a WebSocket in watch-websocket.ts; both get the same
+ *   lines in the same order, and the same backpressure and bounds.
  */
 import type { ServerResponse } from 'node:http';
 import { expired, StatusError, tooLargeResourceVersion } from '../apis/meta/errors.js';
@@ -87,6 +89,27 @@ export class WatchRegistry {
   }
 }
 
+/** SinkEvents are what a WatchSink reports to its stream. */
+export interface SinkEvents {
+  /** drain: the transport took everything it was given (after a send returned false). */
+  drain(): void;
+  /** closed: the client is gone or the transport was closed. */
+  closed(): void;
+}
+
+/** WatchSink carries one watch's encoded events to its client. */
+export interface WatchSink {
+  /** send writes one event (a `{"type","object"}` line); false when the transport is full: wait for drain. */
+  send(line: string | Buffer): boolean;
+  /** closed tells whether the client is gone or close() ran. */
+  readonly closed: boolean;
+  /** close ends the stream from the server's side and detaches from the transport. */
+  close(): void;
+}
+
+/** OpenSink creates the sink of a stream, wired to that stream's events. */
+export type OpenSink = (events: SinkEvents) => WatchSink;
+
 // A chunked HTTP/1.1 response frames each write as `<hex length>\r\n<data>\r\n`. Node's response does it with
 // four corked socket writes per write; written straight to the socket, one buffer built once per shared line
 // serves every watcher (a thousand watchers of a change cost one framing, and one socket write each).
@@ -102,11 +125,35 @@ function framed(line: string | Buffer): Buffer {
 }
 const CRLF = Buffer.from('\r\n');
 
-/** WatchStream is one client's stream: a bounded queue in front of the socket. */
+/** httpSink starts the chunked 200 response of an HTTP watch (handlers/watch.go HandleHTTP). */
+export function httpSink(res: RawResponse): OpenSink {
+  return (events) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    // Flush headers now: a proxied Watch() blocks until it sees them (kubernetes/kubernetes#75837).
+    res.flushHeaders();
+    // The socket, when the response is chunked and its headers are out: lines then go straight to it. Written
+    // straight to the socket, the response never sees backpressure: the socket tells.
+    const socket = res.headersSent && res.chunkedEncoding ? res.socket : null;
+    const onDrain = () => events.drain();
+    const drains = socket ?? res;
+    drains.on('drain', onDrain);
+    res.on('close', () => events.closed());
+    return {
+      send: (line) => (socket ? socket.write(framed(line)) : res.write(line)),
+      get closed() {
+        return res.destroyed || res.writableEnded;
+      },
+      close() {
+        drains.off('drain', onDrain);
+        if (!res.writableEnded && !res.destroyed) res.end();
+      },
+    };
+  };
+}
+
+/** WatchStream is one client's stream: a bounded queue in front of its sink. */
 class WatchStream {
-  readonly #res: RawResponse;
-  /** The socket, when the response is chunked and its headers are out: lines then go straight to it. */
-  readonly #socket: RawResponse['socket'];
+  readonly #sink: WatchSink;
   readonly #registry: WatchRegistry;
   readonly #queue: (string | Buffer)[] = [];
   #blocked = false;
@@ -116,22 +163,15 @@ class WatchStream {
   /** Set once the stream is live; a periodic BOOKMARK needs it. */
   bookmark: (() => void) | undefined;
 
-  constructor(res: RawResponse, registry: WatchRegistry) {
-    this.#res = res;
+  constructor(open: OpenSink, registry: WatchRegistry) {
     this.#registry = registry;
-    this.#socket = res.headersSent && res.chunkedEncoding ? res.socket : null;
     registry.add(this);
-    res.on('close', () => this.end());
-    // Written straight to the socket, the response never sees backpressure: the socket tells.
-    if (this.#socket) {
-      const onDrain = () => this.#drain();
-      this.#socket.on('drain', onDrain);
-      this.onEnd(() => this.#socket?.off('drain', onDrain));
-    } else res.on('drain', () => this.#drain());
+    // A sink reports drain and closed from its transport's events, never from inside open().
+    this.#sink = open({ drain: () => this.#drain(), closed: () => this.end() });
   }
 
   get ended(): boolean {
-    return this.#ended || this.#res.destroyed || this.#res.writableEnded;
+    return this.#ended || this.#sink.closed;
   }
 
   /** onEnd runs f when the stream ends (at once if it already has, so a late registration cannot leak). */
@@ -140,7 +180,7 @@ class WatchStream {
     else this.#onEnd.push(f);
   }
 
-  /** write sends a line now, or queues it while the socket is full; too many queued lines end the stream with 410. */
+  /** write sends a line now, or queues it while the sink is full; too many queued lines end the stream with 410. */
   write(line: string | Buffer): void {
     if (this.ended) return;
     if (!this.#blocked) {
@@ -175,13 +215,12 @@ class WatchStream {
     for (const f of this.#onEnd.splice(0)) f();
     for (const r of this.#readyWaiters.splice(0)) r();
     this.#queue.length = 0;
-    if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
+    this.#sink.close();
   }
 
   #send(line: string | Buffer): void {
     this.#registry.counters.sent++;
-    const ok = this.#socket ? this.#socket.write(framed(line)) : this.#res.write(line);
-    if (!ok) this.#blocked = true;
+    if (!this.#sink.send(line)) this.#blocked = true;
   }
 
   #drain(): void {
@@ -214,14 +253,15 @@ export interface WatchRequest {
 const defaultTimeoutSeconds = () => 1800 + Math.floor(Math.random() * 1800);
 
 /** serveWatch streams events to an already hijacked raw response; it resolves once the stream is live or ended. */
-export async function serveWatch(res: RawResponse, w: WatchRequest): Promise<void> {
+export function serveWatch(res: RawResponse, w: WatchRequest): Promise<void> {
+  return streamWatch(httpSink(res), w);
+}
+
+/** streamWatch streams events to the sink `open` creates; it resolves once the stream is live or ended. */
+export async function streamWatch(open: OpenSink, w: WatchRequest): Promise<void> {
   const { store, opts, target } = w;
   const def = store.def;
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
-  // Flush headers now: a proxied Watch() blocks until it sees them (kubernetes/kubernetes#75837).
-  res.flushHeaders();
-
-  const stream = new WatchStream(res, w.registry);
+  const stream = new WatchStream(open, w.registry);
   const timer = setTimeout(() => stream.end(), (opts.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
   stream.onEnd(() => clearTimeout(timer));
 

@@ -11,7 +11,8 @@
  *   removed unless someone else owns them.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { StatusError, type GroupResource } from '../apis/meta/errors.js';
+import { StatusError } from '../apis/meta/errors.js';
+import { goQuote } from '../apis/meta/parameter-codec.js';
 import type { KubeObject } from '../apis/meta/types.js';
 
 /** ManagedFieldsEntry mirrors metav1.ManagedFieldsEntry. */
@@ -34,6 +35,9 @@ const UNMANAGED_META = new Set([
 ]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// byteOrder compares as Go's sort.Strings does (code units, not locale).
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** leafPaths lists the managed fields of an object (for `status` or for everything else). */
 export function leafPaths(obj: KubeObject, sub: 'main' | 'status'): Path[] {
@@ -76,11 +80,22 @@ export function fromFieldsV1(fields: Record<string, unknown>): Path[] {
   return out;
 }
 
-function getAt(obj: unknown, p: Path): unknown {
+/** getAt reads the value at a path (own properties only), undefined when absent. */
+export function getAt(obj: unknown, p: Path): unknown {
   let v = obj;
   // Own properties only: a field named `constructor` must not find Object's.
   for (const seg of p) v = isObject(v) && Object.hasOwn(v, seg) ? v[seg] : undefined;
   return v;
+}
+
+/** setAt writes a value at a path, creating the maps on the way. */
+export function setAt(obj: Record<string, unknown>, p: Path, value: unknown): void {
+  let node = obj;
+  for (const seg of p.slice(0, -1)) {
+    if (!isObject(node[seg])) node[seg] = {};
+    node = node[seg] as Record<string, unknown>;
+  }
+  node[p[p.length - 1] ?? ''] = value;
 }
 
 function deleteAt(obj: unknown, p: Path): void {
@@ -124,8 +139,13 @@ function decode(entries: unknown): Owned[] {
   });
 }
 
+// encode drops entries that own nothing and orders the rest as kube stores them (sortEncodedManagedFields:
+// Apply before Update, then by time, manager, subresource, apiVersion).
 function encode(owned: Owned[]): ManagedFieldsEntry[] {
-  return owned.filter((o) => o.paths.size > 0).map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.paths.values()]) }));
+  const order = (a: ManagedFieldsEntry, b: ManagedFieldsEntry) =>
+    byteOrder(a.operation, b.operation) || byteOrder(a.time ?? '', b.time ?? '') || byteOrder(a.manager, b.manager) ||
+    byteOrder(a.subresource ?? '', b.subresource ?? '') || byteOrder(a.apiVersion, b.apiVersion);
+  return owned.filter((o) => o.paths.size > 0).map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.paths.values()]) })).sort(order);
 }
 
 const sameEntry = (e: ManagedFieldsEntry, manager: string, op: string, sub: string | undefined) =>
@@ -145,14 +165,18 @@ function entryFor(owned: Owned[], manager: string, op: 'Apply' | 'Update', sub: 
 
 /**
  * trackUpdate returns the managedFields after a create/update/patch by `manager`: the fields that differ between
- * `before` (undefined on create) and `after` move to the manager's Update entry.
+ * `before` (undefined on create) and `after` move to the manager's Update entry. `sub` is the part of the object
+ * the write may change; `subresource` labels the entry (default: "status" for status writes; "scale" for /scale).
  */
-export function trackUpdate(before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', apiVersion: string, time: string): ManagedFieldsEntry[] {
+export function trackUpdate(
+  before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', apiVersion: string, time: string,
+  subresource: string | undefined = sub === 'status' ? 'status' : undefined,
+): ManagedFieldsEntry[] {
   const owned = decode(before?.metadata.managedFields);
   const changed = leafPaths(after, sub).filter((p) => !before || !isDeepStrictEqual(getAt(before, p), getAt(after, p)));
   const gone = before ? leafPaths(before, sub).filter((p) => getAt(after, p) === undefined) : [];
   if (changed.length === 0 && gone.length === 0) return encode(owned);
-  const mine = entryFor(owned, manager, 'Update', sub === 'status' ? 'status' : undefined, apiVersion, time);
+  const mine = entryFor(owned, manager, 'Update', subresource, apiVersion, time);
   for (const p of gone) for (const o of owned) o.paths.delete(key(p));
   for (const p of changed) {
     for (const o of owned) if (o !== mine) o.paths.delete(key(p));
@@ -163,53 +187,94 @@ export function trackUpdate(before: KubeObject | undefined, after: KubeObject, m
 
 /** ApplyConflict is one field another manager owns with a different value. */
 export interface ApplyConflict {
-  manager: string;
-  apiVersion: string;
-  field: string;
+  /** The other manager's entry (its identity: manager, operation, subresource, apiVersion). */
+  owner: ManagedFieldsEntry;
+  path: Path;
+}
+
+/**
+ * ApplyScope says where an applied configuration lands (the CRD strategies' reset fields):
+ * - part `main`: everything but status; part `status`: only status (metadata and spec are reset on /status);
+ * - subresource: the label of the applier's managedFields entry ("status", "scale"; none for the main resource);
+ * - view: how a conflict reads in the request's own terms (on /scale: autoscaling/v1 and the Scale's path).
+ */
+export interface ApplyScope {
+  part: 'main' | 'status';
+  subresource?: string | undefined;
+  view?: { apiVersion: string; field: (p: Path) => string } | undefined;
 }
 
 /**
  * serverSideApply merges an applied configuration into `live` (undefined: create) for `manager` and returns the
  * new object with its managedFields, or throws 409 Conflict listing every conflicting field.
  */
-export function serverSideApply(live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, apiVersion: string, time: string, gr: GroupResource): KubeObject {
+export function serverSideApply(
+  live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, apiVersion: string, time: string,
+  scope: ApplyScope = { part: 'main' },
+): KubeObject {
   const owned = decode(live?.metadata.managedFields);
-  const appliedPaths = leafPaths(applied, 'main');
-  const mine = entryFor(owned, manager, 'Apply', undefined, apiVersion, time);
+  const appliedPaths = leafPaths(applied, scope.part);
+  const mine = entryFor(owned, manager, 'Apply', scope.subresource, apiVersion, time);
   const conflicts: ApplyConflict[] = [];
   for (const p of appliedPaths) {
     if (!live || isDeepStrictEqual(getAt(live, p), getAt(applied, p))) continue;
     for (const o of owned) {
       if (o === mine || !o.paths.has(key(p))) continue;
       if (force) o.paths.delete(key(p));
-      else conflicts.push({ manager: o.entry.manager, apiVersion: o.entry.apiVersion, field: `.${p.join('.')}` });
+      else conflicts.push({ owner: o.entry, path: p });
     }
   }
-  if (conflicts.length) throw applyConflictError(conflicts, gr, applied.metadata.name ?? '');
+  if (conflicts.length) throw applyConflictError(conflicts, scope.view);
   let next: KubeObject = live ? structuredClone(live) : { metadata: {} };
   const appliedKeys = new Set(appliedPaths.map(key));
   for (const [k, p] of mine.paths) {
     if (appliedKeys.has(k)) continue;
     if (!owned.some((o) => o !== mine && o.paths.has(k))) deleteAt(next, p);
   }
-  next = applyMerge(next, applied) as KubeObject;
+  // Only the part the endpoint may change is merged: on /status, the status alone.
+  const part = scope.part === 'status' ? (applied['status'] === undefined ? {} : { status: applied['status'] }) : applied;
+  next = applyMerge(next, part) as KubeObject;
   mine.paths = new Map(appliedPaths.map((p) => [key(p), p]));
   next.metadata.managedFields = encode(owned);
   return next;
 }
 
-function applyConflictError(conflicts: ApplyConflict[], gr: GroupResource, name: string): StatusError {
-  const lines = conflicts.map((c) => `conflict with "${c.manager}" using ${c.apiVersion}: ${c.field}`);
-  const summary = conflicts.length === 1
-    ? `Apply failed with 1 conflict: ${lines[0]}`
-    : `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
+// managerId is BuildManagerIdentifier: the entry without fields and time, and without apiVersion for an applier.
+function managerId(e: ManagedFieldsEntry): string {
+  return JSON.stringify({ manager: e.manager, operation: e.operation, ...(e.operation === 'Update' ? { apiVersion: e.apiVersion } : {}), ...(e.subresource ? { subresource: e.subresource } : {}) });
+}
+
+// printManager (managedfields/internal/conflict.go): `"name"`, `with subresource "s"`, and `using <apiVersion>` for updaters.
+function printManager(e: ManagedFieldsEntry, view: ApplyScope['view']): string {
+  let s = goQuote(e.manager);
+  if (e.subresource) s += ` with subresource ${goQuote(e.subresource)}`;
+  if (e.operation === 'Update') s += ` using ${view?.apiVersion ?? e.apiVersion}`;
+  return s;
+}
+
+// applyConflictError is NewConflictError: causes per field, the message grouped by manager when there are several;
+// errors.NewApplyConflict puts no name, group or kind in the details.
+function applyConflictError(conflicts: ApplyConflict[], view: ApplyScope['view']): StatusError {
+  const field = (p: Path) => (view ? view.field(p) : `.${p.join('.')}`);
+  const sorted = [...conflicts].sort((a, b) => byteOrder(managerId(a.owner), managerId(b.owner)) || byteOrder(field(a.path), field(b.path)));
+  let message: string;
+  if (sorted.length === 1) {
+    const [c] = sorted as [ApplyConflict];
+    message = `Apply failed with 1 conflict: conflict with ${printManager(c.owner, view)}: ${field(c.path)}`;
+  } else {
+    const lines: string[] = [];
+    let last: string | undefined;
+    for (const c of sorted) {
+      if (managerId(c.owner) !== last) lines.push(`conflicts with ${printManager(c.owner, view)}:`);
+      last = managerId(c.owner);
+      lines.push(`- ${field(c.path)}`);
+    }
+    message = `Apply failed with ${sorted.length} conflicts: ${lines.join('\n')}`;
+  }
   return new StatusError({
     code: 409,
     reason: 'Conflict',
-    message: summary,
-    details: {
-      name, group: gr.group, kind: gr.resource,
-      causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: c.field })),
-    },
+    message,
+    details: { causes: sorted.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(c.owner, view)}`, field: field(c.path) })) },
   });
 }

@@ -15,7 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   alreadyExists, badRequest, conflict, expired, invalid, notFound, OBJECT_MODIFIED, StatusError, successStatus, type GroupResource,
 } from '../apis/meta/errors.js';
-import { invalid as invalidField, notSupported, path, required, type FieldError } from '../apis/meta/field-path.js';
+import { invalid as invalidField, path, required, type FieldError } from '../apis/meta/field-path.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
 import type { KubeObject, ObjectMeta, Status } from '../apis/meta/types.js';
@@ -25,7 +25,8 @@ import {
 import { compileSchemaAdmission, type SchemaAdmission } from '../admission/schema.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandle, WatchSink } from '../storage/interface.js';
-import { serverSideApply, trackUpdate } from './managed-fields.js';
+import { invalidOptions, unsafeDeleteCollection, validateDeleteOptions } from '../apis/meta/options-validation.js';
+import { getAt, leafPaths, serverSideApply, setAt, trackUpdate, type ApplyScope } from './managed-fields.js';
 import { jsonPatch, mergePatch, type PatchType } from './patch.js';
 import type { ResourceDefinition } from './resource.js';
 
@@ -45,8 +46,9 @@ export interface ApplyOptions extends WriteOptions {
   force: boolean;
 }
 
-// How a write records field ownership: tracked for a manager, already computed by apply, or not at all (system).
-type Ownership = { kind: 'update'; manager: string } | { kind: 'apply' } | { kind: 'system' };
+// How a write records field ownership: tracked for a manager (on /scale, labelled so), already computed by apply,
+// or not at all (system).
+type Ownership = { kind: 'update'; manager: string; subresource?: 'scale' } | { kind: 'apply' } | { kind: 'system' };
 
 /** WriteResult is the stored (or dry-run) object and the warnings to send as `Warning` headers. */
 export interface WriteResult {
@@ -67,11 +69,14 @@ export interface Selectors {
 
 /** DeleteOptions mirrors metav1.DeleteOptions (the fields we honour). */
 export interface DeleteOptions {
-  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  /** Foreground, Background or Orphan; anything else (the empty policy too) is refused by validation. */
+  propagationPolicy?: string;
   orphanDependents?: boolean;
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
   dryRun?: string[];
+  /** Deletes an object storage cannot read; ours always can, so it is refused as kube refuses a readable one. */
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 /** DeleteResult is a delete's response: the object while finalizers hold it, else a Success Status. */
@@ -82,7 +87,6 @@ export type Subresource = 'main' | 'status';
 
 const ORPHAN = FINALIZER_ORPHAN_DEPENDENTS;
 const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
-const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'];
 const GENERATE_NAME_ATTEMPTS = 8;
 
 // Thrown inside an update to say "this write removes the last finalizer of a deleted object: delete it instead".
@@ -242,19 +246,23 @@ export class ResourceStore {
   }
 
   /**
-   * apply is server-side apply (PATCH application/apply-patch+yaml): create when absent, else merge the applied
-   * configuration under field ownership rules; 409 on conflicts unless forced. Returns created=true on create (201).
+   * apply is server-side apply (PATCH application/apply-patch+yaml) on the object or its status: on the object it
+   * creates when absent, else merges the applied configuration under field ownership rules; 409 on conflicts unless
+   * forced. On /status only the applied status counts (the CRD status strategy resets metadata and spec), the entry
+   * is recorded under subresource "status", and a missing object is 404, as kube's status store never creates.
+   * Returns created=true on create (201).
    */
-  async apply(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
-    const b = body as Partial<KubeObject> | null;
-    if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('the body of an apply patch must be a YAML or JSON object');
-    if (!b.apiVersion || !b.kind) throw badRequest('apiVersion and kind must be set in an apply patch');
+  async apply(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions, sub: Subresource = 'main'): Promise<WriteResult & { created: boolean }> {
+    if (sub === 'status') this.get(namespace, name);
+    checkApplyBody(body, this.apiVersion, this.def.kind);
     const { obj, warnings } = this.#decode(body, namespace, name, opts.fieldValidation);
-    if (this.def.subresources.status) delete obj['status'];
+    if (sub === 'main' && this.def.subresources.status) delete obj['status'];
+    const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status' } : { part: 'main' };
     for (let attempt = 0; ; attempt++) {
       const cur = this.#storage.get(this.key(namespace, name));
       if (!cur) {
-        const created = serverSideApply(undefined, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), this.gr);
+        if (sub === 'status') throw notFound(this.gr, name);
+        const created = serverSideApply(undefined, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()));
         try {
           return { ...(await this.#create(namespace, created, opts, warnings, { kind: 'apply' })), created: true };
         } catch (e) {
@@ -264,8 +272,10 @@ export class ResourceStore {
         }
       }
       const res = await this.#guaranteedUpdate(namespace, name, opts, warnings, (c) => {
-        const merged = serverSideApply(c, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), this.gr);
-        return this.#prepareUpdate(c, merged, 'main', { kind: 'apply' });
+        const rv = obj.metadata.resourceVersion;
+        if (rv && rv !== c.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
+        const merged = serverSideApply(c, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope);
+        return this.#prepareUpdate(c, merged, sub, { kind: 'apply' });
       });
       return { ...res, created: false };
     }
@@ -275,9 +285,10 @@ export class ResourceStore {
   async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult> {
     const warnings: string[] = [];
     return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
-      const patched = this.#applyPatch(cur, type, patch, name);
+      const patchWarnings: string[] = [];
+      const patched = this.#applyPatch(cur, type, patch, name, opts.fieldValidation, patchWarnings);
       const { obj, warnings: w } = this.#decode(patched, namespace, name, opts.fieldValidation);
-      warnings.splice(0, warnings.length, ...w);
+      warnings.splice(0, warnings.length, ...patchWarnings, ...w);
       return this.#prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager });
     });
   }
@@ -285,6 +296,28 @@ export class ResourceStore {
   /** getScale returns the autoscaling/v1 Scale view of the object. */
   getScale(namespace: string | undefined, name: string): KubeObject {
     return this.#toScale(this.get(namespace, name));
+  }
+
+  /**
+   * applyScale is server-side apply on /scale: the body is an autoscaling/v1 Scale whose spec.replicas is applied
+   * to the object's replicas field, owned by the manager under subresource "scale"; conflicts read in the Scale's
+   * terms (`using autoscaling/v1`, `.spec.replicas`), as kube's ScaleHandler maps them. Never creates (404).
+   */
+  async applyScale(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions): Promise<KubeObject> {
+    this.get(namespace, name);
+    checkApplyBody(body, 'autoscaling/v1', 'Scale');
+    const scale = this.#decodeScale(body, name);
+    const scope: ApplyScope = { part: 'main', subresource: 'scale', view: { apiVersion: 'autoscaling/v1', field: () => '.spec.replicas' } };
+    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
+      if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
+      const replicas = this.#checkReplicas(scale.replicas, name);
+      // The applied configuration in the object's own terms: only its replicas field.
+      const applied: KubeObject = { metadata: {} };
+      setAt(applied, this.#replicasPath(cur), replicas);
+      const merged = serverSideApply(cur, applied, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope);
+      return this.#prepareUpdate(cur, merged, 'main', { kind: 'apply' });
+    });
+    return this.#toScale(res.object);
   }
 
   /** updateScale sets spec.replicas from a Scale (PUT /scale). */
@@ -297,7 +330,7 @@ export class ResourceStore {
   /** patchScale patches the Scale view and applies its spec.replicas (PATCH /scale, used by kubectl scale). */
   async patchScale(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<KubeObject> {
     const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
-      const patched = this.#applyPatch(this.#toScale(cur), type, patch, name);
+      const patched = this.#applyPatch(this.#toScale(cur), type, patch, name, opts.fieldValidation);
       return this.#applyScale(cur, this.#decodeScale(patched, name), opts.manager);
     });
     return this.#toScale(res.object);
@@ -305,10 +338,15 @@ export class ResourceStore {
 
   /** delete follows finalizer semantics: with finalizers left it only marks the object deleting. */
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, dryRun: boolean): Promise<DeleteResult> {
-    this.#validateDeleteOptions(options, name);
+    this.#validateDeleteOptions(options);
     const key = this.key(namespace, name);
     const cur = this.#storage.get(key);
     if (!cur) throw notFound(this.gr, name);
+    if (options.ignoreStoreReadErrorWithClusterBreakingPotential) {
+      // The unsafe deleter only removes what storage cannot decode; a readable object is refused
+      // (registry/corrupt_obj_deleter.go, etcd3 getState: an InvalidObj StorageError, 409 through InterpretDeleteError).
+      throw conflict(this.gr, name, `StorageError: invalid object, Code: 4, Key: /registry/${this.#resourceKey}/${namespace ? `${namespace}/` : ''}${name}, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage`);
+    }
     this.#checkPreconditions(cur, options, name);
     const marked = this.#markDeleting(cur, options);
     if (marked) {
@@ -336,7 +374,8 @@ export class ResourceStore {
 
   /** deleteCollection deletes every matching object and returns the list of what was deleted or marked. */
   async deleteCollection(namespace: string | undefined, sel: Selectors, options: DeleteOptions, dryRun: boolean): Promise<KubeObject[]> {
-    this.#validateDeleteOptions(options, '');
+    this.#validateDeleteOptions(options);
+    if (options.ignoreStoreReadErrorWithClusterBreakingPotential) throw invalidOptions('DeleteOptions', [unsafeDeleteCollection()]);
     const { items } = this.list(namespace, sel);
     const out: KubeObject[] = [];
     for (const item of items) {
@@ -405,10 +444,11 @@ export class ResourceStore {
     }
     let next: KubeObject;
     if (sub === 'status') {
-      // The status endpoint takes only status; metadata and spec stay as stored.
+      // The status endpoint takes only status; metadata and spec stay as stored (but for what apply recorded).
       next = structuredClone(cur);
       if (incoming['status'] === undefined) delete next['status'];
       else next['status'] = incoming['status'];
+      if (own.kind === 'apply') copyOrDelete(next.metadata, incoming.metadata, 'managedFields');
     } else {
       next = incoming;
       if (this.def.subresources.status) {
@@ -432,7 +472,7 @@ export class ResourceStore {
     }
     this.#validate(next, cur);
     if (own.kind === 'update') {
-      next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()));
+      next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined));
     }
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) throw new DeleteInstead();
     return isDeepStrictEqual(next, cur) ? null : next;
@@ -472,8 +512,9 @@ export class ResourceStore {
     }
   }
 
-  #applyPatch(target: KubeObject, type: PatchType, patch: unknown, name: string): unknown {
-    if (type === 'application/json-patch+json') return jsonPatch(target, patch, this.def.kind, this.def.group, name);
+  // #applyPatch applies a merge or JSON patch; strict-decoding warnings about a JSON patch itself go to `warnings`.
+  #applyPatch(target: KubeObject, type: PatchType, patch: unknown, name: string, fieldValidation: FieldValidation, warnings: string[] = []): unknown {
+    if (type === 'application/json-patch+json') return jsonPatch(target, patch, this.def.kind, this.def.group, name, { fieldValidation, warnings });
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
       throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
     }
@@ -506,28 +547,34 @@ export class ResourceStore {
   #applyScale(cur: KubeObject, scale: { replicas: unknown; resourceVersion: string | undefined }, manager: string): KubeObject | null {
     const name = cur.metadata.name ?? '';
     if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
-    const r = scale.replicas;
+    const next = structuredClone(cur);
+    this.def.subresources.scale?.setSpecReplicas(next, this.#checkReplicas(scale.replicas, name));
+    return this.#prepareUpdate(cur, next, 'main', { kind: 'update', manager, subresource: 'scale' });
+  }
+
+  // #checkReplicas validates a Scale's spec.replicas (required, an integer >= 0).
+  #checkReplicas(r: unknown, name: string): number {
     if (r === undefined || r === null) throw invalid('Scale', 'autoscaling', name, [required(path('spec', 'replicas'))]);
     if (typeof r !== 'number' || !Number.isInteger(r) || r < 0) {
       throw invalid('Scale', 'autoscaling', name, [invalidField(path('spec', 'replicas'), r, 'must be greater than or equal to 0')]);
     }
-    const next = structuredClone(cur);
-    this.def.subresources.scale?.setSpecReplicas(next, r);
-    return this.#prepareUpdate(cur, next, 'main', { kind: 'update', manager });
+    return r;
   }
 
-  #validateDeleteOptions(o: DeleteOptions, name: string): void {
-    const errs: FieldError[] = [];
-    if (o.propagationPolicy !== undefined && !PROPAGATION_POLICIES.includes(o.propagationPolicy)) {
-      errs.push(notSupported('propagationPolicy', o.propagationPolicy, PROPAGATION_POLICIES));
-    }
-    if (o.propagationPolicy !== undefined && o.orphanDependents !== undefined) {
-      errs.push(invalidField('propagationPolicy', o.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
-    }
-    if (o.gracePeriodSeconds !== undefined && (typeof o.gracePeriodSeconds !== 'number' || o.gracePeriodSeconds < 0)) {
-      errs.push(invalidField('gracePeriodSeconds', o.gracePeriodSeconds, 'must be greater than or equal to 0'));
-    }
-    if (errs.length) throw invalid('DeleteOptions', 'meta.k8s.io', name, errs);
+  // #replicasPath is where the kind keeps spec replicas (a CRD's specReplicasPath), found through its scale mapping.
+  #replicasPath(cur: KubeObject): string[] {
+    const probe = structuredClone(cur);
+    const marker = -0.5; // no object holds this replica count
+    this.def.subresources.scale?.setSpecReplicas(probe, marker);
+    const found = leafPaths(probe, 'main').find((p) => getAt(probe, p) === marker);
+    if (!found) throw new Error(`the scale mapping of ${this.def.kind} sets no field`);
+    return found;
+  }
+
+  // #validateDeleteOptions is ValidateDeleteOptions, reported as the delete handlers do (422, DeleteOptions "").
+  #validateDeleteOptions(o: DeleteOptions): void {
+    const errs = validateDeleteOptions(o);
+    if (errs.length) throw invalidOptions('DeleteOptions', errs);
   }
 
   #checkPreconditions(cur: KubeObject, o: DeleteOptions, name: string): void {
@@ -573,4 +620,28 @@ function specOf(o: KubeObject): Record<string, unknown> {
 /** rfc3339 formats a time at second precision in UTC, as metav1.Time marshals. */
 export function rfc3339(d: Date): string {
   return `${d.toISOString().slice(0, 19)}Z`;
+}
+
+/**
+ * checkApplyBody refuses what kube's field manager refuses before applying: an object of another type
+ * (versionCheckManager: `invalid object type: <group>/<version>, Kind=<kind>`) and one carrying managedFields
+ * (structuredMergeManager.Apply: `metadata.managedFields must be nil`).
+ */
+function checkApplyBody(body: unknown, apiVersion: string, kind: string): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of an apply patch must be a YAML or JSON object');
+  const b = body as { apiVersion?: unknown; kind?: unknown; metadata?: { managedFields?: unknown } };
+  const gvk = groupVersionKind(b.apiVersion, b.kind);
+  if (gvk !== groupVersionKind(apiVersion, kind)) throw badRequest(`invalid object type: ${gvk}`);
+  const mf = typeof b.metadata === 'object' && b.metadata !== null ? b.metadata.managedFields : undefined;
+  if (mf !== undefined && mf !== null) throw badRequest('metadata.managedFields must be nil');
+}
+
+// groupVersionKind prints an unstructured object's GVK as schema.GroupVersionKind.String does; an apiVersion that
+// does not parse (more than one '/') gives the empty GVK, kind included.
+function groupVersionKind(apiVersion: unknown, kind: unknown): string {
+  const av = typeof apiVersion === 'string' ? apiVersion : '';
+  const parts = av === '' ? ['', ''] : av.split('/');
+  if (parts.length > 2) return '/, Kind=';
+  const [group, version] = parts.length === 1 ? ['', parts[0]] : parts;
+  return `${group}/${version}, Kind=${typeof kind === 'string' ? kind : ''}`;
 }

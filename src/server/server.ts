@@ -1,7 +1,8 @@
 /**
  * @module server/server
  * createServer assembles the HTTPS API server. The request path, in order:
- *   onRequest: authentication (401 without a credential) → authorization (403), health paths exempt from both →
+ *   onRequest: authentication (401 without a credential) → impersonation (Impersonate-* headers: 400/403) →
+ *   authorization (403), health paths exempt from all three →
  *   content-type parsing (JSON, merge/json patch, YAML; 415 otherwise; 413 over 3 MiB) →
  *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
  *   error handler: every failure becomes a metav1.Status (except fastify's own 503 once close() has begun).
@@ -16,11 +17,15 @@ import {
 } from '../apis/meta/errors.js';
 import type { Authentication } from '../auth/authentication.js';
 import { allowAuthenticated, forbiddenMessage, type Authorizer } from '../auth/authorizer.js';
+import { Impersonation } from '../auth/impersonation.js';
 import { requestAttributes, type RequestAttributes } from '../auth/request-info.js';
 import type { UserInfo } from '../auth/user.js';
 import { registerDiscoveryRoutes } from '../discovery/routes.js';
+import { registerStandaloneCoreRoutes } from '../discovery/core-routes.js';
 import { registerResourceRoutes } from '../endpoints/resource-routes.js';
 import { WatchRegistry, type WatchSettings } from '../endpoints/watch.js';
+import { routeUpgrades } from '../endpoints/watch-websocket.js';
+import { decodeJsonPatchBody } from '../registry/patch.js';
 import type { ResourceDefinition } from '../registry/resource.js';
 import { ResourceStore, type CreateAdmission, type SystemStatus } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
@@ -66,6 +71,8 @@ export interface ServerConfig {
   systemStatus?: SystemStatus;
   /** Bookmark interval and per-watcher buffer bound. */
   watch?: WatchSettings;
+  /** No cluster is configured: answer `/api`, `/api/v1` and namespace reads ourselves (kube-apiserver does otherwise). */
+  standalone?: boolean;
 }
 
 /** ApiServer is the assembled server. */
@@ -103,17 +110,24 @@ export function createServer(cfg: ServerConfig): ApiServer {
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
   const watches = new WatchRegistry(cfg.watch);
+  // Upgrade requests (WebSocket watches) take the normal path through hooks and routes; only a watch upgrades.
+  routeUpgrades(app);
 
   app.decorateRequest('user', undefined);
   app.decorateRequest('attributes', undefined);
   const authorizer = cfg.authorizer ?? allowAuthenticated;
+  const impersonation = new Impersonation(authorizer);
   app.addHook('onRequest', async (req) => {
     if (ALWAYS_ALLOW_PATHS.has(req.url.split('?')[0] ?? '')) return;
-    const user = await cfg.authentication.authenticate(req);
-    if (!user) throw unauthorized();
-    req.user = user;
+    const requestor = await cfg.authentication.authenticate(req);
+    if (!requestor) throw unauthorized();
     const attrs = requestAttributes(req.method, req.url);
     req.attributes = attrs;
+    // Impersonate-* headers (400/403 as kube), then everything below sees the impersonated user, as in kube's chain.
+    const impersonated = await impersonation.impersonate(requestor, attrs, req.raw);
+    if (impersonated) req.log.debug({ requestor: requestor.name, user: impersonated.user.name, constraint: impersonated.constraint }, 'impersonating');
+    const user = impersonated?.user ?? requestor;
+    req.user = user;
     const decision = await authorizer.authorize(user, attrs);
     if (!decision.allowed) {
       const why = forbiddenMessage(user, attrs) + (decision.reason ? `: ${decision.reason}` : '');
@@ -141,6 +155,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   const metrics = createMetrics(watches);
   registerMetrics(app, metrics);
   registerDiscoveryRoutes(app, cfg.kinds);
+  if (cfg.standalone) registerStandaloneCoreRoutes(app, cfg.kinds, cfg.storage);
   for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, { admission: cfg.admission, systemStatus: cfg.systemStatus }), watches);
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
@@ -190,7 +205,16 @@ function registerBodyParsers(app: FastifyInstance): void {
     return json(req, body.toString(), done);
   };
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(['application/json', 'application/merge-patch+json', 'application/json-patch+json'], { parseAs: 'string' }, lenientJson);
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string' }, lenientJson);
+  // A JSON patch keeps its JSON text (values are compared by it) and is refused before the object is read when it
+  // is not JSON, as kube-apiserver does (registry/patch.ts).
+  app.addContentTypeParser('application/json-patch+json', { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, decodeJsonPatchBody(body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
   // Parsed only so the handler can answer 415 with the list of supported patch types, as for a CRD.
   app.addContentTypeParser('application/strategic-merge-patch+json', { parseAs: 'string' }, (_r, body, done) => done(null, body));
   // YAML bodies: create/update in YAML, and server-side apply (whose JSON bodies are YAML too).

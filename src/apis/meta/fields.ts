@@ -12,6 +12,8 @@ export interface FieldSelector {
   matches(fields: Record<string, string>): boolean;
   /** empty is true when the selector has no terms and so matches everything. */
   readonly empty: boolean;
+  /** fields are the terms' field names in term order (sorted), for a field-label conversion. */
+  readonly fields: readonly string[];
   /** exactName returns the name when the selector pins metadata.name with = or ==, else undefined. */
   exactName(): string | undefined;
   /** toString prints the canonical form: terms sorted, `==` written `=`, values re-escaped. */
@@ -91,6 +93,9 @@ class ParsedFieldSelector implements FieldSelector {
   }
   get empty(): boolean {
     return this.#terms.length === 0;
+  }
+  get fields(): readonly string[] {
+    return this.#terms.map((t) => t.field);
   }
   matches(fields: Record<string, string>): boolean {
     return this.#terms.every((t) => {

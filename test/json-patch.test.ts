@@ -107,6 +107,17 @@ describe('decoding the patch (handlers/patch.go)', () => {
     }
   });
 
+  it('answers the same 400 to a merge patch that is not JSON, also before looking for the object', async () => {
+    await create('malformed-merge');
+    for (const [name, body] of [['malformed-merge', '{"spec":'], ['malformed-merge', ''], ['no-such-object', '{']] as const) {
+      const r = await call(agent, url(name), 'PATCH', body, { 'content-type': 'application/merge-patch+json' });
+      expect(r.status, r.text).toBe(400);
+      expect(r.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'invalid JSON patch', reason: 'BadRequest', code: 400 });
+    }
+    const ok = await call(agent, url('malformed-merge'), 'PATCH', '{"metadata":{"labels":{"a":"b"}}}', { 'content-type': 'application/merge-patch+json' });
+    expect(ok.status, ok.text).toBe(200);
+  });
+
   it('answers 404 for a missing object before decoding operations, then 400 for JSON of the wrong shape', async () => {
     expect((await patch('no-such-object', '{"op":"add"}')).status).toBe(404);
     await create('shapes');

@@ -205,7 +205,14 @@ function registerBodyParsers(app: FastifyInstance): void {
     return json(req, body.toString(), done);
   };
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string' }, lenientJson);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, lenientJson);
+  // Any non-apply patch that is not JSON (an empty body included) is refused before the object is read:
+  // kube-apiserver's validateAndTranscodePatch (handlers/patch.go) answers 400 "invalid JSON patch".
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (req, body, done) => {
+    if (req.is404) return done(null, undefined);
+    if ((body as string).trim() === '') return done(badRequest('invalid JSON patch'), undefined);
+    json(req, body as string, (err, value) => done(err ? badRequest('invalid JSON patch') : null, value));
+  });
   // A JSON patch keeps its JSON text (values are compared by it) and is refused before the object is read when it
   // is not JSON, as kube-apiserver does (registry/patch.ts).
   app.addContentTypeParser('application/json-patch+json', { parseAs: 'buffer' }, (_req, body, done) => {

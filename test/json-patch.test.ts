@@ -151,6 +151,21 @@ describe('decoding the patch (handlers/patch.go)', () => {
     expect((await patch('many', ops.slice(1))).status).toBe(200);
   });
 
+  it('warns, as kube-apiserver does for a custom resource, about each finalizer a write adds without a domain', async () => {
+    // apiextensions-apiserver customresource strategy.go generateWarningsFromObj / validator.go validateKubeFinalizerName.
+    const created = await call(agent, `${server.url}${API}/namespaces/jp/websites`, 'POST', website('finalizers', {}, { finalizers: ['x', 'example.com/ok', 'a.b', 'orphan'] }));
+    expect(created.status, created.text).toBe(201);
+    expect(created.headers['warning']).toEqual([
+      '299 - "metadata.finalizers: \\"a.b\\": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"',
+      '299 - "metadata.finalizers: \\"x\\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"',
+    ]);
+    // Only what this write adds is reported: x is kept, y is new.
+    const r = await patch('finalizers', [{ op: 'add', path: '/metadata/finalizers/-', value: 'y' }]);
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['warning']).toBe('299 - "metadata.finalizers: \\"y\\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"');
+    expect((await patch('finalizers', [{ op: 'replace', path: '/metadata/finalizers', value: [] }])).headers['warning']).toBeUndefined();
+  });
+
   it('warns about unknown and duplicate members of operations, and refuses them under fieldValidation=Strict', async () => {
     await create('strict');
     const body = '[{"op":"add","path":"/metadata/labels","value":{"a":"b"},"foo":1,"path":"/metadata/labels"},{"Op":"x","op":"test","path":"/spec/replicas","value":1}]';

@@ -20,7 +20,8 @@ import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
 import type { KubeObject, ObjectMeta, Status } from '../apis/meta/types.js';
 import {
-  FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, generateName, validateObjectMetaCreate, validateObjectMetaUpdate,
+  finalizerWarnings, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, generateName, validateObjectMetaCreate,
+  validateObjectMetaUpdate,
 } from '../apis/meta/validation.js';
 import { compileSchemaAdmission, type SchemaAdmission } from '../admission/schema.js';
 import { isStorageError } from '../storage/errors.js';
@@ -222,6 +223,7 @@ export class ResourceStore {
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = generateName(meta.generateName ?? '');
     this.#validate(obj, undefined);
+    warnings.push(...finalizerWarnings(meta.finalizers, undefined));
     if (this.#systemStatus) obj['status'] = this.#systemStatus(obj);
     if (own.kind === 'update') meta.managedFields = trackUpdate(undefined, obj, own.manager, 'main', this.apiVersion, meta.creationTimestamp);
     if (opts.dryRun) return { object: obj, warnings };
@@ -479,13 +481,22 @@ export class ResourceStore {
   }
 
   // #guaranteedUpdate runs tryUpdate atomically against the stored object (or only computes it for dryRun).
-  async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, warnings: string[], tryUpdate: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
+  async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
     const key = this.key(namespace, name);
+    // The strategy's warnings (finalizers added by this write) follow the decoding ones, from the last attempt.
+    let warnings = decodeWarnings;
+    const tryUpdate = (cur: KubeObject) => {
+      const before = cur.metadata.finalizers;
+      const next = update(cur);
+      warnings = [...decodeWarnings, ...(next ? finalizerWarnings(next.metadata.finalizers, before) : [])];
+      return next;
+    };
     if (opts.dryRun) {
       const cur = this.#storage.get(key);
       if (!cur) throw notFound(this.gr, name);
       try {
-        return { object: tryUpdate(structuredClone(cur)) ?? cur, warnings };
+        const object = tryUpdate(structuredClone(cur)) ?? cur;
+        return { object, warnings };
       } catch (e) {
         if (e instanceof DeleteInstead) return { object: cur, warnings };
         throw e;

@@ -216,6 +216,27 @@ export function validateFinalizers(finalizers: string[] | undefined, fld: FieldP
   return errs;
 }
 
+// The finalizers kube itself owns, which need no domain (apiextensions-apiserver customresource/validator.go).
+const STANDARD_FINALIZERS = new Set([FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS, 'kubernetes']);
+
+/**
+ * finalizerWarnings are the `Warning` texts kube-apiserver sends for a custom resource whose write adds a finalizer
+ * that is not domain-qualified (customresource strategy.go generateWarningsFromObj, validator.go
+ * validateKubeFinalizerName): for each added name, sorted and once, when it has no `/`. Names invalid as qualified
+ * names are already refused by validateFinalizers, so only the domain advice remains.
+ */
+export function finalizerWarnings(finalizers: string[] | undefined, old: string[] | undefined): string[] {
+  const before = new Set(old ?? []);
+  const added = [...new Set(finalizers ?? [])].filter((f) => !before.has(f)).sort();
+  const out: string[] = [];
+  for (const f of added) {
+    if (f.includes('/') || STANDARD_FINALIZERS.has(f)) continue;
+    const advice = f.includes('.') ? 'prefer a domain-qualified finalizer name including a path (/)' : 'prefer a domain-qualified finalizer name';
+    out.push(`metadata.finalizers: ${JSON.stringify(f)}: ${advice} to avoid accidental conflicts with other finalizer writers`);
+  }
+  return out;
+}
+
 // Go's %#v of a []string, which Kubernetes puts in the no-new-finalizers message.
 const goStringSlice = (xs: string[]): string => `[]string{${xs.map((x) => JSON.stringify(x)).join(', ')}}`;
 

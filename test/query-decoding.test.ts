@@ -133,13 +133,13 @@ describe('integers are strconv.ParseInt: a bad one is 400 BadRequest with Go\'s 
     await done;
   });
 
-  it('a resourceVersion that is not a uint64: a list is 400, a watch 500 with no reason (APIObjectVersioner)', async () => {
+  it('a resourceVersion that is not a uint64 is 400 (APIObjectVersioner), for a watch too (kube: 500, a deliberate difference)', async () => {
     expect((await call(agent, `${ns('q')}?resourceVersion=abc`)).body).toEqual(status(400, 'BadRequest',
       'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'));
     expect((await call(agent, `${ns('q')}?resourceVersion=99999999999999999999999`)).body.message)
       .toBe('invalid resource version: resourceVersion: Invalid value: "99999999999999999999999": strconv.ParseUint: parsing "99999999999999999999999": value out of range');
-    expect((await call(agent, `${ns('q')}?watch=1&resourceVersion=abc`)).body).toEqual(status(500, undefined,
-      'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'));
+    expect((await call(agent, `${ns('q')}?watch=1&resourceVersion=abc`)).body).toEqual(status(400, 'BadRequest',
+      'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'));
   });
 });
 

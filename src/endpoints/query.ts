@@ -5,7 +5,7 @@
  * (422 `<Kind>.meta.k8s.io "" is invalid`), then the field-label conversion of a CRD (400). Unknown parameters are
  * ignored. Authorization decodes the same query with the same codec (auth/request-info.ts).
  */
-import { badRequest, StatusError } from '../apis/meta/errors.js';
+import { badRequest } from '../apis/meta/errors.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
 import {
@@ -85,16 +85,16 @@ export function parseListOptions(q: QueryValues, namespaced = true): ListOptions
 
 /**
  * checkResourceVersion parses a list's or watch's resourceVersion as the storage does (APIObjectVersioner
- * ParseResourceVersion): a list answers 400 `invalid resource version: ...`, a watch 500 with no reason.
+ * ParseResourceVersion): 400 `invalid resource version: ...`. kube-apiserver answers a list so; for a watch its
+ * cacher returns the same parse error unwrapped, which becomes a 500 with no reason. A client's typo is not a
+ * server fault to retry, so a watch gets the list's 400 (a deliberate difference).
  */
-export function checkResourceVersion(rv: string | undefined, watch: boolean): void {
+export function checkResourceVersion(rv: string | undefined): void {
   if (rv === undefined || rv === '0') return;
   try {
     parseUint64(rv);
   } catch (e) {
-    const why = `resourceVersion: Invalid value: ${goQuote(rv)}: ${(e as Error).message}`;
-    if (!watch) throw badRequest(`invalid resource version: ${why}`);
-    throw new StatusError({ code: 500, message: why });
+    throw badRequest(`invalid resource version: resourceVersion: Invalid value: ${goQuote(rv)}: ${(e as Error).message}`);
   }
 }
 

@@ -59,7 +59,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
 
   // list serves a list or a watch; the representation is settled before anything is read.
   const list = async (req: Req, opts: ListOptions, reply: FastifyReply, namespace: string | undefined) => {
-    checkResourceVersion(opts.resourceVersion, opts.watch);
+    checkResourceVersion(opts.resourceVersion);
     if (opts.watch) {
       const { target, includeObject } = representation(req, negotiateWatch(req.headers.accept));
       reply.hijack();

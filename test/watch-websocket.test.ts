@@ -16,6 +16,7 @@ import { request, type Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess } from './helpers/server-process.js';
+import { readLines } from './helpers/stream-lines.js';
 
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
@@ -134,22 +135,7 @@ async function openHttp(url: string, accept?: string, dispatcher = agent): Promi
   const close = () => res.body.destroy();
   cleanups.push(close);
   res.body.setEncoding('utf8');
-  void (async () => {
-    let buf = '';
-    try {
-      for await (const chunk of res.body as AsyncIterable<string>) {
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          l.push(buf.slice(0, i + 1));
-          buf = buf.slice(i + 1);
-        }
-      }
-    } catch {
-      // closed by the test
-    }
-    l.end();
-  })();
+  readLines(res.body as AsyncIterable<string>, (line) => l.push(line), () => l.end());
   return Object.assign(l, { close });
 }
 

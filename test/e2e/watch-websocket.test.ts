@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { apiClient } from './helpers-kubectl.js';
 import { e2e } from './harness/state.js';
+import { readLines } from '../helpers/stream-lines.js';
 
 const env = e2e();
 const api = apiClient(env.server, env.caFile, env.tokens.admin);
@@ -100,21 +101,7 @@ async function openHttp(url: string) {
   };
   cleanups.push(close);
   res.body.setEncoding('utf8');
-  void (async () => {
-    let buf = '';
-    try {
-      for await (const chunk of res.body as AsyncIterable<string>) {
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          lines.push(buf.slice(0, i + 1));
-          buf = buf.slice(i + 1);
-        }
-      }
-    } catch {
-      // closed by the test
-    }
-  })();
+  readLines(res.body as AsyncIterable<string>, (line) => lines.push(line));
   return { lines, close };
 }
 

@@ -208,7 +208,7 @@ describe('apiserver workload', () => {
 
   it('probes /livez and /readyz over HTTPS and is locked down', () => {
     expect(c.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'https', scheme: 'HTTPS' });
-    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz?exclude=storage-readiness', port: 'https', scheme: 'HTTPS' });
     expect(c.resources.requests.cpu).toBeDefined();
     expect(c.resources.requests.memory).toBeDefined();
     expect(c.resources.limits.memory).toBeDefined();
@@ -223,7 +223,7 @@ describe('apiserver workload', () => {
   });
 
   it('starts with a startup probe so liveness never kills a slow cold start, and drains within its grace period', () => {
-    expect(c.startupProbe.httpGet).toEqual({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
+    expect(c.startupProbe.httpGet).toEqual({ path: '/readyz?exclude=storage-readiness', port: 'https', scheme: 'HTTPS' });
     expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold).toBeGreaterThanOrEqual(120);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(5); // the server's own shutdown bound
   });

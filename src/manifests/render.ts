@@ -283,6 +283,9 @@ function serviceObject(ns: string, port: number): K8sObject {
 }
 
 function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
+  // A full disk fails /readyz's storage check, but reads, lists and watches still work and writes answer 503 with
+  // Retry-After: keep the pod behind its Service then, or the whole group would be unavailable for one replica.
+  const READY_PATH = '/readyz?exclude=storage-readiness';
   const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
     httpGet: { path, port: 'https', scheme: 'HTTPS' }, // health paths need no client certificate
     periodSeconds,
@@ -342,10 +345,10 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
               // Opening a large lmdb store and its first informer syncs take time: liveness starts counting only once
               // this passes (up to 5 minutes).
-              startupProbe: probe('/readyz', 2, 150),
+              startupProbe: probe(READY_PATH, 2, 150),
               livenessProbe: probe('/livez', 10, 3),
               // Readiness gates the EndpointSlice, which gates the APIService's Available condition.
-              readinessProbe: probe('/readyz', 5, 3),
+              readinessProbe: probe(READY_PATH, 5, 3),
               resources: {
                 requests: { cpu: '100m', memory: '128Mi' },
                 limits: { cpu: '1', memory: '512Mi' },

@@ -1,13 +1,22 @@
 #!/usr/bin/env node
 /**
  * @module main
- * Entry point: parse flags, run, and on SIGTERM/SIGINT close watches, stop accepting, flush the store and exit 0
- * (forced exit with 1 if that takes longer than 5 s).
+ * Entry point: the `backup` and `restore` subcommands (cmd/backup), else the server: parse flags, run, and on
+ * SIGTERM/SIGINT shut down as kube-apiserver does (server/graceful-shutdown.ts: stop accepting, end watches, answer
+ * the requests begun, flush the store) and exit 0; exit 1 if that outlives its flags' bound (shutdownDeadlineMs).
  */
 import { run } from './cmd/run.js';
 import { parseOptions, usage } from './cmd/options.js';
+import { shutdownDeadlineMs } from './server/graceful-shutdown.js';
 
-const SHUTDOWN_TIMEOUT_MS = 5000;
+const command = process.argv[2];
+if (command === 'backup' || command === 'restore') {
+  const { runDataCommand } = await import('./cmd/backup.js');
+  const code = await runDataCommand(command, process.argv.slice(3), process.env);
+  // A backup to `-` may still be draining into a pipe: exit once stdout has taken everything.
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(code);
+}
 
 const parsed = parseOptions(process.argv.slice(2), process.env);
 if (parsed.kind === 'help') {
@@ -25,10 +34,18 @@ try {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    running.server.app.log.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref();
+    const o = parsed.options;
+    const deadline = shutdownDeadlineMs({ delayMs: o.shutdownDelayMs, watchGraceMs: o.shutdownWatchTerminationGracePeriodMs, drainTimeoutMs: o.requestTimeoutMs });
+    running.server.app.log.info({ signal, deadlineMs: deadline }, 'shutting down');
+    setTimeout(() => {
+      running.server.app.log.error({ deadlineMs: deadline }, 'shutdown did not finish in time');
+      process.exit(1);
+    }, deadline).unref();
     running.stop().then(
-      () => process.exit(0),
+      (report) => {
+        running.server.app.log.info(report, 'shut down');
+        process.exit(0);
+      },
       (e: unknown) => {
         running.server.app.log.error({ err: e }, 'shutdown failed');
         process.exit(1);

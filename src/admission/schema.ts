@@ -9,6 +9,7 @@ import formatsModule from 'ajv-formats';
 import {
   invalid, notSupported, required, tooLong, typeInvalid, type FieldError,
 } from '../apis/meta/field-path.js';
+import { compareUtf8 } from '../registry/go-json.js';
 import type { JSONSchema } from '../registry/resource.js';
 
 const addFormats = formatsModule.default;
@@ -19,15 +20,13 @@ const VENDOR_KEYWORDS = [
   'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-embedded-resource', 'x-kubernetes-validations',
 ];
 
-// ObjectMeta fields a client may send; anything else under metadata is an unknown field, as for built-in types.
-const OBJECT_META_FIELDS = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
-]);
-
 /** SchemaAdmission holds the compiled validator for one kind. */
 export interface SchemaAdmission {
-  /** pruneUnknown removes unknown fields in place and returns their paths (`spec.foo`, `metadata.bar`). */
+  /**
+   * pruneUnknown removes unknown fields in place and returns their paths (`spec.foo`), in the sorted order kube's
+   * structural pruning reports them. `metadata` is not looked at: it is decoded as metav1.ObjectMeta
+   * (apis/meta/decode.ts), which finds its unknown fields.
+   */
   pruneUnknown(obj: Record<string, unknown>): string[];
   /** defaultAndValidate fills schema defaults in place and returns every schema violation. */
   defaultAndValidate(obj: Record<string, unknown>): FieldError[];
@@ -43,18 +42,12 @@ export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
     pruneUnknown: (obj) => {
       const unknown: string[] = [];
       prune(schema, obj, '', unknown);
-      const meta = obj['metadata'];
-      if (isPlainObject(meta)) {
-        for (const k of Object.keys(meta)) if (!OBJECT_META_FIELDS.has(k)) {
-          unknown.push(`metadata.${k}`);
-          delete meta[k];
-        }
-      }
       return unknown;
     },
     defaultAndValidate: (obj) => {
-      if (validate(obj)) return [];
-      return toFieldErrors(validate.errors ?? [], obj);
+      const errs = validate(obj) ? [] : toFieldErrors(validate.errors ?? [], obj);
+      outOfInt64(schema, obj, '', errs);
+      return errs;
     },
   };
 }
@@ -70,15 +63,42 @@ function prune(schema: JSONSchema, value: unknown, at: string, unknown: string[]
   }
   if (!isPlainObject(value) || schema.type !== 'object') return;
   const props = schema.properties;
-  for (const k of Object.keys(value)) {
+  // Members in sorted order, as the pruning of a decoded map reports them (apiextensions structural/pruning).
+  for (const k of Object.keys(value).sort(compareUtf8)) {
     const child = props?.[k];
     const childPath = at ? `${at}.${k}` : k;
+    if (at === '' && k === 'metadata') continue;
     if (child) prune(child, value[k], childPath, unknown);
     else if (typeof schema.additionalProperties === 'object') prune(schema.additionalProperties, value[k], childPath, unknown);
     else if (schema.additionalProperties !== true && props) {
       unknown.push(childPath);
       delete value[k];
     }
+  }
+}
+
+const INT64_LIMIT = 2 ** 63;
+
+/**
+ * outOfInt64 adds a type error for each `type: integer` value that is whole but beyond int64: JSON Schema calls it an
+ * integer, but kube-apiserver decodes it as a float64 and its schema validation refuses it (`must be of type
+ * integer`), and no Go client could decode it into its int64 or int32 field.
+ */
+function outOfInt64(schema: JSONSchema, value: unknown, at: string, errs: FieldError[]): void {
+  if (schema.type === 'integer') {
+    if (typeof value === 'number' && Number.isInteger(value) && (value >= INT64_LIMIT || value < -INT64_LIMIT)) {
+      errs.push(typeInvalid(at, value, 'must be of type integer'));
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    if (schema.items) value.forEach((v, i) => outOfInt64(schema.items as JSONSchema, v, `${at}[${i}]`, errs));
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  for (const [k, v] of Object.entries(value)) {
+    const child = schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (child) outOfInt64(child, v, at ? `${at}.${k}` : k, errs);
   }
 }
 

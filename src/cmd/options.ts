@@ -38,6 +38,26 @@ export interface Options {
   /** Run the reconcilers when a cluster is configured. */
   readonly enableReconcilers: boolean;
   readonly leaderElectNamespace: string;
+  /** --request-timeout in ms; on shutdown it bounds how long requests already begun may take (kube's ShutdownTimeout). */
+  readonly requestTimeoutMs: number;
+  /** --read-header-timeout in ms: how long a client may take to send a request's headers (and its TLS handshake). */
+  readonly readHeaderTimeoutMs: number;
+  /** --keep-alive-timeout in ms: how long an idle keep-alive connection is kept open. */
+  readonly keepAliveTimeoutMs: number;
+  /** --shutdown-delay-duration in ms: requests still served after SIGTERM while /readyz fails. */
+  readonly shutdownDelayMs: number;
+  /** --shutdown-send-retry-after: refuse new requests with 429 and keep listening until drained. */
+  readonly shutdownSendRetryAfter: boolean;
+  /** --shutdown-watch-termination-grace-period in ms: over how long open watches are ended on shutdown. */
+  readonly shutdownWatchTerminationGracePeriodMs: number;
+  /** --audit-policy-file: the audit.k8s.io/v1 Policy; unset: nothing is audited. */
+  readonly auditPolicyFile: string | undefined;
+  /** --audit-log-path: a file, or `-` for stdout; unset: nothing is audited. */
+  readonly auditLogPath: string | undefined;
+  /** --audit-log-maxsize (MiB, 0 = 100), --audit-log-maxbackup (0 = all), --audit-log-maxage (days, 0 = any). */
+  readonly auditLogMaxSize: number;
+  readonly auditLogMaxBackup: number;
+  readonly auditLogMaxAge: number;
 }
 
 /** AccessMode picks standalone or delegated authentication/authorization; auto = delegated when a cluster is configured. */
@@ -74,6 +94,20 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'leader-elect', default: 'false', help: 'Reconcile only while holding the Lease website-apiserver (true when several replicas share a cluster).' },
   { name: 'leader-elect-namespace', default: 'default', help: 'Namespace of the leader-election Lease (the manifests use the server\'s own).' },
   { name: 'authorization-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).' },
+  // kube-apiserver's names and defaults (k8s.io/apiserver pkg/server/options/server_run_options.go).
+  { name: 'request-timeout', default: '1m', help: 'How long a request other than a watch may take, body upload included, before it is answered 504 Timeout (a shorter ?timeout= applies); on shutdown, how long requests already begun may take to finish before the storage closes to them.' },
+  // kube-apiserver's fixed values (k8s.io/apiserver pkg/server/secure_serving.go ReadHeaderTimeout, IdleTimeout).
+  { name: 'read-header-timeout', default: '32s', help: 'How long a client may take to send the headers of a request (and to complete the TLS handshake) before the connection is closed.' },
+  { name: 'keep-alive-timeout', default: '90s', help: 'How long an idle keep-alive connection is kept open waiting for the next request.' },
+  { name: 'shutdown-delay-duration', default: '0s', help: 'Time to delay the termination: requests are still served normally, /healthz and /livez succeed, /readyz fails. Lets a load balancer stop sending traffic here.' },
+  { name: 'shutdown-send-retry-after', default: 'false', help: 'If true, keep listening until the requests in flight are drained, refusing new ones with 429, Retry-After and Connection: close.' },
+  // kube-apiserver's audit flags (k8s.io/apiserver pkg/server/options/audit.go); see README "Audit logging".
+  { name: 'audit-policy-file', help: 'Path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy).' },
+  { name: 'audit-log-path', help: "If set, all requests coming to the apiserver will be logged to this file. '-' means standard out." },
+  { name: 'audit-log-maxsize', default: '0', help: 'The maximum size in megabytes of the audit log file before it gets rotated (0: 100).' },
+  { name: 'audit-log-maxbackup', default: '0', help: 'The maximum number of old audit log files to retain (0: all).' },
+  { name: 'audit-log-maxage', default: '0', help: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename (0: no limit).' },
+  { name: 'shutdown-watch-termination-grace-period', default: '0s', help: 'Over how long open watches are ended on shutdown (at least 200 a second); 0 ends them all at once.' },
 ];
 
 /** parseDuration reads a Go-style duration (`1h30m`, `90s`, `250ms`) into milliseconds; undefined if malformed. */
@@ -98,7 +132,7 @@ export const envName = (flag: string) => `WEBSITE_APISERVER_${flag.toUpperCase()
 
 /** usage is the --help text. */
 export function usage(): string {
-  const lines = ['Usage: website-apiserver [flags]', '', 'Serves extensions.example.com/v1alpha1 (Website) over HTTPS, stored in lmdb.', '', 'Flags:'];
+  const lines = ['Usage: website-apiserver [flags]', '       website-apiserver backup|restore --help', '', 'Serves extensions.example.com/v1alpha1 (Website) over HTTPS, stored in lmdb.', '', 'Flags:'];
   for (const f of FLAGS) {
     const def = f.default !== undefined ? ` (default ${JSON.stringify(f.default)})` : '';
     lines.push(`  --${f.name}${f.multiple ? ' (repeatable)' : ''}${def}`, `      ${f.help} Env: ${envName(f.name)}.`);
@@ -165,6 +199,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   if (!['true', 'false'].includes(leaderText)) errors.push(`--leader-elect: must be true or false, got "${leaderText}"`);
   const reconcilersText = get('enable-reconcilers') ?? 'true';
   if (!['true', 'false'].includes(reconcilersText)) errors.push(`--enable-reconcilers: must be true or false, got "${reconcilersText}"`);
+  const shutdown = parseShutdownFlags(get, errors);
+  const audit = parseAuditFlags(get, errors);
+  const connection = parseConnectionFlags(get, errors);
   if (errors.length) return { kind: 'error', errors };
   return {
     kind: 'ok',
@@ -183,6 +220,63 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       leaderElect: leaderText === 'true',
       enableReconcilers: reconcilersText === 'true',
       leaderElectNamespace: get('leader-elect-namespace') ?? 'default',
+      ...shutdown,
+      ...audit,
+      ...connection,
     }),
   };
+}
+
+type ShutdownOptions = Pick<Options, 'requestTimeoutMs' | 'shutdownDelayMs' | 'shutdownSendRetryAfter' | 'shutdownWatchTerminationGracePeriodMs'>;
+
+// parseShutdownFlags reads the graceful-termination flags (the delays may be 0, the request timeout may not).
+function parseShutdownFlags(get: (name: string) => string | undefined, errors: string[]): ShutdownOptions {
+  const ms = (name: string, min: number): number => {
+    const text = get(name) ?? '';
+    const v = parseDuration(text);
+    if (v === undefined || v < min) errors.push(`--${name}: must be a ${min > 0 ? 'positive' : 'non-negative'} duration such as 90s or 1m, got "${text}"`);
+    return v ?? 0;
+  };
+  const retryText = get('shutdown-send-retry-after') ?? 'false';
+  if (!['true', 'false'].includes(retryText)) errors.push(`--shutdown-send-retry-after: must be true or false, got "${retryText}"`);
+  return {
+    requestTimeoutMs: ms('request-timeout', 1),
+    shutdownDelayMs: ms('shutdown-delay-duration', 0),
+    shutdownSendRetryAfter: retryText === 'true',
+    shutdownWatchTerminationGracePeriodMs: ms('shutdown-watch-termination-grace-period', 0),
+  };
+}
+
+type AuditFlags = Pick<Options, 'auditPolicyFile' | 'auditLogPath' | 'auditLogMaxSize' | 'auditLogMaxBackup' | 'auditLogMaxAge'>;
+
+// parseAuditFlags reads the audit flags with kube's checks (AuditLogOptions.Validate; pflag's message for a non-integer).
+function parseAuditFlags(get: (name: string) => string | undefined, errors: string[]): AuditFlags {
+  const int = (name: string): number => {
+    const text = get(name) ?? '0';
+    if (!/^[+-]?\d+$/.test(text)) {
+      errors.push(`invalid argument ${JSON.stringify(text)} for "--${name}" flag: strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
+      return 0;
+    }
+    const v = Number(text);
+    if (v < 0) errors.push(`--${name} ${v} can't be a negative number`);
+    return v;
+  };
+  return {
+    auditPolicyFile: get('audit-policy-file') || undefined,
+    auditLogPath: get('audit-log-path') || undefined,
+    auditLogMaxSize: int('audit-log-maxsize'),
+    auditLogMaxBackup: int('audit-log-maxbackup'),
+    auditLogMaxAge: int('audit-log-maxage'),
+  };
+}
+
+// parseConnectionFlags reads the connection time limits (positive durations, as Go's server needs them).
+function parseConnectionFlags(get: (name: string) => string | undefined, errors: string[]): Pick<Options, 'readHeaderTimeoutMs' | 'keepAliveTimeoutMs'> {
+  const ms = (name: string): number => {
+    const text = get(name) ?? '';
+    const v = parseDuration(text);
+    if (v === undefined || v <= 0) errors.push(`--${name}: must be a positive duration such as 90s or 1m, got "${text}"`);
+    return v ?? 0;
+  };
+  return { readHeaderTimeoutMs: ms('read-header-timeout'), keepAliveTimeoutMs: ms('keep-alive-timeout') };
 }

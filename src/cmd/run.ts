@@ -15,10 +15,14 @@ import { websiteDefinition } from '../apis/website/v1alpha1.js';
 import { ResourceStore } from '../registry/store.js';
 import type { ResourceDefinition } from '../registry/resource.js';
 import { createLogger } from '../observability/logger.js';
+import { createAuditor } from '../observability/audit.js';
 import { kinds } from '../registry/kinds.js';
+import type { ShutdownReport } from '../server/graceful-shutdown.js';
+import { storageChecks } from '../server/health.js';
 import { createServer, type ApiServer } from '../server/server.js';
 import { LmdbStorage } from '../storage/lmdb-storage.js';
 import type { Options } from './options.js';
+import { installRejectionGuard } from './rejection-guard.js';
 
 /** LEASE_NAME is the coordination.k8s.io Lease replicas compete for with --leader-elect. */
 const LEASE_NAME = 'website-apiserver';
@@ -27,7 +31,8 @@ const LEASE_NAME = 'website-apiserver';
 export interface Running {
   url: string;
   server: ApiServer;
-  stop(): Promise<void>;
+  /** stop shuts down gracefully as kube-apiserver does (server/graceful-shutdown.ts) and reports what it did. */
+  stop(): Promise<ShutdownReport>;
 }
 
 // The kubeconfig must name an address a client can dial: a wildcard bind is reached through loopback.
@@ -39,6 +44,7 @@ function clientUrl(bindAddress: string, port: number): string {
 /** run starts the server and returns once it listens. */
 export async function run(o: Options): Promise<Running> {
   const logger = createLogger(o.logLevel);
+  installRejectionGuard(logger);
   const certOpts = {
     certDir: o.certDir,
     extraSans: [...o.tlsSans],
@@ -47,20 +53,42 @@ export async function run(o: Options): Promise<Running> {
   };
   const certs = ensureCertificates(certOpts);
   if (certs.generated.length) logger.info({ generated: certs.generated, reasons: certs.reasons, certDir: o.certDir }, 'certificates written');
+  // An invalid audit policy stops the start, as it stops kube-apiserver's.
+  const audit = await createAuditor({
+    policyFile: o.auditPolicyFile,
+    log: o.auditLogPath ? { path: o.auditLogPath, maxSizeMB: o.auditLogMaxSize, maxBackups: o.auditLogMaxBackup, maxAgeDays: o.auditLogMaxAge } : undefined,
+  }, logger);
   const access = await setupAccess({
     kubeconfig: o.kubeconfig, authenticationMode: o.authenticationMode, authorizationMode: o.authorizationMode, ownCA: certs.caCert, logger,
   });
-  const storage = new LmdbStorage({ path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs });
+  const storage = new LmdbStorage({
+    path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs,
+    onWritableChange: (writable, cause) => {
+      if (writable) logger.info({ dataDir: o.dataDir }, 'storage commits writes again');
+      else if (storage.needsRestart()) logger.fatal({ dataDir: o.dataDir, err: cause }, 'storage environment is fatal (MDB_PANIC): /livez fails, only a restart reopens it');
+      else logger.error({ dataDir: o.dataDir, err: cause }, 'storage cannot commit writes: writes answer 503 and /readyz fails until one commits');
+    },
+  });
+  const storageHealth = storageChecks(storage);
   const server = createServer({
     tls: { key: certs.servingKey, cert: certs.servingCert },
     storage,
     kinds,
     logger,
     watch: { bookmarkIntervalMs: o.watchBookmarkIntervalMs },
+    shutdown: {
+      delayMs: o.shutdownDelayMs,
+      sendRetryAfter: o.shutdownSendRetryAfter,
+      watchGraceMs: o.shutdownWatchTerminationGracePeriodMs,
+      drainTimeoutMs: o.requestTimeoutMs,
+    },
+    timeouts: { requestTimeoutMs: o.requestTimeoutMs, readHeaderTimeoutMs: o.readHeaderTimeoutMs, keepAliveTimeoutMs: o.keepAliveTimeoutMs },
     authentication: access.authentication,
     authorizer: access.authorizer,
     admission: access.admission,
-    readiness: access.readiness,
+    readiness: [...access.readiness, storageHealth.ready],
+    liveness: [storageHealth.live],
+    audit,
     // No cluster: no reconciler (the server itself says so in each Website's status), and no kube-apiserver in front
     // to answer /api and namespace reads.
     ...(access.cluster ? {} : { systemStatus: standaloneStatus, standalone: true }),
@@ -112,13 +140,18 @@ export async function run(o: Options): Promise<Running> {
     manager = startReconcilers(cluster);
   }
   const stop = async () => {
-    // Drain the reconcilers before the Lease is released, so no reconcile runs once another replica may lead.
-    const m = manager;
-    manager = undefined;
-    if (m) await m.stop();
-    if (election) await election.stop();
+    // kube's pre-shutdown hooks, run during the shutdown delay: drain the reconcilers before the Lease is released,
+    // so no reconcile runs once another replica may lead (they write to the storage, which is still open).
+    const preShutdown = async () => {
+      const m = manager;
+      manager = undefined;
+      if (m) await m.stop();
+      if (election) await election.stop();
+    };
+    const report = await server.shutdown(preShutdown);
+    // Requests in flight still needed the delegated authentication and the namespace cache.
     await access.stop();
-    await server.shutdown();
+    return report;
   };
   return { url, server, stop };
 }

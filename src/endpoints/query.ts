@@ -12,9 +12,10 @@ import {
   invalidOptions, validateListOptions, validateTableOptions, validateWriteOptions,
 } from '../apis/meta/options-validation.js';
 import {
-  decodeDeleteOptions, decodeGetOptions, decodeListOptions, decodeTableOptions, decodeWriteOptions, goQuote, parseUint64,
+  decodeDeleteOptions, decodeGetOptions, decodeListOptions, decodeTableOptions, decodeWriteOptions, first, goQuote, parseUint64,
   queryOf, type QueryValues,
 } from '../apis/meta/parameter-codec.js';
+import { decodeDeleteOptionsBody, GoDecodeError } from '../apis/meta/decode.js';
 import type { DeleteOptions, FieldValidation, WriteOptions } from '../registry/store.js';
 import type { IncludeObject } from '../registry/table.js';
 
@@ -98,9 +99,13 @@ export function checkResourceVersion(rv: string | undefined): void {
   }
 }
 
-/** parseGetOptions handles a GET of one object's query (only `export` can fail). */
+/**
+ * parseGetOptions handles a GET of one object's query: `export` is refused, and a resourceVersion that is not a
+ * uint64 is the list's 400 (kube's storage answers a get with it 500: a client's typo is not a server fault).
+ */
 export function parseGetOptions(q: QueryValues): void {
-  decodeGetOptions(q);
+  const o = decodeGetOptions(q);
+  checkResourceVersion(o.resourceVersion || undefined);
 }
 
 /** parseTableOptions reads the Table options (`includeObject`, and `-` for noHeaders) when a Table is asked for. */
@@ -133,19 +138,27 @@ export function managerFromUserAgent(userAgent: string | undefined): string {
 }
 
 /**
- * parseDeleteOptions reads DeleteOptions from the JSON body when there is one, else from the query (delete.go).
- * Validation happens in the store (ValidateDeleteOptions), for every caller.
+ * parseDeleteOptions reads DeleteOptions as handlers/delete.go does: from the body whenever there is one (even `{}`
+ * or `null`; the query is then not read), decoded as a typed metav1.DeleteOptions (apis/meta/decode.ts: a body of
+ * another kind or with a wrongly typed field is 400 with the decoder's text), else from the query, where `uid` and
+ * `resourceVersion` are preconditions (meta/v1 conversion.go Convert_url_Values_To_v1_DeleteOptions). Validation
+ * happens in the store (ValidateDeleteOptions), for every caller, before anything is read. `raw` is the body's
+ * bytes when the route kept them, so numbers are read as Go reads them.
  */
-export function parseDeleteOptions(body: unknown, q: QueryValues): DeleteOptions {
-  if (body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length > 0) {
-    const b = body as Record<string, unknown>;
-    if (b['kind'] !== undefined && b['kind'] !== 'DeleteOptions') {
-      throw badRequest(`DeleteOptions: the kind in the data (${String(b['kind'])}) does not match the expected kind (DeleteOptions)`);
+export function parseDeleteOptions(body: unknown, q: QueryValues, raw?: Uint8Array): DeleteOptions {
+  if (body !== undefined) {
+    try {
+      return decodeDeleteOptionsBody(body, raw);
+    } catch (e) {
+      if (e instanceof GoDecodeError) throw badRequest(e.message);
+      throw e;
     }
-    // A JSON null is Go's nil pointer: the option is not set.
-    return Object.fromEntries(Object.entries(b).filter(([, v]) => v !== null)) as DeleteOptions;
   }
-  return decodeDeleteOptions(q);
+  const o: DeleteOptions = decodeDeleteOptions(q);
+  const uid = first(q, 'uid');
+  const resourceVersion = first(q, 'resourceVersion');
+  if (uid || resourceVersion) o.preconditions = { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
+  return o;
 }
 
 /** isDryRun tells whether DeleteOptions ask for a dry run (the store validates the values). */

@@ -5,7 +5,7 @@
  * Unsupported methods answer 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { methodNotSupported, notFound, unsupportedMediaType } from '../apis/meta/errors.js';
+import { methodNotSupported, notFound, notFoundPath, unsupportedMediaType } from '../apis/meta/errors.js';
 import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
 import type { IncludeObject } from '../registry/table.js';
@@ -15,19 +15,16 @@ import {
   requestQuery, type ListOptions, type Query,
 } from './query.js';
 import { encodedList, transformList, transformObject } from './transform.js';
+import { keepRawBody, rawBodyOf } from './raw-body.js';
 import { readListPage } from './list-page.js';
 import { TableRows } from './table-rows.js';
+import { sendWarnings, warningBytes } from './warning-header.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
 import { serveWatchWebSocket, webSocketUpgrade } from './watch-websocket.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query }>;
-
-/** sendWarnings adds `Warning: 299 - "…"` headers, as kube-apiserver does for unknown fields under fieldValidation=Warn. */
-function sendWarnings(reply: FastifyReply, warnings: string[]): void {
-  if (warnings.length) reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
-}
 
 const mediaType = (req: FastifyRequest) => (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 
@@ -52,10 +49,35 @@ function representation(req: Req, target: Target): { target: Target; includeObje
 /** registerResourceRoutes installs collection, item and subresource routes for one kind. */
 export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const def = store.def;
+  warningBytes(app);
   const base = `/apis/${def.group}/${def.version}`;
   const tableRows = new TableRows(def);
   const nsBase = def.namespaced ? `${base}/namespaces/:namespace/${def.plural}` : `${base}/${def.plural}`;
-  const ns = (req: Req) => (def.namespaced ? req.params['namespace'] : undefined);
+  // `.` and `..` are not path segment names (IsValidPathSegmentName): such a URL names no namespace, so no resource.
+  const ns = (req: Req) => {
+    if (!def.namespaced) return undefined;
+    const namespace = req.params['namespace'];
+    if (namespace === '.' || namespace === '..') throw notFoundPath();
+    return namespace;
+  };
+
+  // Objects stored by builds that did not decode metadata as a typed ObjectMeta are repaired once serving starts, so
+  // no Go client (a metadata informer of the garbage collector, say) meets one for longer than the scan takes.
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.addHook('onReady', async () => {
+    const log = app.log.child({ resource: store.gr.resource });
+    store.repairStoredMetadata(
+      (r) => log.warn({ namespace: r.namespace, name: r.name, dropped: r.dropped }, 'repaired stored metadata a Go client could not decode: dropped its malformed fields'),
+      () => closing,
+    ).then((done) => {
+      if (done.repaired > 0) log.warn(done, 'repaired stored objects whose metadata a Go client could not decode');
+    }, (err: unknown) => {
+      if (!closing) log.error({ err }, 'checking stored metadata failed');
+    });
+  });
 
   // list serves a list or a watch; the representation is settled before anything is read.
   const list = async (req: Req, opts: ListOptions, reply: FastifyReply, namespace: string | undefined) => {
@@ -81,11 +103,15 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     return transformList(def, items, meta, target, includeObject, noHeaders);
   };
 
+  // DeleteOptions and a Scale are decoded from their bytes, as Go does (raw-body.ts).
+  const typedBody = keepRawBody((req) => req.method === 'DELETE' || (req.method === 'PUT' && req.url.split('?')[0]?.endsWith('/scale') === true));
+
   // Collection: list/watch, create, deletecollection.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
     config: { resource: def.plural },
     url: nsBase,
+    preParsing: typedBody,
     handler: async (req, reply) => {
       switch (req.method) {
         case 'GET':
@@ -100,11 +126,18 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         }
         case 'DELETE': {
           const lo = parseListOptions(requestQuery(req), def.namespaced);
-          const o = parseDeleteOptions(req.body, requestQuery(req));
+          const o = parseDeleteOptions(req.body, requestQuery(req), rawBodyOf(req));
           // Negotiated before deleting: a 406 must leave everything in place.
           const target = negotiate(req.headers.accept, false);
-          const deleted = await store.deleteCollection(ns(req), { label: lo.label, field: lo.field }, o, isDryRun(o));
-          return transformList(def, deleted, { resourceVersion: String(store.currentRevision()) }, target, 'Metadata');
+          // The collection is read with the request's ListOptions, as a list would be (a bad resourceVersion or
+          // continue token fails before anything is deleted); later pages follow the token alone.
+          const page = async (token: string | undefined) => {
+            if (token === undefined) checkResourceVersion(lo.resourceVersion);
+            const opts = token === undefined ? lo : { ...lo, continueToken: token, resourceVersion: undefined, resourceVersionMatch: undefined };
+            return readListPage(store, ns(req), opts);
+          };
+          const r = await store.deleteCollection(o, isDryRun(o), lo.limit !== undefined, page);
+          return transformList(def, r.items, r.meta, target, 'Metadata');
         }
         default:
           throw methodNotSupported(store.gr, req.method.toLowerCase());
@@ -130,6 +163,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     method: [...ALL_METHODS],
     config: { resource: def.plural },
     url: `${nsBase}/:name`,
+    preParsing: typedBody,
     handler: async (req, reply) => {
       const name = req.params['name'] ?? '';
       // A GET with a name is a get whatever its query says (`?watch=true` included): RequestInfoFactory makes it
@@ -165,7 +199,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           return transformObject(def, object, target, 'Metadata');
         }
         case 'DELETE': {
-          const o = parseDeleteOptions(req.body, requestQuery(req));
+          const o = parseDeleteOptions(req.body, requestQuery(req), rawBodyOf(req));
           const r = await store.delete(ns(req), name, o, isDryRun(o));
           reply.code(r.code);
           const body = r.body as { kind?: string };
@@ -182,6 +216,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     method: [...ALL_METHODS],
     config: { resource: def.plural },
     url: `${nsBase}/:name/:subresource`,
+    preParsing: typedBody,
     handler: async (req, reply) => {
       const name = req.params['name'] ?? '';
       const sub = req.params['subresource'];
@@ -197,9 +232,12 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       const writeOpts = () => (req.method === 'PUT' ? parseWriteOptions(q, 'UpdateOptions', ua) : parseWriteOptions(q, 'PatchOptions', ua, apply));
       if (sub === 'scale') {
         if (req.method === 'GET') return store.getScale(ns(req), name);
-        if (req.method === 'PUT') return store.updateScale(ns(req), name, req.body, writeOpts());
         if (apply) return store.applyScale(ns(req), name, req.body, writeOpts());
-        return store.patchScale(ns(req), name, patchType(req), req.body, writeOpts());
+        const scaled = req.method === 'PUT'
+          ? await store.updateScale(ns(req), name, req.body, writeOpts(), rawBodyOf(req))
+          : await store.patchScale(ns(req), name, patchType(req), req.body, writeOpts());
+        sendWarnings(reply, scaled.warnings);
+        return scaled.object;
       }
       const target = negotiate(req.headers.accept, true);
       if (req.method === 'GET') return transformObject(def, store.get(ns(req), name), target, 'Metadata');

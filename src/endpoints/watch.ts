@@ -87,6 +87,12 @@ export class WatchRegistry {
   closeAll(): void {
     for (const w of [...this.#open]) w.end();
   }
+
+  /** closeSome ends up to n open watches, oldest first (a shutdown paces them); returns how many stay open. */
+  closeSome(n: number): number {
+    for (const w of [...this.#open].slice(0, n)) w.end();
+    return this.#open.size;
+  }
 }
 
 /** SinkEvents are what a WatchSink reports to its stream. */

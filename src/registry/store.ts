@@ -3,7 +3,8 @@
  * ResourceStore: the generic registry for one kind (the role of k8s.io/apiserver's generic registry Store).
  * Every write goes through one documented pipeline:
  *
- *   decode (kind/apiVersion, namespace, name) → unknown fields per fieldValidation, prune →
+ *   decode (the type, metadata as a typed metav1.ObjectMeta, namespace, name) → unknown fields per fieldValidation,
+ *   prune →
  *   system metadata (uid, creationTimestamp, generation, generateName) → status/spec split →
  *   schema defaults + schema validation + ObjectMeta validation + kind validation (422 with causes) →
  *   storage write with resourceVersion precondition (409) — skipped entirely for dryRun=All.
@@ -18,18 +19,24 @@ import {
 import { invalid as invalidField, path, required, type FieldError } from '../apis/meta/field-path.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
-import type { KubeObject, ObjectMeta, Status } from '../apis/meta/types.js';
+import type { KubeObject, ListMeta, ObjectMeta, Status } from '../apis/meta/types.js';
 import {
-  finalizerWarnings, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, generateName, validateObjectMetaCreate,
-  validateObjectMetaUpdate,
+  DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, finalizerWarnings, FINALIZER_DELETE_DEPENDENTS,
+  FINALIZER_ORPHAN_DEPENDENTS, generateName, validateObjectMetaCreate, validateObjectMetaUpdate,
 } from '../apis/meta/validation.js';
+import {
+  decodeObjectMeta, decodeScaleBody, GoDecodeError, interpretTypeMeta, objectMetaDecodes, repairObjectMeta, type DecodedScale,
+} from '../apis/meta/decode.js';
 import { compileSchemaAdmission, type SchemaAdmission } from '../admission/schema.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandle, WatchSink } from '../storage/interface.js';
 import { invalidOptions, unsafeDeleteCollection, validateDeleteOptions } from '../apis/meta/options-validation.js';
+import { decodeFailure, groupOf, invalidPatch, type DecodeMode } from './decode-errors.js';
+import { goMarshal } from './go-json.js';
 import { getAt, leafPaths, serverSideApply, setAt, trackUpdate, type ApplyScope } from './managed-fields.js';
 import { jsonPatch, mergePatch, type PatchType } from './patch.js';
 import type { ResourceDefinition } from './resource.js';
+import { duplicatesOf } from './duplicate-fields.js';
 
 /** FieldValidation is the `fieldValidation` query parameter. */
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -80,6 +87,12 @@ export interface DeleteOptions {
   ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
+/**
+ * CollectionLister reads one page of the collection a deletecollection addresses: the request's first page for no
+ * token, else the page after `continueToken` (endpoints/list-page.ts gives list semantics).
+ */
+export type CollectionLister = (continueToken: string | undefined) => Promise<{ items: KubeObject[]; meta: ListMeta }>;
+
 /** DeleteResult is a delete's response: the object while finalizers hold it, else a Success Status. */
 export type DeleteResult = { code: 200 | 202; body: KubeObject | Status };
 
@@ -89,6 +102,8 @@ export type Subresource = 'main' | 'status';
 const ORPHAN = FINALIZER_ORPHAN_DEPENDENTS;
 const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
 const GENERATE_NAME_ATTEMPTS = 8;
+// How many stored objects repairStoredMetadata reads before yielding to requests.
+const REPAIR_PAGE_SIZE = 500;
 
 // Thrown inside an update to say "this write removes the last finalizer of a deleted object: delete it instead".
 class DeleteInstead extends Error {}
@@ -144,9 +159,24 @@ export class ResourceStore {
     return { resource: this.#resourceKey, namespace: this.def.namespaced ? namespace ?? '' : '', name };
   }
 
+  /**
+   * #canExist tells whether an object could be stored under this name and namespace: validation never lets a name
+   * past 253 characters or a namespace past 63 in, so any longer one is simply not found (as kube-apiserver answers
+   * it) without asking storage, whose keys are bounded.
+   */
+  #canExist(namespace: string | undefined, name: string): boolean {
+    return name.length <= DNS1123_SUBDOMAIN_MAX_LENGTH && (!this.def.namespaced || (namespace ?? '').length <= DNS1123_LABEL_MAX_LENGTH);
+  }
+
+  // #existingKey is the key of an object that must exist, or 404.
+  #existingKey(namespace: string | undefined, name: string): ObjectKey {
+    if (!this.#canExist(namespace, name)) throw notFound(this.gr, name);
+    return this.key(namespace, name);
+  }
+
   /** get returns the object or throws 404. */
   get(namespace: string | undefined, name: string): KubeObject {
-    const obj = this.#storage.get(this.key(namespace, name));
+    const obj = this.#storage.get(this.#existingKey(namespace, name));
     if (!obj) throw notFound(this.gr, name);
     return obj;
   }
@@ -158,6 +188,8 @@ export class ResourceStore {
    */
   list(namespace: string | undefined, sel: Selectors, page: Omit<ListRequest, 'filter'> = {}): ListResult {
     const filtered = (sel.label && !sel.label.empty) || (sel.field && !sel.field.empty);
+    // A namespace no object can be in holds nothing.
+    if (namespace !== undefined && !this.#canExist(namespace, '')) return { items: [], revision: this.#storage.currentRevision(), more: false };
     try {
       return this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
     } catch (e) {
@@ -185,6 +217,43 @@ export class ResourceStore {
     return true;
   }
 
+  /**
+   * repairStoredMetadata rewrites every stored object whose metadata a Go client could not decode into
+   * metav1.ObjectMeta (objects written before metadata was decoded as a typed ObjectMeta): each malformed field is
+   * dropped, as kube-apiserver drops it when it reads such a custom resource (apiextensions-apiserver's storage
+   * codec decodes metadata with DropMalformedFields), and name and namespace come from the key. Each repair is an
+   * ordinary write (a new resourceVersion, a MODIFIED event), so watchers and caches see the decodable object.
+   * The store is read a page at a time, yielding between pages, so it can run while the server serves (a full scan
+   * of 100k objects takes about a second); `stopped` ends it early. `onRepair` hears of each repair.
+   */
+  async repairStoredMetadata(onRepair: (r: { namespace: string; name: string; dropped: string[] }) => void, stopped: () => boolean = () => false): Promise<{ checked: number; repaired: number }> {
+    let checked = 0;
+    let repaired = 0;
+    let after: { namespace: string; name: string } | undefined;
+    while (!stopped()) {
+      const page = this.#storage.list(this.#prefix(undefined), { limit: REPAIR_PAGE_SIZE, ...(after ? { after } : {}) });
+      for (const item of page.items) {
+        checked++;
+        if (objectMetaDecodes(item.metadata)) continue;
+        const namespace = this.def.namespaced && typeof item.metadata?.namespace === 'string' ? item.metadata.namespace : '';
+        const name = typeof item.metadata?.name === 'string' ? item.metadata.name : '';
+        let dropped: string[] = [];
+        await this.#storage.update(this.key(namespace, name), (cur) => {
+          if (objectMetaDecodes(cur.metadata)) return null;
+          const r = repairObjectMeta(cur.metadata);
+          dropped = r.dropped;
+          return { ...cur, metadata: { ...r.meta, name, ...(this.def.namespaced ? { namespace } : {}) } };
+        });
+        repaired++;
+        onRepair({ namespace, name, dropped });
+      }
+      if (!page.more || !page.last) break;
+      after = { namespace: page.last.namespace, name: page.last.name };
+      await new Promise((r) => setImmediate(r));
+    }
+    return { checked, repaired };
+  }
+
   /** watch subscribes to changes after `fromRevision` in one namespace or all. */
   watch(namespace: string | undefined, fromRevision: number, sink: WatchSink): WatchHandle {
     // Storage speaks StorageError; watchers get the 410 Status their clients expect, at start or mid-replay.
@@ -202,7 +271,7 @@ export class ResourceStore {
 
   /** create runs the create pipeline (201 on success). */
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<WriteResult> {
-    const { obj, warnings } = this.#decode(body, namespace, undefined, opts.fieldValidation);
+    const { obj, warnings } = this.#decode(body, namespace, undefined, opts.fieldValidation, 'create');
     return this.#create(namespace, obj, opts, warnings, { kind: 'update', manager: opts.manager });
   }
 
@@ -240,11 +309,13 @@ export class ResourceStore {
 
   /** update replaces the object (PUT) or its status (PUT /status). */
   async update(namespace: string | undefined, name: string, body: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult> {
-    const { obj, warnings } = this.#decode(body, namespace, name, opts.fieldValidation);
-    if (!obj.metadata.resourceVersion) {
-      throw invalid(this.def.kind, this.def.group, name, [invalidField(path('metadata', 'resourceVersion'), 0, 'must be specified for an update')]);
-    }
-    return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => this.#prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager }));
+    const { obj, warnings } = this.#decode(body, namespace, name, opts.fieldValidation, 'update');
+    return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
+      // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
+      this.#checkUidPrecondition(cur, obj.metadata.uid, namespace, name);
+      this.#requireResourceVersion(obj, name);
+      return this.#prepareUpdate(cur, structuredClone(obj), sub, { kind: 'update', manager: opts.manager });
+    });
   }
 
   /**
@@ -257,11 +328,11 @@ export class ResourceStore {
   async apply(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions, sub: Subresource = 'main'): Promise<WriteResult & { created: boolean }> {
     if (sub === 'status') this.get(namespace, name);
     checkApplyBody(body, this.apiVersion, this.def.kind);
-    const { obj, warnings } = this.#decode(body, namespace, name, opts.fieldValidation);
+    const { obj, warnings } = this.#decode(body, namespace, name, opts.fieldValidation, 'apply');
     if (sub === 'main' && this.def.subresources.status) delete obj['status'];
     const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status' } : { part: 'main' };
     for (let attempt = 0; ; attempt++) {
-      const cur = this.#storage.get(this.key(namespace, name));
+      const cur = this.#canExist(namespace, name) ? this.#storage.get(this.key(namespace, name)) : undefined;
       if (!cur) {
         if (sub === 'status') throw notFound(this.gr, name);
         const created = serverSideApply(undefined, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()));
@@ -289,8 +360,10 @@ export class ResourceStore {
     return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
       const patchWarnings: string[] = [];
       const patched = this.#applyPatch(cur, type, patch, name, opts.fieldValidation, patchWarnings);
-      const { obj, warnings: w } = this.#decode(patched, namespace, name, opts.fieldValidation);
+      if (type === 'application/merge-patch+json') this.#mergePatchDuplicates(patch, patched, opts.fieldValidation, patchWarnings);
+      const { obj, warnings: w } = this.#decode(patched, namespace, name, opts.fieldValidation, 'patch');
       warnings.splice(0, warnings.length, ...patchWarnings, ...w);
+      this.#requireResourceVersion(obj, name);
       return this.#prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager });
     });
   }
@@ -308,7 +381,8 @@ export class ResourceStore {
   async applyScale(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions): Promise<KubeObject> {
     this.get(namespace, name);
     checkApplyBody(body, 'autoscaling/v1', 'Scale');
-    const scale = this.#decodeScale(body, name);
+    const decoded = this.#decodeScale(body, name, 'apply', opts.fieldValidation).scale;
+    const scale = { replicas: (body as { spec?: { replicas?: unknown } }).spec?.replicas, resourceVersion: decoded.metadata.resourceVersion };
     const scope: ApplyScope = { part: 'main', subresource: 'scale', view: { apiVersion: 'autoscaling/v1', field: () => '.spec.replicas' } };
     const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
       if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
@@ -322,48 +396,64 @@ export class ResourceStore {
     return this.#toScale(res.object);
   }
 
-  /** updateScale sets spec.replicas from a Scale (PUT /scale). */
-  async updateScale(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
-    const scale = this.#decodeScale(body, name);
-    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => this.#applyScale(cur, scale, opts.manager));
-    return this.#toScale(res.object);
+  /**
+   * updateScale sets spec.replicas from a Scale (PUT /scale). The body is a typed autoscaling/v1 Scale: a missing
+   * spec.replicas is 0 (what a Go client sends to scale to zero, the field being omitempty), and a uid in it is a
+   * precondition, as for any update.
+   */
+  async updateScale(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, raw?: Uint8Array): Promise<WriteResult> {
+    const { scale, warnings } = this.#decodeScale(body, name, 'update', opts.fieldValidation, raw);
+    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
+      this.#checkUidPrecondition(cur, scale.metadata.uid, namespace, name);
+      return this.#applyScale(cur, { replicas: scale.spec.replicas, resourceVersion: scale.metadata.resourceVersion }, opts.manager);
+    });
+    return { object: this.#toScale(res.object), warnings };
   }
 
   /** patchScale patches the Scale view and applies its spec.replicas (PATCH /scale, used by kubectl scale). */
-  async patchScale(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<KubeObject> {
+  async patchScale(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<WriteResult> {
+    let warnings: string[] = [];
     const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
       const patched = this.#applyPatch(this.#toScale(cur), type, patch, name, opts.fieldValidation);
-      return this.#applyScale(cur, this.#decodeScale(patched, name), opts.manager);
+      const decoded = this.#decodeScale(patched, name, 'patch', opts.fieldValidation);
+      warnings = decoded.warnings;
+      return this.#applyScale(cur, { replicas: decoded.scale.spec.replicas, resourceVersion: decoded.scale.metadata.resourceVersion }, opts.manager);
     });
-    return this.#toScale(res.object);
+    return { object: this.#toScale(res.object), warnings };
   }
 
-  /** delete follows finalizer semantics: with finalizers left it only marks the object deleting. */
+  /**
+   * delete follows finalizer semantics: with finalizers left it only marks the object deleting. Options are validated
+   * before anything is read; preconditions are checked first as rest.BeforeDelete words them, then again inside the
+   * write (the storage's wording, for a change in between). A delete that leaves the object in place answers 202 when
+   * the client asked `orphanDependents: false` (handlers/delete.go).
+   */
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, dryRun: boolean): Promise<DeleteResult> {
-    this.#validateDeleteOptions(options);
-    const key = this.key(namespace, name);
+    this.validateDeleteOptions(options);
+    const key = this.#existingKey(namespace, name);
     const cur = this.#storage.get(key);
     if (!cur) throw notFound(this.gr, name);
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential) {
       // The unsafe deleter only removes what storage cannot decode; a readable object is refused
       // (registry/corrupt_obj_deleter.go, etcd3 getState: an InvalidObj StorageError, 409 through InterpretDeleteError).
-      throw conflict(this.gr, name, `StorageError: invalid object, Code: 4, Key: /registry/${this.#resourceKey}/${namespace ? `${namespace}/` : ''}${name}, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage`);
+      throw conflict(this.gr, name, `StorageError: invalid object, Code: 4, Key: ${this.#storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage`);
     }
-    this.#checkPreconditions(cur, options, name);
+    this.#checkPreconditionsBeforeDelete(cur, options, name);
     const marked = this.#markDeleting(cur, options);
+    const kept = options.orphanDependents === false ? 202 : 200;
     if (marked) {
-      if (dryRun) return { code: 200, body: marked };
+      if (dryRun) return { code: kept, body: marked };
       const res = await this.#guaranteedUpdate(namespace, name, { dryRun: false, fieldValidation: 'Ignore', manager: '' }, [], (c) => {
-        this.#checkPreconditions(c, options, name);
+        this.#checkPreconditions(c, options, namespace, name);
         const m = this.#markDeleting(c, options);
         return m === undefined || m === c ? null : m;
       });
-      return { code: 200, body: res.object };
+      return { code: kept, body: res.object };
     }
     if (dryRun) return { code: 200, body: successStatus(this.gr, name, cur.metadata.uid) };
     try {
       const gone = await this.#storage.delete(key, (c) => {
-        this.#checkPreconditions(c, options, name);
+        this.#checkPreconditions(c, options, namespace, name);
         // The object gained finalizers since we looked: refuse, the caller retries and marks it instead.
         if (this.#markDeleting(c, options)) throw conflict(this.gr, name, OBJECT_MODIFIED);
       });
@@ -374,39 +464,88 @@ export class ResourceStore {
     }
   }
 
-  /** deleteCollection deletes every matching object and returns the list of what was deleted or marked. */
-  async deleteCollection(namespace: string | undefined, sel: Selectors, options: DeleteOptions, dryRun: boolean): Promise<KubeObject[]> {
-    this.#validateDeleteOptions(options);
+  /**
+   * deleteCollection is registry/store.go DeleteCollection: it reads the collection page by page through `list`
+   * (the request's ListOptions: selectors, resourceVersion, limit, continue) and deletes each item in turn with the
+   * request's DeleteOptions, preconditions included; an item already gone is skipped, any other failure stops the
+   * deletion and is the answer (what was deleted before it stays deleted). With a limit only the first page is
+   * read and the answer is that page, continue token included; otherwise every page is read, each after the
+   * previous one's token. The answer lists the items as they were listed. Options are validated before any read.
+   */
+  async deleteCollection(options: DeleteOptions, dryRun: boolean, limited: boolean, list: CollectionLister): Promise<{ items: KubeObject[]; meta: ListMeta }> {
+    this.validateDeleteOptions(options);
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential) throw invalidOptions('DeleteOptions', [unsafeDeleteCollection()]);
-    const { items } = this.list(namespace, sel);
-    const out: KubeObject[] = [];
-    for (const item of items) {
-      try {
-        const r = await this.delete(item.metadata.namespace, item.metadata.name ?? '', { ...options, preconditions: {} }, dryRun);
-        out.push('kind' in r.body && r.body.kind === 'Status' ? item : (r.body as KubeObject));
-      } catch (e) {
-        if (!(e instanceof StatusError && e.code === 404)) throw e;
+    const items: KubeObject[] = [];
+    let first: ListMeta | undefined;
+    for (let token: string | undefined; ;) {
+      const page = await list(token);
+      first ??= page.meta;
+      for (const item of page.items) {
+        try {
+          await this.delete(item.metadata.namespace, item.metadata.name ?? '', options, dryRun);
+        } catch (e) {
+          if (!(e instanceof StatusError && e.code === 404)) throw e;
+        }
       }
+      items.push(...page.items);
+      if (limited) return { items, meta: page.meta };
+      token = page.meta.continue;
+      if (!token) return { items, meta: { resourceVersion: first.resourceVersion } };
     }
-    return out;
   }
 
-  // #decode checks the body's identity and applies field validation and pruning.
-  #decode(body: unknown, namespace: string | undefined, name: string | undefined, fieldValidation: FieldValidation): { obj: KubeObject; warnings: string[] } {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw badRequest(`Object '${this.def.kind}' is invalid: the body must be a JSON object`);
+  /**
+   * #decode is the custom resource codec (apiextensions-apiserver customresource_handler.go: the JSON serializer's
+   * type sniffing, schemaCoercingDecoder, unstructuredSchemaCoercer.apply) and then the handlers' checks (create.go,
+   * update.go, patch.go checkName). In order:
+   * - the type: apiVersion and kind must be strings, kind must be there;
+   * - metadata decoded as metav1.ObjectMeta (objectmeta.GetObjectMetaWithOptions) and replaced by its stored form, so
+   *   nothing a Go client could not decode goes on (`"labels": true` is 400 `Website in version "v1alpha1" cannot
+   *   be handled as a Website: json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type
+   *   map[string]string`);
+   * - unknown fields (metadata's first, then the rest in sorted order) refused, warned about or dropped per
+   *   fieldValidation;
+   * - the API version (400), the kind (422, ValidateTypeMeta), the namespace (400) and, for an update or a patch, the
+   *   name, which must be in the object (checkName: 400 `... was undeterminable: name must be provided`).
+   * A patch's result fails as patch.go reports it: 422 ` "" is invalid: patch: Invalid value: "<the object>": ...`.
+   */
+  #decode(body: unknown, namespace: string | undefined, name: string | undefined, fieldValidation: FieldValidation, mode: DecodeMode): { obj: KubeObject; warnings: string[] } {
+    const failure = (message: string, unrecognized: boolean, handledAs?: { kind: string; apiVersion: string }) =>
+      decodeFailure(body, mode, this.def.kind, message, unrecognized, handledAs);
+    if (body === undefined) throw failure("couldn't get version/kind; json parse error: unexpected end of JSON input", true);
+    let tm: { apiVersion: string; kind: string };
+    try {
+      tm = interpretTypeMeta(body);
+    } catch (e) {
+      if (e instanceof GoDecodeError) throw failure(e.message, true);
+      throw e;
     }
+    if (tm.kind === '') throw failure(`Object 'Kind' is missing in '${mode === 'patch' ? goMarshal(body) : JSON.stringify(body)}'`, true);
     const obj = structuredClone(body) as KubeObject;
-    if (obj.apiVersion !== undefined && obj.apiVersion !== this.apiVersion) {
-      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${this.apiVersion})`);
+    const unknown: string[] = [];
+    if (Object.hasOwn(obj, 'metadata')) {
+      try {
+        const decoded = decodeObjectMeta(obj.metadata);
+        obj.metadata = decoded.meta;
+        unknown.push(...decoded.unknownFields);
+      } catch (e) {
+        if (e instanceof GoDecodeError) throw failure(e.message, false, tm);
+        throw e;
+      }
+    } else {
+      obj.metadata = {};
     }
-    if (obj.kind !== undefined && obj.kind !== this.def.kind) {
-      throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${this.def.kind})`);
-    }
+    const ours = groupOf(tm.apiVersion) === this.def.group && tm.kind === this.def.kind;
+    // Pruning and unknown fields apply to our own kind only (unstructuredSchemaCoercer.apply).
+    if (ours) unknown.push(...this.#schema.pruneUnknown(obj as unknown as Record<string, unknown>));
+    const warnings: string[] = [];
+    // The decoder's duplicate members come first, then the pruned unknown fields (strict decoding error order).
+    const strict = [...duplicatesOf(body).map((f) => `duplicate field ${JSON.stringify(f)}`), ...unknown.map((f) => `unknown field ${JSON.stringify(f)}`)];
+    if (strict.length > 0 && fieldValidation === 'Strict') throw failure(`strict decoding error: ${strict.join(', ')}`, false, tm);
+    if (fieldValidation === 'Warn') warnings.push(...strict);
+    this.#checkType(tm, obj.metadata.name ?? '', mode);
     obj.apiVersion = this.apiVersion;
     obj.kind = this.def.kind;
-    if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
-    if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) throw badRequest('metadata must be an object');
     const meta = obj.metadata;
     if (this.def.namespaced) {
       if (!meta.namespace) meta.namespace = namespace ?? '';
@@ -415,25 +554,52 @@ export class ResourceStore {
       }
     } else delete meta.namespace;
     if (name !== undefined) {
-      if (!meta.name) meta.name = name;
-      else if (meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+      if (!meta.name) {
+        // An apply takes the name from the URL; an update or a patch result must carry it (handlers checkName).
+        if (mode === 'apply') meta.name = name;
+        else throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
+      } else if (meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
     }
-    const unknown = this.#schema.pruneUnknown(obj as unknown as Record<string, unknown>);
-    const warnings: string[] = [];
-    if (unknown.length > 0 && fieldValidation === 'Strict') {
-      const list = unknown.map((f) => `unknown field "${f}"`);
-      throw badRequest(`strict decoding error: ${list.join(', ')}`, unknown.map((f) => ({ reason: 'FieldValueInvalid', message: `unknown field "${f}"`, field: f })));
-    }
-    if (fieldValidation === 'Warn') warnings.push(...unknown.map((f) => `unknown field "${f}"`));
     return { obj, warnings };
   }
 
+  // #checkType is the handlers' API version check (400; a patch has none) and ValidateTypeMeta (422, named after the
+  // object's own kind and group, as customresource validator.go reports it).
+  #checkType(tm: { apiVersion: string; kind: string }, name: string, mode: DecodeMode): void {
+    if (mode !== 'patch' && tm.apiVersion !== this.apiVersion) {
+      throw badRequest(`the API version in the data (${tm.apiVersion}) does not match the expected API version (${this.apiVersion})`);
+    }
+    const errs: FieldError[] = [];
+    if (tm.kind !== this.def.kind) errs.push(invalidField('kind', tm.kind, `must be ${this.def.kind}`));
+    if (tm.apiVersion !== this.apiVersion) errs.push(invalidField('apiVersion', tm.apiVersion, `must be ${this.apiVersion}`));
+    if (errs.length) throw invalid(tm.kind, groupOf(tm.apiVersion), name, errs);
+  }
+
+  // #storageKeyText is the etcd key kube-apiserver names in storage errors.
+  #storageKeyText(namespace: string | undefined, name: string): string {
+    return `/registry/${this.#resourceKey}/${this.def.namespaced && namespace ? `${namespace}/` : ''}${name}`;
+  }
+
+  // #checkUidPrecondition is the storage precondition an update with a uid carries (rest.defaultUpdatedObjectInfo
+  // Preconditions): a different uid is 409 before anything else is looked at.
+  #checkUidPrecondition(cur: KubeObject, uid: string | undefined, namespace: string | undefined, name: string): void {
+    if (!uid || uid === cur.metadata.uid) return;
+    throw conflict(this.gr, name, `StorageError: invalid object, Code: 4, Key: ${this.#storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.metadata.uid ?? ''}`);
+  }
+
+  // #requireResourceVersion is the store's refusal of an unconditional update (a custom resource never allows one):
+  // 422 named after the resource, as registry/store.go Update words it.
+  #requireResourceVersion(obj: KubeObject, name: string): void {
+    if (obj.metadata.resourceVersion) return;
+    throw invalid(this.gr.resource, this.gr.group, name, [invalidField(path('metadata', 'resourceVersion'), 0, 'must be specified for an update')]);
+  }
+
   // #validate defaults and validates a complete object; every problem is one cause of a single 422.
-  #validate(obj: KubeObject, old: KubeObject | undefined): void {
+  #validate(obj: KubeObject, old: KubeObject | undefined, schemaErrs?: FieldError[]): void {
     const errs: FieldError[] = [];
     const opts = { namespaced: this.def.namespaced };
     errs.push(...(old ? validateObjectMetaUpdate(obj.metadata, old.metadata, opts) : validateObjectMetaCreate(obj.metadata, opts)));
-    errs.push(...this.#schema.defaultAndValidate(obj as unknown as Record<string, unknown>));
+    errs.push(...(schemaErrs ?? this.#schema.defaultAndValidate(obj as unknown as Record<string, unknown>)));
     if (errs.length === 0) errs.push(...(this.def.validate?.(obj, old) ?? []));
     if (errs.length > 0) throw invalid(this.def.kind, this.def.group, obj.metadata.name || obj.metadata.generateName || '', errs);
   }
@@ -457,22 +623,28 @@ export class ResourceStore {
         if (cur['status'] === undefined) delete next['status'];
         else next['status'] = structuredClone(cur['status']);
       }
+      // rest.BeforeUpdate: the generation and creationTimestamp cannot be changed by a write, a missing uid is the
+      // stored one, a deletion already under way keeps its timestamp and grace period. Anything else the client
+      // changed among these (a uid, a deletionTimestamp) is left for validation to refuse as immutable.
       const m = next.metadata;
       const c = cur.metadata;
-      m.uid = c.uid;
+      if (!m.uid) m.uid = c.uid;
       m.creationTimestamp = c.creationTimestamp;
       m.generation = c.generation;
-      copyOrDelete(m, c, 'deletionTimestamp');
-      copyOrDelete(m, c, 'deletionGracePeriodSeconds');
+      if (c.deletionTimestamp) m.deletionTimestamp = c.deletionTimestamp;
+      if (c.deletionGracePeriodSeconds !== undefined && m.deletionGracePeriodSeconds === undefined) m.deletionGracePeriodSeconds = c.deletionGracePeriodSeconds;
       if (own.kind !== 'apply') copyOrDelete(m, c, 'managedFields');
       delete m.selfLink;
     }
     next.metadata.resourceVersion = cur.metadata.resourceVersion;
+    // Defaults first, as the custom resource codec applies them while decoding: a body that leaves a defaulted field
+    // out does not change the spec, so it does not bump the generation.
+    const schemaErrs = this.#schema.defaultAndValidate(next as unknown as Record<string, unknown>);
     if (sub === 'main' && !isDeepStrictEqual(specOf(next), specOf(cur))) {
       next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
       if (this.#systemStatus) next['status'] = this.#systemStatus(next);
     }
-    this.#validate(next, cur);
+    this.#validate(next, cur, schemaErrs);
     if (own.kind === 'update') {
       next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined));
     }
@@ -482,7 +654,7 @@ export class ResourceStore {
 
   // #guaranteedUpdate runs tryUpdate atomically against the stored object (or only computes it for dryRun).
   async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
-    const key = this.key(namespace, name);
+    const key = this.#existingKey(namespace, name);
     // The strategy's warnings (finalizers added by this write) follow the decoding ones, from the last attempt.
     let warnings = decodeWarnings;
     const tryUpdate = (cur: KubeObject) => {
@@ -532,6 +704,23 @@ export class ResourceStore {
     return mergePatch(target, patch);
   }
 
+  // #mergePatchDuplicates: a merge patch's duplicate members are strict decoding errors of the patch (patch.go
+  // applyJSPatch: kjson.UnmarshalStrict), warnings under Warn, under Strict kube's 422 on field `patch`.
+  #mergePatchDuplicates(patch: unknown, patched: unknown, fieldValidation: FieldValidation, warnings: string[]): void {
+    if (fieldValidation === 'Ignore') return;
+    const strict = duplicatesOf(patch).map((f) => `duplicate field ${JSON.stringify(f)}`);
+    if (strict.length === 0) return;
+    if (fieldValidation === 'Warn') {
+      warnings.push(...strict);
+      return;
+    }
+    const detail = `Invalid value: ${JSON.stringify(goMarshal(patched))}: strict decoding error: ${strict.join(', ')}`;
+    throw new StatusError({
+      code: 422, reason: 'Invalid', message: ` "" is invalid: patch: ${detail}`,
+      details: { causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'patch' }] },
+    });
+  }
+
   #toScale(obj: KubeObject): KubeObject {
     const scale = this.def.subresources.scale;
     if (!scale) throw notFound(this.gr, obj.metadata.name ?? '');
@@ -547,19 +736,46 @@ export class ResourceStore {
     };
   }
 
-  #decodeScale(body: unknown, name: string): { replicas: unknown; resourceVersion: string | undefined } {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body must be an autoscaling/v1 Scale object');
-    const b = body as { kind?: unknown; metadata?: { name?: string; resourceVersion?: string }; spec?: { replicas?: unknown } };
-    if (b.kind !== undefined && b.kind !== 'Scale') throw badRequest(`the kind in the data (${String(b.kind)}) does not match the expected kind (Scale)`);
-    if (b.metadata?.name && b.metadata.name !== name) throw badRequest(`the name of the object (${b.metadata.name}) does not match the name on the URL (${name})`);
-    return { replicas: b.spec?.replicas, resourceVersion: b.metadata?.resourceVersion };
+  /**
+   * #decodeScale decodes an autoscaling/v1 Scale as a typed object: its type, then Go's type errors (400 `Scale in
+   * version "v1" cannot be handled as a Scale: ...`, or the 422 of a patch), unknown fields per fieldValidation, and
+   * the name (checkName). kube-apiserver words the type errors of a custom resource's /scale as `no kind is
+   * registered for the type v1.Scale in scheme ...` (its decoder cannot name the type); the decoder's own error is
+   * given instead, with the same code and reason.
+   */
+  #decodeScale(body: unknown, name: string, mode: DecodeMode, fieldValidation: FieldValidation, raw?: Uint8Array): { scale: DecodedScale; warnings: string[] } {
+    const fail = (message: string) => (mode === 'patch' ? invalidPatch(goMarshal(body), message) : badRequest(message));
+    if (body === undefined) throw fail("couldn't get version/kind; json parse error: unexpected end of JSON input");
+    let scale: DecodedScale;
+    try {
+      const tm = interpretTypeMeta(body);
+      if ((tm.kind !== '' && tm.kind !== 'Scale') || (tm.apiVersion !== '' && tm.apiVersion !== 'autoscaling/v1')) {
+        throw fail(`no kind ${JSON.stringify(tm.kind || 'Scale')} is registered for version ${JSON.stringify(tm.apiVersion || 'autoscaling/v1')} in scheme "pkg/runtime/scheme.go:111"`);
+      }
+      scale = decodeScaleBody(body, raw);
+    } catch (e) {
+      if (!(e instanceof GoDecodeError)) throw e;
+      throw fail(mode === 'patch' || e.message.startsWith("couldn't") ? e.message : `Scale in version "v1" cannot be handled as a Scale: ${e.message}`);
+    }
+    const warnings: string[] = [];
+    const unknown = scale.unknownFields.map((f) => `unknown field ${JSON.stringify(f)}`);
+    if (unknown.length && fieldValidation === 'Strict') {
+      throw fail(mode === 'patch' ? `strict decoding error: ${unknown.join(', ')}` : `Scale in version "v1" cannot be handled as a Scale: strict decoding error: ${unknown.join(', ')}`);
+    }
+    if (fieldValidation === 'Warn') warnings.push(...unknown);
+    const got = scale.metadata.name;
+    if (!got && mode !== 'apply') throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
+    if (got && got !== name) throw badRequest(`the name of the object (${got}) does not match the name on the URL (${name})`);
+    return { scale, warnings };
   }
 
-  #applyScale(cur: KubeObject, scale: { replicas: unknown; resourceVersion: string | undefined }, manager: string): KubeObject | null {
+  // #applyScale sets the object's replicas from a decoded Scale; the object's own validation judges the number, as
+  // a custom resource's scale update does (a negative count is the Website's 422, not the Scale's).
+  #applyScale(cur: KubeObject, scale: { replicas: number; resourceVersion: string | undefined }, manager: string): KubeObject | null {
     const name = cur.metadata.name ?? '';
     if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
     const next = structuredClone(cur);
-    this.def.subresources.scale?.setSpecReplicas(next, this.#checkReplicas(scale.replicas, name));
+    this.def.subresources.scale?.setSpecReplicas(next, scale.replicas);
     return this.#prepareUpdate(cur, next, 'main', { kind: 'update', manager, subresource: 'scale' });
   }
 
@@ -582,19 +798,34 @@ export class ResourceStore {
     return found;
   }
 
-  // #validateDeleteOptions is ValidateDeleteOptions, reported as the delete handlers do (422, DeleteOptions "").
-  #validateDeleteOptions(o: DeleteOptions): void {
+  /** validateDeleteOptions is ValidateDeleteOptions, reported as the delete handlers do (422, DeleteOptions ""). */
+  validateDeleteOptions(o: DeleteOptions): void {
     const errs = validateDeleteOptions(o);
     if (errs.length) throw invalidOptions('DeleteOptions', errs);
   }
 
-  #checkPreconditions(cur: KubeObject, o: DeleteOptions, name: string): void {
+  // #checkPreconditionsBeforeDelete is rest.BeforeDelete's early check: a Conflict named after the kind, worded for
+  // people (`the UID in the precondition (x) does not match the UID in record (y). ...`). An empty precondition is
+  // still a precondition (Go compares the pointer's value).
+  #checkPreconditionsBeforeDelete(cur: KubeObject, o: DeleteOptions, name: string): void {
     const p = o.preconditions;
-    if (p?.uid && p.uid !== cur.metadata.uid) {
-      throw conflict(this.gr, name, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${cur.metadata.uid ?? ''}`);
+    const gk = { group: this.def.group, resource: this.def.kind };
+    if (p?.uid !== undefined && p.uid !== cur.metadata.uid) {
+      throw conflict(gk, name, `the UID in the precondition (${p.uid}) does not match the UID in record (${cur.metadata.uid ?? ''}). The object might have been deleted and then recreated`);
     }
-    if (p?.resourceVersion && p.resourceVersion !== cur.metadata.resourceVersion) {
-      throw conflict(this.gr, name, `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion ?? ''}`);
+    if (p?.resourceVersion !== undefined && p.resourceVersion !== cur.metadata.resourceVersion) {
+      throw conflict(gk, name, `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${cur.metadata.resourceVersion ?? ''}). The object might have been modified`);
+    }
+  }
+
+  // #checkPreconditions is the storage's check inside the write (storage.Preconditions.Check), for an object changed
+  // since the early check: InterpretDeleteError's Conflict around the StorageError text.
+  #checkPreconditions(cur: KubeObject, o: DeleteOptions, namespace: string | undefined, name: string): void {
+    const p = o.preconditions;
+    const fail = (what: string) => conflict(this.gr, name, `StorageError: invalid object, Code: 4, Key: ${this.#storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${what}`);
+    if (p?.uid !== undefined && p.uid !== cur.metadata.uid) throw fail(`UID in precondition: ${p.uid}, UID in object meta: ${cur.metadata.uid ?? ''}`);
+    if (p?.resourceVersion !== undefined && p.resourceVersion !== cur.metadata.resourceVersion) {
+      throw fail(`ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion ?? ''}`);
     }
   }
 

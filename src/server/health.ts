@@ -12,23 +12,46 @@ export interface HealthCheck {
 }
 
 /**
- * registerHealthRoutes installs the three health endpoints; `ready` checks (none yet: the delegated-authentication
- * issue adds them) apply to /readyz and /healthz. While the server closes, fastify itself answers 503.
+ * storageChecks are kube-apiserver's pair for its store (`etcd` on /livez and /readyz, `etcd-readiness` on /readyz
+ * only). `storage-readiness` fails while the storage cannot commit writes (a full disk, an I/O error): reads and
+ * watches are still served and a restart frees no space, so liveness stays ok. `storage` fails only when the
+ * storage cannot work again until the process restarts (lmdb's MDB_PANIC), which is what a liveness probe is for.
  */
-export function registerHealthRoutes(app: FastifyInstance, ready: HealthCheck[]): void {
+export function storageChecks(storage: { writable?(): boolean; needsRestart?(): boolean }): { live: HealthCheck; ready: HealthCheck } {
+  return {
+    live: { name: 'storage', check: () => !(storage.needsRestart?.() ?? false) },
+    ready: { name: 'storage-readiness', check: () => storage.writable?.() ?? true },
+  };
+}
+
+/**
+ * registerHealthRoutes installs the three health endpoints; `live` checks apply to all three, `ready` checks to
+ * /readyz and /healthz, `readyOnly` ones (kube's `shutdown`, failing from SIGTERM on) to /readyz alone. Served
+ * during a shutdown too.
+ */
+export function registerHealthRoutes(app: FastifyInstance, ready: HealthCheck[], readyOnly: HealthCheck[] = [], live: HealthCheck[] = []): void {
   const serve = (path: string, checks: HealthCheck[]) => {
-    app.get<{ Querystring: Record<string, string> }>(path, async (req, reply) => {
+    app.get<{ Querystring: Record<string, string | string[]> }>(path, async (req, reply) => {
+      // ?exclude=name (repeatable) skips a check, as healthz.go handleRootHealth does: e.g. a readiness probe that
+      // should not take a server whose disk is full out of its Service (`/readyz?exclude=storage-readiness`).
+      const excluded = new Set([req.query.exclude ?? []].flat());
+      const unknown = new Set(excluded);
       const results = checks.map((c) => {
+        if (excluded.has(c.name)) {
+          unknown.delete(c.name);
+          return { name: c.name, ok: true, excluded: true };
+        }
         try {
-          return { name: c.name, ok: c.check() };
+          return { name: c.name, ok: c.check(), excluded: false };
         } catch {
-          return { name: c.name, ok: false };
+          return { name: c.name, ok: false, excluded: false };
         }
       });
       const failed = results.some((r) => !r.ok);
       reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff');
       if (!failed && req.query.verbose === undefined) return 'ok';
-      const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+      const lines = results.map((r) => (r.excluded ? `[+]${r.name} excluded: ok` : r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+      if (unknown.size) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unknown].sort().map((n) => `"${n}"`).join(',')}`);
       const name = path.slice(1);
       lines.push(failed ? `${name} check failed` : `${name} check passed`);
       reply.code(failed ? 500 : 200);
@@ -36,7 +59,7 @@ export function registerHealthRoutes(app: FastifyInstance, ready: HealthCheck[])
     });
   };
   const ping: HealthCheck = { name: 'ping', check: () => true };
-  serve('/livez', [ping]);
-  serve('/healthz', [ping, ...ready]);
-  serve('/readyz', [ping, ...ready]);
+  serve('/livez', [ping, ...live]);
+  serve('/healthz', [ping, ...live, ...ready]);
+  serve('/readyz', [ping, ...live, ...ready, ...readyOnly]);
 }

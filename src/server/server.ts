@@ -1,19 +1,22 @@
 /**
  * @module server/server
  * createServer assembles the HTTPS API server. The request path, in order:
- *   onRequest: authentication (401 without a credential) → impersonation (Impersonate-* headers: 400/403) →
- *   authorization (403), health paths exempt from all three →
- *   content-type parsing (JSON, merge/json patch, YAML; 415 otherwise; 413 over 3 MiB) →
+ *   onRequest: audit ID (Audit-Id header) → Go's own request checks and the request deadline (client-errors.ts,
+ *   timeouts.ts: 400/505, `?timeout=`, 504 past --request-timeout) → authentication (401 without a credential) → impersonation
+ *   (Impersonate-* headers: 400/403) → authorization (403), health paths exempt from all three; each step reports to
+ *   the Auditor (observability/audit.ts) as kube's filters report to the audit context →
+ *   content-type parsing (JSON, merge/json patch, YAML, read by body-decoding.ts with kube's errors and a depth
+ *   limit; 415 otherwise; 413 over 3 MiB) →
  *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
- *   error handler: every failure becomes a metav1.Status (except fastify's own 503 once close() has begun).
+ *   error handler: every failure becomes a metav1.Status.
+ * Shutdown follows kube-apiserver's graceful termination (graceful-shutdown.ts), ahead of every hook above.
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import YAML from 'yaml';
 import {
-  badRequest, forbidden, internalError, notFoundPath, StatusError, tooLarge, unauthorized, unsupportedMediaType,
+  badRequest, forbidden, internalError, notFoundPath, serviceUnavailable, StatusError, tooLarge, unauthorized, unsupportedMediaType,
 } from '../apis/meta/errors.js';
 import type { Authentication } from '../auth/authentication.js';
 import { allowAuthenticated, forbiddenMessage, type Authorizer } from '../auth/authorizer.js';
@@ -28,10 +31,18 @@ import { routeUpgrades } from '../endpoints/watch-websocket.js';
 import { decodeJsonPatchBody } from '../registry/patch.js';
 import type { ResourceDefinition } from '../registry/resource.js';
 import { ResourceStore, type CreateAdmission, type SystemStatus } from '../registry/store.js';
+import { isStorageError } from '../storage/errors.js';
 import type { Storage } from '../storage/interface.js';
+import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './graceful-shutdown.js';
+import {
+  clientErrorHandler, closeGently, frameworkErrors, httpParserOptions, installClientErrors, largeUnreadBody, unsupportedMethod,
+} from './client-errors.js';
+import { DEFAULT_TIMEOUTS, installRequestTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
+import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { onRequestDone } from './request-done.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
+import { Auditor } from '../observability/audit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,6 +76,8 @@ export interface ServerConfig {
   authorizer?: Authorizer;
   /** Extra /readyz checks (delegated settings loaded, namespace cache synced). */
   readiness?: HealthCheck[];
+  /** Extra /livez checks (also on /readyz and /healthz): the storage needing a restart. */
+  liveness?: HealthCheck[];
   /** Runs before anything is created (namespace lifecycle when delegated). */
   admission?: CreateAdmission;
   /** Status the server sets itself when no reconciler runs (standalone). */
@@ -73,6 +86,12 @@ export interface ServerConfig {
   watch?: WatchSettings;
   /** No cluster is configured: answer `/api`, `/api/v1` and namespace reads ourselves (kube-apiserver does otherwise). */
   standalone?: boolean;
+  /** kube-apiserver's shutdown flags (delay, send-retry-after, watch grace period, ShutdownTimeout). */
+  shutdown?: ShutdownSettings;
+  /** Audit logging (--audit-policy-file, --audit-log-path); without it only the Audit-Id header is sent. */
+  audit?: Auditor;
+  /** --request-timeout, --read-header-timeout, --keep-alive-timeout (kube-apiserver's defaults when omitted). */
+  timeouts?: Partial<TimeoutSettings>;
 }
 
 /** ApiServer is the assembled server. */
@@ -80,8 +99,11 @@ export interface ApiServer {
   app: FastifyInstance;
   /** registry is the Prometheus registry /metrics serves (the controllers add theirs to it). */
   registry: Registry;
-  /** shutdown ends open watches, stops accepting, and closes the storage (flushing it). */
-  shutdown(): Promise<void>;
+  /**
+   * shutdown is kube-apiserver's graceful termination: /readyz fails, `preShutdown` runs during the shutdown delay,
+   * then new requests are refused, watches end cleanly, requests begun are answered, and the storage is flushed.
+   */
+  shutdown(preShutdown?: () => Promise<void>): Promise<ShutdownReport>;
 }
 
 // The media types a create/update body may have (kube-apiserver also takes YAML; protobuf/CBOR are not offered).
@@ -89,15 +111,25 @@ const BODY_TYPES = ['application/json', 'application/yaml'];
 
 /** createServer builds the fastify app with every route registered. */
 export function createServer(cfg: ServerConfig): ApiServer {
+  const timeouts: TimeoutSettings = { ...DEFAULT_TIMEOUTS, ...cfg.timeouts };
+  const nodeTimeouts = nodeTimeoutOptions(timeouts);
   const opts: FastifyServerOptions & { https?: object } = {
     loggerInstance: cfg.logger,
     bodyLimit: BODY_LIMIT,
     // Per-request lines come from our own onResponse hook at debug level, not fastify's info-level pair.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
-    // Keep-alive sockets would hold close() open; watches are ended by the preClose hook below.
+    // New requests during a shutdown get kube's answers from GracefulShutdown, not fastify's 503.
+    return503OnClosing: false,
+    // By the time close() runs GracefulShutdown has drained and ended every connection: drop any left.
     forceCloseConnections: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // kube-apiserver bounds no path segment on its own (names go to 253 characters, percent-escaped up to three
+    // times that); only the limit on the request line applies, so the router's 100-character default goes.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER },
+    // What Node and the router answer on their own becomes a Status (client-errors.ts); idle keep-alive and the
+    // whole-request backstop as kube-apiserver's (timeouts.ts).
+    clientErrorHandler,
+    frameworkErrors,
+    ...nodeTimeouts.fastify,
   };
   if (cfg.tls) {
     opts.https = {
@@ -106,6 +138,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
       ca: cfg.authentication.trustedCAs(),
       requestCert: true,
       rejectUnauthorized: false,
+      ...httpParserOptions,
+      ...nodeTimeouts.https,
     };
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
@@ -113,22 +147,39 @@ export function createServer(cfg: ServerConfig): ApiServer {
   // Upgrade requests (WebSocket watches) take the normal path through hooks and routes; only a watch upgrades.
   routeUpgrades(app);
 
+  // First of the onRequest hooks: a request refused during a shutdown runs nothing else.
+  const graceful = new GracefulShutdown(app, watches, cfg.storage, cfg.logger, cfg.shutdown);
+  // Audit-Id and the arrival time, before authentication (kube's WithAuditInit); events at each step below.
+  const auditor = cfg.audit ?? new Auditor(undefined, undefined, cfg.logger);
+  auditor.install(app);
+  // Before authentication, as kube's WithRequestDeadline: Go's own checks (Host, version), then the request timeout.
+  installClientErrors(app);
+  installRequestTimeout(app, timeouts);
   app.decorateRequest('user', undefined);
   app.decorateRequest('attributes', undefined);
   const authorizer = cfg.authorizer ?? allowAuthenticated;
   const impersonation = new Impersonation(authorizer);
   app.addHook('onRequest', async (req) => {
-    if (ALWAYS_ALLOW_PATHS.has(req.url.split('?')[0] ?? '')) return;
+    if (ALWAYS_ALLOW_PATHS.has(req.url.split('?')[0] ?? '')) return auditor.unauthenticatedPath(req);
     const requestor = await cfg.authentication.authenticate(req);
-    if (!requestor) throw unauthorized();
+    if (!requestor) {
+      auditor.failedAuthentication(req);
+      throw unauthorized();
+    }
     const attrs = requestAttributes(req.method, req.url);
     req.attributes = attrs;
+    auditor.authenticated(req, requestor, attrs);
     // Impersonate-* headers (400/403 as kube), then everything below sees the impersonated user, as in kube's chain.
     const impersonated = await impersonation.impersonate(requestor, attrs, req.raw);
     if (impersonated) req.log.debug({ requestor: requestor.name, user: impersonated.user.name, constraint: impersonated.constraint }, 'impersonating');
+    if (impersonated) auditor.impersonated(req, impersonated.user, impersonated.constraint);
     const user = impersonated?.user ?? requestor;
     req.user = user;
-    const decision = await authorizer.authorize(user, attrs);
+    const decision = await authorizer.authorize(user, attrs).catch((e: unknown) => {
+      auditor.authorized(req, undefined);
+      throw e;
+    });
+    auditor.authorized(req, decision);
     if (!decision.allowed) {
       const why = forbiddenMessage(user, attrs) + (decision.reason ? `: ${decision.reason}` : '');
       throw attrs.isResourceRequest ? forbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, why) : forbidden(undefined, '', why);
@@ -138,22 +189,30 @@ export function createServer(cfg: ServerConfig): ApiServer {
     cfg.logger.debug({ method: req.method, url: req.url, code, user: req.user?.name, ms }, 'request');
   });
 
-  registerBodyParsers(app);
+  registerBodyParsers(app, cfg.kinds);
 
   app.setErrorHandler((err: FastifyError | StatusError, req, reply) => {
     const status = toStatusError(err as Error);
+    // Answered before a large body was all read (413 above all): like Go's server (more than 256 KiB unread), the
+    // connection closes rather than reading the rest; the client may still be sending, so it drains a moment first
+    // and the client reads this answer, not a reset. A small rest is read and dropped, and the connection kept.
+    if (!req.raw.complete && (status.code === 413 || largeUnreadBody(req.raw))) {
+      reply.header('connection', 'close');
+      closeGently(req.raw.socket);
+    }
     if (status.code >= 500) req.log.error({ err }, 'request failed');
     if (status.status.details?.retryAfterSeconds) reply.header('retry-after', String(status.status.details.retryAfterSeconds));
     reply.code(status.code).type('application/json').send(status.status);
   });
-  app.setNotFoundHandler((_req, reply) => {
-    const e = notFoundPath();
-    reply.code(404).type('application/json').send(e.status);
+  app.setNotFoundHandler((req, reply) => {
+    const e = unsupportedMethod(req, cfg.kinds) ?? notFoundPath();
+    reply.code(e.code).type('application/json').send(e.status);
   });
 
-  registerHealthRoutes(app, cfg.readiness ?? []);
+  registerHealthRoutes(app, cfg.readiness ?? [], [graceful.readyCheck], cfg.liveness ?? []);
   const metrics = createMetrics(watches);
   registerMetrics(app, metrics);
+  auditor.registerMetrics(metrics.registry);
   registerDiscoveryRoutes(app, cfg.kinds);
   if (cfg.standalone) registerStandaloneCoreRoutes(app, cfg.kinds, cfg.storage);
   for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, { admission: cfg.admission, systemStatus: cfg.systemStatus }), watches);
@@ -189,34 +248,59 @@ export function createServer(cfg: ServerConfig): ApiServer {
   return {
     app,
     registry: metrics.registry,
-    async shutdown() {
+    async shutdown(preShutdown) {
+      const report = await graceful.run(preShutdown);
       await app.close();
-      await cfg.storage.close();
+      return report;
     },
   };
 }
 
-function registerBodyParsers(app: FastifyInstance): void {
+function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefinition[]): void {
   type Done = (err: Error | null, body?: unknown) => void;
   // secure-json-parse underneath: __proto__ and constructor keys are refused (400).
   const json = app.getDefaultJsonParser('error', 'error') as unknown as (req: FastifyRequest, body: string, done: Done) => void;
-  const lenientJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
-    if (body.length === 0) return done(null, undefined);
-    return json(req, body.toString(), done);
+  const parseWith = (req: FastifyRequest) => (text: string): unknown => {
+    let out: { err: Error | null; value?: unknown } = { err: null };
+    json(req, text, (err, value) => (out = { err, value }));
+    if (out.err) throw out.err;
+    return out.value;
+  };
+  // Bodies are read with kube-apiserver's answers for text it cannot read, bounded in depth (body-decoding.ts),
+  // once their Content-Type passed kube's negotiation.
+  const roleOf = bodyRoleOf(kinds);
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    const refused = unsupportedBody(req.method, req.headers['content-type'], BODY_TYPES);
+    if (refused) throw refused;
+    return payload;
+  });
+  const decodeJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
+    try {
+      done(null, decodeJsonBody(body.toString(), roleOf(req, 'json'), parseWith(req)));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
   };
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, lenientJson);
+  // fastify reads text/plain on its own; kube-apiserver refuses it (415) like any type it does not decode.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, decodeJson);
   // Any non-apply patch that is not JSON (an empty body included) is refused before the object is read:
   // kube-apiserver's validateAndTranscodePatch (handlers/patch.go) answers 400 "invalid JSON patch".
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (req, body, done) => {
     if (req.is404) return done(null, undefined);
     if ((body as string).trim() === '') return done(badRequest('invalid JSON patch'), undefined);
-    json(req, body as string, (err, value) => done(err ? badRequest('invalid JSON patch') : null, value));
+    try {
+      done(null, decodeJsonBody(body as string, roleOf(req, 'merge-patch'), parseWith(req)));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
   });
   // A JSON patch keeps its JSON text (values are compared by it) and is refused before the object is read when it
   // is not JSON, as kube-apiserver does (registry/patch.ts).
   app.addContentTypeParser('application/json-patch+json', { parseAs: 'buffer' }, (_req, body, done) => {
     try {
+      checkJsonPatch(body as Buffer);
       done(null, decodeJsonPatchBody(body as Buffer));
     } catch (e) {
       done(e as Error, undefined);
@@ -225,11 +309,12 @@ function registerBodyParsers(app: FastifyInstance): void {
   // Parsed only so the handler can answer 415 with the list of supported patch types, as for a CRD.
   app.addContentTypeParser('application/strategic-merge-patch+json', { parseAs: 'string' }, (_r, body, done) => done(null, body));
   // YAML bodies: create/update in YAML, and server-side apply (whose JSON bodies are YAML too).
-  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'application/apply-patch+yaml'], { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'application/apply-patch+yaml'], { parseAs: 'string' }, (req, body, done) => {
     try {
-      done(null, YAML.parse(body as string, { maxAliasCount: 100 }));
+      const apply = (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/apply-patch+yaml');
+      done(null, decodeYamlBody(body as string, roleOf(req, apply ? 'apply' : 'yaml')));
     } catch (e) {
-      done(badRequest(`error converting YAML to JSON: ${(e as Error).message}`), undefined);
+      done(e as Error, undefined);
     }
   });
   // No Content-Type at all is taken as JSON (kube-apiserver consumes */*); any other type is 415.
@@ -237,14 +322,20 @@ function registerBodyParsers(app: FastifyInstance): void {
     // No route (e.g. kubectl create namespace sends protobuf to /api/v1/namespaces): the not-found handler's 404 wins.
     if (req.is404) return done(null, undefined);
     const ct = req.headers['content-type'];
-    if (ct === undefined || ct === '' || ct.startsWith('*/*')) return lenientJson(req, body, done);
+    if (ct === undefined || ct === '' || ct.startsWith('*/*')) return decodeJson(req, body, done);
     done(unsupportedMediaType(ct.split(';')[0] ?? ct, BODY_TYPES), undefined);
   });
 }
 
+/** The Retry-After of a write refused on a disk fault: kube's hint for an unreachable store (storage/errors NewServerTimeout). */
+const STORAGE_RETRY_AFTER_SECONDS = 2;
+
 /** toStatusError maps any error to a StatusError: fastify's own errors to their Kubernetes equivalents, the rest to 500. */
 export function toStatusError(err: Error): StatusError {
   if (err instanceof StatusError) return err;
+  // A disk fault: nothing was stored and a retry is safe, so 503 with Retry-After (client-go retries it) rather than
+  // the 500 kube-apiserver gives for etcd's "database space exceeded" (README, Faults of the disk).
+  if (isStorageError(err, 'Unavailable')) return serviceUnavailable(err.message, STORAGE_RETRY_AFTER_SECONDS);
   const fe = err as FastifyError;
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -4,8 +4,12 @@
  */
 import type { ObjectKey } from './interface.js';
 
-/** StorageErrorCode mirrors pkg/storage ErrCode*. */
-export type StorageErrorCode = 'KeyNotFound' | 'KeyExists' | 'Expired' | 'TooLarge' | 'Conflict';
+/**
+ * StorageErrorCode mirrors pkg/storage ErrCode*. Unavailable has no counterpart there (etcd's "database space
+ * exceeded" reaches kube-apiserver as a plain error): the backend cannot commit writes now (a disk fault) and
+ * nothing of the write was stored, so a retry is safe.
+ */
+export type StorageErrorCode = 'KeyNotFound' | 'KeyExists' | 'Expired' | 'TooLarge' | 'Conflict' | 'Unavailable';
 
 /** StorageError is thrown (or rejected) by every Storage implementation. */
 export class StorageError extends Error {

@@ -119,6 +119,11 @@ export interface Storage {
    * Throws StorageError('Expired') when fromRevision is older than compactedRevision.
    */
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle;
+  /**
+   * writable is false while writes cannot commit (a disk fault: they reject with StorageError('Unavailable')) and
+   * true again once one commits; reads and watches are served either way. Absent: always writable.
+   */
+  writable?(): boolean;
   /** close flushes and closes the backend; pending writes finish first. */
   close(): Promise<void>;
 }

@@ -8,10 +8,16 @@
  * - The revision counter, the object and its event are written in the same write transaction, so a crash can never
  *   leave an object whose resourceVersion is ahead of the counter (no resourceVersion is ever reused after a
  *   restart), nor a change without its event: a watch resumes across restarts with nothing missing.
- * - Writes resolve only after the commit is flushed to disk (`await db.flushed`); lmdb batches concurrent
+ * - Writes resolve only after the commit is flushed to disk (`db.flushed`, see WriteHealth.flushed); lmdb batches concurrent
  *   transactions of one event-loop turn into one commit, so concurrent requests share an fsync.
  * - Checks (exists, preconditions, tryUpdate) run inside the transaction callback before any write, because a
  *   callback that throws after writing would still commit those writes (DEPENDENCIES.md §3).
+ * - A disk fault (ENOSPC, EIO, MDB_MAP_FULL) fails every write of the batch whose commit failed with
+ *   StorageError('Unavailable'): nothing of it is visible, no event is published, and its revisions are used by
+ *   the next writes (no gap, no reuse a client can see). The store keeps serving reads and watches, `writable()`
+ *   is false until a commit succeeds again (a probe tries, see lmdb-faults), and writes work again once space is
+ *   freed, without a restart. The objects and events of one write go in a child transaction, so a fault raised
+ *   halfway through one cannot leave half of it in a batch that commits.
  * - Compaction (count and age bounds) runs at start, on a timer, and from the write path once the count bound is
  *   passed by a slack of 10% (at most 1000), in batches of small transactions, so it never holds writers back for
  *   long. It keeps history a running replay still needs, up to twice the count bound: a replay lagging further
@@ -24,6 +30,7 @@ import { MAXIMUM_KEY } from 'ordered-binary';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
+import { describeFault, faultCause, guardBatchStart, isCommitFault, isFatal, WriteHealth } from './lmdb-faults.js';
 import type { History } from './history.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
@@ -33,6 +40,8 @@ import { readList, type SnapshotView } from './snapshot.js';
 
 const REVISION = 'revision';
 const COMPACTED = 'compacted';
+/** A key of `meta` that only the probe of a store that cannot commit writes (see WriteHealth). */
+const PROBE = 'probe';
 const COMPACT_BATCH = 1000;
 
 /** LmdbStorageOptions configures the backend. */
@@ -45,12 +54,14 @@ export interface LmdbStorageOptions {
   historyAgeMs?: number;
   /** How often (ms) compaction runs (default 5 s); 0 disables the timer (tests call compact()). */
   compactionIntervalMs?: number;
+  /** Told when writes stop committing (a disk fault) and when they commit again. */
+  onWritableChange?: (writable: boolean, cause?: Error) => void;
 }
 
 type Key = [string, string, string];
 
 /** LogEntry is one persisted change. For DELETED, `o` is the last state with its own resourceVersion. */
-interface LogEntry {
+export interface LogEntry {
   t: 'A' | 'M' | 'D';
   k: Key;
   o: KubeObject;
@@ -60,6 +71,47 @@ interface LogEntry {
 }
 
 const TYPE_CODE = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' } as const;
+
+/** Decide is what a write does with the current object: a change to commit, or NONE. */
+type Decide = (current: KubeObject | undefined) =>
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; prev?: KubeObject }
+  | { type: 'NONE'; object: KubeObject };
+
+/** LmdbLayout is the environment and its named databases, as the server, backup and restore open them. */
+export interface LmdbLayout {
+  root: RootDatabase;
+  objects: Database<KubeObject, Key>;
+  /** The same database read as bytes: the stored JSON text, for lists that are only sent on. */
+  objectsText: Database<Uint8Array, Key>;
+  events: Database<LogEntry, number>;
+  meta: Database<number, string>;
+}
+
+/** META_KEYS are the keys of `meta`: the last committed revision and the highest one dropped from `events`. */
+export const META_KEYS = { revision: REVISION, compacted: COMPACTED } as const;
+
+/**
+ * openLayout opens the environment in `path` (a directory) with the databases of this module. readOnly is for
+ * another process reading a live store (storage/lmdb-backup): lmdb supports readers in several processes.
+ */
+export function openLayout(path: string, readOnly = false): LmdbLayout {
+  // Durability is lmdb's default (synced commits); never noSync.
+  // noSubdir must be explicit: lmdb-js guesses it from the path, and a directory name with a dot in it
+  // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
+  const root = open({ path, maxDbs: 8, noSubdir: false, ...(readOnly ? { readOnly: true } : {}) });
+  // The history is written once and read rarely (watch replays, older snapshots), so its values over 1000 bytes
+  // (nearly all) are LZ4-compressed, about 3× smaller: the file and its resident pages shrink by about a third.
+  // Objects are read by every get and list and stay plain JSON: compressing them too would shrink the file by
+  // as much again but cost 10-25% of get, list and patch throughput (an A/B, three rounds each). Older
+  // uncompressed history entries stay readable (lmdb marks the compressed ones).
+  return {
+    root,
+    objects: root.openDB<KubeObject, Key>('objects', { encoding: 'json' }),
+    objectsText: root.openDB<Uint8Array, Key>('objects', { encoding: 'binary' }),
+    events: root.openDB<LogEntry, number>('events', { encoding: 'json', compression: true }),
+    meta: root.openDB<number, string>('meta', { encoding: 'json' }),
+  };
+}
 
 /** LmdbStorage implements Storage on lmdb. */
 export class LmdbStorage implements Storage {
@@ -75,24 +127,28 @@ export class LmdbStorage implements Storage {
   readonly #timer: NodeJS.Timeout | undefined;
   #compacting: Promise<number> | undefined;
   #closed = false;
+  readonly #health: WriteHealth;
+  /** Writes begun and not yet finished: close() waits for them. */
+  readonly #writing = new Set<Promise<KubeObject>>();
 
   constructor(opts: LmdbStorageOptions) {
     mkdirSync(opts.path, { recursive: true });
-    // Durability is lmdb's default (synced commits); never noSync.
-    // noSubdir must be explicit: lmdb-js guesses it from the path, and a directory name with a dot in it
-    // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
-    this.#root = open({ path: opts.path, maxDbs: 8, noSubdir: false });
-    // The history is written once and read rarely (watch replays, older snapshots), so its values over 1000 bytes
-    // (nearly all) are LZ4-compressed, about 3× smaller: the file and its resident pages shrink by about a third.
-    // Objects are read by every get and list and stay plain JSON: compressing them too would shrink the file by
-    // as much again but cost 10-25% of get, list and patch throughput (an A/B, three rounds each). Older
-    // uncompressed history entries stay readable (lmdb marks the compressed ones).
-    this.#objects = this.#root.openDB<KubeObject, Key>('objects', { encoding: 'json' });
-    this.#objectsText = this.#root.openDB<Uint8Array, Key>('objects', { encoding: 'binary' });
-    this.#events = this.#root.openDB<LogEntry, number>('events', { encoding: 'json', compression: true });
-    this.#meta = this.#root.openDB<number, string>('meta', { encoding: 'json' });
+    ({ root: this.#root, objects: this.#objects, objectsText: this.#objectsText, events: this.#events, meta: this.#meta } = openLayout(opts.path));
     this.#historyEvents = opts.historyEvents ?? 100_000;
     this.#historyAgeMs = opts.historyAgeMs ?? 15 * 60_000;
+    this.#health = new WriteHealth({
+      probe: () => this.#transact(() => this.#meta.put(PROBE, Date.now())),
+      broken: () => {
+        try {
+          this.#root.resetReadTxn();
+          this.#meta.get(REVISION);
+          return false;
+        } catch (e) {
+          return isFatal(e);
+        }
+      },
+      ...(opts.onWritableChange ? { onChange: opts.onWritableChange } : {}),
+    });
     // A database written before the event log existed has history for nothing it holds.
     if (this.#meta.get(COMPACTED) === undefined) this.#meta.putSync(COMPACTED, this.currentRevision());
     const history: History = {
@@ -107,6 +163,22 @@ export class LmdbStorage implements Storage {
       // Apply the bounds at once: the process may have been down longer than the age bound.
       void this.compact().catch(() => undefined);
     }
+  }
+
+  /** writable is false while writes cannot commit (a disk fault), until one commits again: the readiness check. */
+  writable(): boolean {
+    return this.#health.writable;
+  }
+
+  /** needsRestart is true once the environment is fatal (MDB_PANIC): nothing can be read or written until a restart. */
+  needsRestart(): boolean {
+    return this.#health.fatal;
+  }
+
+  /** writeFault describes the fault while not writable. */
+  writeFault(): string | undefined {
+    const cause = this.#health.cause;
+    return cause && describeFault(cause);
   }
 
   currentRevision(): number {
@@ -193,10 +265,17 @@ export class LmdbStorage implements Storage {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    // Writes already begun commit and get their answer before the environment goes (Storage.close's contract):
+    // a graceful shutdown closes the store while the last requests may still be writing.
+    await Promise.allSettled([...this.#writing]);
     await this.#compacting?.catch(() => undefined);
     this.#feed.closeAll();
-    await this.#root.flushed;
-    await this.#root.close();
+    this.#health.close();
+    if (this.#health.writable) await this.#health.flushed(this.#root.flushed);
+    // After a failed commit lmdb's close waits for that batch's flush, which never comes; what committed is on disk.
+    const closing = this.#root.close();
+    if (this.#health.writable) await closing;
+    else await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   }
 
   async #compact(now: number): Promise<number> {
@@ -207,15 +286,18 @@ export class LmdbStorage implements Storage {
     target = Math.min(target, delivered, this.#replayFloor(delivered));
     while (!this.#closed && this.compactedRevision() < target) {
       let progressed = false;
-      await this.#root.transaction(() => {
+      await this.#transact(() => {
         // Decided inside the write transaction: a replay may have started since this run began.
         const from = this.#meta.get(COMPACTED) ?? 0;
         const end = Math.min(target, this.#replayFloor(this.#feed.lastDelivered));
         if (end <= from) return;
         const keys = [...this.#events.getKeys({ start: from + 1, end: end + 1, limit: COMPACT_BATCH })];
         const upTo = keys.length < COMPACT_BATCH ? end : (keys[keys.length - 1] as number);
-        for (const k of keys) this.#events.remove(k);
-        this.#meta.put(COMPACTED, upTo);
+        // All or nothing: events dropped without `compacted` moving would be a gap a replay cannot see.
+        this.#root.childTransaction(() => {
+          for (const k of keys) this.#events.remove(k);
+          this.#meta.put(COMPACTED, upTo);
+        });
         progressed = true;
       });
       // A replay holding the target back ends this run; the next one continues.
@@ -274,9 +356,55 @@ export class LmdbStorage implements Storage {
     return this.#events.getRange(opts).map(({ key, value }) => toEvent(key, value));
   }
 
-  // #write runs decide() inside a write transaction on the current object, applies its decision with a new
+  // #transact queues an lmdb write transaction and keeps the health up to date with its commit.
+  #transact<T>(cb: () => T): Promise<T> {
+    const p = this.#health.transaction(() => {
+      const queued = this.#root.transaction(cb);
+      guardBatchStart(this.#root);
+      return queued;
+    });
+    return p.then(
+      (v) => {
+        this.#health.succeeded();
+        return v;
+      },
+      (e: unknown) => {
+        if (isCommitFault(e)) void faultCause(e).then((c) => this.#health.failed(c));
+        throw e;
+      },
+    );
+  }
+
+  // #landed tells whether the event of a write whose commit reported a failure is stored all the same (only the
+  // fsync after a visible commit failed). A fresh read transaction: the cached one may predate that commit.
+  #landed(revision: number, entry: LogEntry): boolean {
+    try {
+      this.#root.resetReadTxn();
+    } catch {
+      // No read transaction to renew: the next read opens a fresh one anyway.
+    }
+    try {
+      const stored = this.#events.get(revision);
+      return stored !== undefined && JSON.stringify(stored) === JSON.stringify(entry);
+    } catch {
+      // Unreadable: the environment is fatal (MDB_PANIC), which a failed meta page write causes, before the commit
+      // became visible.
+      return false;
+    }
+  }
+
+  // #write is #apply counted among the writes close() waits for.
+  #write(key: ObjectKey, decide: Decide): Promise<KubeObject> {
+    const p = this.#apply(key, decide);
+    this.#writing.add(p);
+    const forget = () => this.#writing.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+
+  // #apply runs decide() inside a write transaction on the current object, applies its decision with a new
   // revision and its history entry, waits for the flush and publishes the change event.
-  async #write(
+  async #apply(
     key: ObjectKey,
     decide: (current: KubeObject | undefined) =>
       | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; prev?: KubeObject }
@@ -285,10 +413,11 @@ export class LmdbStorage implements Storage {
     if (this.#closed) throw new Error('storage is closed');
     const k = keyTuple(key);
     let event: ChangeEvent | undefined;
+    let entry: LogEntry | undefined;
     let unchanged: KubeObject | undefined;
     let revision = 0;
     try {
-      await this.#root.transaction(() => {
+      await this.#transact(() => {
         const d = decide(this.#objects.get(k));
         if (d.type === 'NONE') {
           unchanged = d.object;
@@ -296,20 +425,31 @@ export class LmdbStorage implements Storage {
         }
         revision = (this.#meta.get(REVISION) ?? 0) + 1;
         const object = withRevision(d.object, revision);
-        const entry: LogEntry = { t: TYPE_CODE[d.type], k, o: d.type === 'DELETED' ? d.object : object, ts: Date.now() };
-        if (d.type === 'MODIFIED' && d.prev) entry.p = d.prev;
-        if (d.type === 'DELETED') this.#objects.remove(k);
-        else this.#objects.put(k, object);
-        this.#events.put(revision, entry);
-        this.#meta.put(REVISION, revision);
+        const log: LogEntry = { t: TYPE_CODE[d.type], k, o: d.type === 'DELETED' ? d.object : object, ts: Date.now() };
+        if (d.type === 'MODIFIED' && d.prev) log.p = d.prev;
+        // A child transaction: a fault raised by one of these puts undoes the others (the batch may still commit).
+        this.#root.childTransaction(() => {
+          if (d.type === 'DELETED') this.#objects.remove(k);
+          else this.#objects.put(k, object);
+          this.#events.put(revision, log);
+          this.#meta.put(REVISION, revision);
+        });
+        entry = log;
         event = d.type === 'ADDED' ? { type: d.type, key, revision, object } : { type: d.type, key, revision, object, prevObject: d.prev as KubeObject };
       });
-      await this.#root.flushed;
+      await this.#health.flushed(this.#root.flushed);
     } catch (e) {
+      const fault = isCommitFault(e);
+      // Decided before any await: a later batch may reuse the revision of a commit that failed.
+      const landed = event !== undefined && this.#landed(revision, entry as LogEntry);
       // A commit that landed but whose flush failed is in the history a replay reads, so live watchers get it too
       // (in order). One that did not land frees its revision for the next write: nothing to publish.
-      if (event && this.currentRevision() >= revision) this.#feed.publish(event);
-      throw e;
+      if (landed) this.#feed.publish(event as ChangeEvent);
+      if (!fault) throw e;
+      const cause = await faultCause(e);
+      this.#health.failed(cause);
+      if (landed) throw new Error(`the write was committed, but flushing it to disk failed (${describeFault(cause)}): it may not survive a crash`, { cause });
+      throw new StorageError('Unavailable', `storage cannot commit writes, the request was not applied: ${describeFault(cause)}`, key, { cause });
     }
     if (unchanged) return unchanged;
     if (!event) throw new Error('lmdb transaction finished without a decision');

@@ -92,10 +92,13 @@ export const unsupportedMediaType = (contentType: string, accepted: string[]) =>
 
 /** invalid: 422 Invalid `Website.extensions.example.com "x" is invalid: [a, b]` with one cause per field. */
 export function invalid(kind: string, group: string, name: string, errors: FieldError[]): StatusError {
-  const list = errors.map((e) => e.message);
+  // ErrorList.ToAggregate prints each message once; the causes keep every error (duplicates included).
+  const list = [...new Set(errors.map((e) => e.message))];
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   const causes: StatusCause[] = errors.map((e) => ({ reason: e.type, message: messageWithoutField(e), field: e.field }));
-  return err(422, 'Invalid', `${kind}.${group} "${name}" is invalid: ${summary}`, { name, group, kind, causes });
+  const qualifiedKind = group ? `${kind}.${group}` : kind;
+  // StatusDetails.Name is omitempty.
+  return err(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, { ...(name ? { name } : {}), group, kind, causes });
 }
 
 // A cause's message omits the leading "field: " because `field` carries it (as field.Error.ErrorBody does).
@@ -110,6 +113,14 @@ export const invalidParams = (what: string, errors: FieldError[]) => invalid(wha
 export const internalError = (message: string) =>
   err(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 
+
+/**
+ * serviceUnavailable: 503 ServiceUnavailable, as errors.NewServiceUnavailable ("the request itself was valid, but
+ * the requested service is unavailable at this time"), with details.retryAfterSeconds (sent as Retry-After, which
+ * makes client-go retry: rest/with_retry.go checkWait) when given.
+ */
+export const serviceUnavailable = (message: string, retryAfterSeconds?: number) =>
+  new StatusError({ code: 503, reason: 'ServiceUnavailable', message, ...(retryAfterSeconds ? { details: { retryAfterSeconds } } : {}) });
 
 /** tooLargeResourceVersion: 504 Timeout with cause ResourceVersionTooLarge (client-go relists on it). */
 export const tooLargeResourceVersion = (requested: string, current: string) =>
@@ -126,3 +137,10 @@ export function successStatus(gr: GroupResource, name: string, uid: string | und
   if (uid) details.uid = uid;
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details, code: 200 };
 }
+
+/**
+ * timeout: 504 Timeout worded as errors.NewTimeoutError (`Timeout: <message>`, details with the retry hint, empty
+ * when there is none).
+ */
+export const timeout = (message: string, retryAfterSeconds = 0) =>
+  new StatusError({ code: 504, reason: 'Timeout', message: `Timeout: ${message}`, details: retryAfterSeconds ? { retryAfterSeconds } : {} });

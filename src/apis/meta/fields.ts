@@ -125,7 +125,10 @@ export function parseFieldSelector(s: string, allowedFields: readonly string[] |
     if (part === '') continue;
     const split = splitTerm(part);
     if (!split) throw badRequest(`invalid selector: '${s}'; can't understand '${part}'`);
-    terms.push({ field: split.lhs, op: split.op === '!=' ? '!=' : '=', value: unescapeValue(split.rhs) });
+    const value = unescapeValue(split.rhs);
+    // A term with neither field nor value (`=`, `==`, `!=`) transforms to Everything (selector.go hasTerm.Transform).
+    if (split.lhs === '' && value === '') continue;
+    terms.push({ field: split.lhs, op: split.op === '!=' ? '!=' : '=', value });
   }
   // Field-label conversion runs after parsing, as the list handler's Transform does.
   for (const t of terms) {

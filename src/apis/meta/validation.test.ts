@@ -155,14 +155,18 @@ describe('validateObjectMetaCreate', () => {
         message: 'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
       },
     ]],
+    // ValidateOwnerReferences in 1.37 (measured on kube-apiserver serving the Website CRD): indexed paths, Required.
     ['an owner reference with every required field empty', meta({ ownerReferences: [{ apiVersion: '', kind: '', name: '', uid: '' }] }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences.apiVersion', message: 'metadata.ownerReferences.apiVersion: Invalid value: "": version must not be empty' },
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences.kind', message: 'metadata.ownerReferences.kind: Invalid value: "": must not be empty' },
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences.name', message: 'metadata.ownerReferences.name: Invalid value: "": must not be empty' },
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences.uid', message: 'metadata.ownerReferences.uid: Invalid value: "": must not be empty' },
+      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].apiVersion', message: 'metadata.ownerReferences[0].apiVersion: Required value: must not be empty' },
+      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].kind', message: 'metadata.ownerReferences[0].kind: Required value: must not be empty' },
+      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].name', message: 'metadata.ownerReferences[0].name: Required value: must not be empty' },
+      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].uid', message: 'metadata.ownerReferences[0].uid: Required value: must not be empty' },
     ]],
     ['an owner apiVersion with a group but no version', meta({ ownerReferences: [{ apiVersion: 'apps/', kind: 'Deployment', name: 'a', uid: '1' }] }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences.apiVersion', message: 'metadata.ownerReferences.apiVersion: Invalid value: "apps/": version must not be empty' },
+      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences[0].apiVersion', message: 'metadata.ownerReferences[0].apiVersion: Invalid value: "apps/": must be <group>/<version> or <version>' },
+    ]],
+    ['an owner apiVersion that does not parse', meta({ ownerReferences: [{ apiVersion: 'a', kind: 'K', name: 'a', uid: '1' }, { apiVersion: 'a/b/c', kind: 'K', name: 'a', uid: '2' }] }), ns, [
+      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences[1].apiVersion', message: 'metadata.ownerReferences[1].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or <version>' },
     ]],
   ])('rejects %s', (_name, m, opts, expected) => {
     expect(validateObjectMetaCreate(m, opts)).toEqual(expected);
@@ -182,8 +186,9 @@ describe('validateObjectMetaCreate', () => {
 
   it('rejects a core v1 Event as an owner', () => {
     const errs = validateObjectMetaCreate(meta({ ownerReferences: [{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: '1' }] }), ns);
-    expect(errs.map((e) => e.field)).toEqual(['metadata.ownerReferences']);
-    expect(errs[0]!.message).toContain('/v1, Kind=Event is disallowed from being an owner');
+    expect(errs.map((e) => e.message)).toEqual([
+      'metadata.ownerReferences[0]: Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"1"}: /v1, Kind=Event is disallowed from being an owner',
+    ]);
   });
 
   it('collects every problem instead of stopping at the first', () => {
@@ -208,19 +213,34 @@ describe('validateObjectMetaUpdate', () => {
     expect(validateObjectMetaUpdate({ ...old, finalizers: ['example.com/a', 'example.com/b'] }, old, ns)).toEqual([]);
   });
 
+  // Update errors appear twice: rest.ValidateUpdate's common checks, then the custom resource strategy's own.
   it.each<[string, ObjectMeta, string, string]>([
     ['a renamed object', { ...old, name: 'other' }, 'metadata.name', 'metadata.name: Invalid value: "other": field is immutable'],
     ['a moved namespace', { ...old, namespace: 'prod' }, 'metadata.namespace', 'metadata.namespace: Invalid value: "prod": field is immutable'],
     ['a changed uid', { ...old, uid: 'u2' }, 'metadata.uid', 'metadata.uid: Invalid value: "u2": field is immutable'],
-    ['a dropped uid', { ...old, uid: undefined }, 'metadata.uid', 'metadata.uid: Invalid value: "": field is immutable'],
+    ['a dropped uid', { ...old, uid: undefined }, 'metadata.uid', 'metadata.uid: Invalid value: null: field is immutable'],
     [
       'a changed creationTimestamp',
       { ...old, creationTimestamp: '2025-01-01T00:00:00Z' },
       'metadata.creationTimestamp',
       'metadata.creationTimestamp: Invalid value: "2025-01-01T00:00:00Z": field is immutable',
     ],
+    ['a deletionTimestamp set by a write', { ...old, deletionTimestamp: '2001-01-01T00:00:00Z' }, 'metadata.deletionTimestamp', 'metadata.deletionTimestamp: Invalid value: "2001-01-01T00:00:00Z": field is immutable'],
+    ['a deletionGracePeriodSeconds set by a write', { ...old, deletionGracePeriodSeconds: 3 }, 'metadata.deletionGracePeriodSeconds', 'metadata.deletionGracePeriodSeconds: Invalid value: 3: field is immutable'],
   ])('rejects %s as immutable', (_name, next, field, message) => {
-    expect(validateObjectMetaUpdate(next, old, ns)).toEqual([{ type: 'FieldValueInvalid', field, message }]);
+    const e = { type: 'FieldValueInvalid', field, message };
+    expect(validateObjectMetaUpdate(next, old, ns)).toEqual(field === 'metadata.namespace' ? [
+      // The common checks also validate the new namespace itself (here it is valid, so nothing more).
+      e, e,
+    ] : [e, e]);
+  });
+
+  it('checks a generateName only as a path segment on update: `/` and `%` are refused, upper case is not', () => {
+    expect(validateObjectMetaUpdate({ ...old, generateName: 'UPPER-' }, old, ns)).toEqual([]);
+    expect(validateObjectMetaUpdate({ ...old, generateName: 'a/b%' }, old, ns).map((e) => e.message)).toEqual([
+      'metadata.generateName: Invalid value: "a/b%": may not contain \'/\'',
+      'metadata.generateName: Invalid value: "a/b%": may not contain \'%\'',
+    ]);
   });
 
   it.each<[string, string[], string]>([
@@ -228,18 +248,17 @@ describe('validateObjectMetaUpdate', () => {
     ['several new finalizers, sorted', ['z', 'example.com/a', 'b'], '[]string{"b", "z"}'],
   ])('forbids %s once deletion has started', (_name, finalizers, list) => {
     const deleting = { ...old, deletionTimestamp: '2024-02-01T00:00:00Z' };
-    expect(validateObjectMetaUpdate({ ...deleting, finalizers }, deleting, ns)).toEqual([
-      {
-        type: 'FieldValueForbidden',
-        field: 'metadata.finalizers',
-        message: `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${list}`,
-      },
-    ]);
+    const e = {
+      type: 'FieldValueForbidden',
+      field: 'metadata.finalizers',
+      message: `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${list}`,
+    };
+    expect(validateObjectMetaUpdate({ ...deleting, finalizers }, deleting, ns)).toEqual([e, e]);
   });
 
-  it('applies the create rules to the new metadata', () => {
-    const errs = validateObjectMetaUpdate({ ...old, labels: { 'bad key': 'v' } }, old, ns);
-    expect(errs.map((e) => e.field)).toEqual(['metadata.labels']);
+  it('reports a bad label three times (common create checks, common update checks, the strategy) and a bad finalizer once', () => {
+    const errs = validateObjectMetaUpdate({ ...old, labels: { 'bad key': 'v' }, finalizers: ['a b'] }, old, ns);
+    expect(errs.map((e) => e.field)).toEqual(['metadata.labels', 'metadata.finalizers', 'metadata.labels', 'metadata.labels']);
   });
 });
 

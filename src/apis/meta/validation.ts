@@ -6,8 +6,8 @@
  */
 import { Buffer } from 'node:buffer';
 import { randomInt } from 'node:crypto';
-import { forbidden, invalid, path, required, tooLong } from './field-path.js';
-import type { FieldError, FieldPath } from './field-path.js';
+import { FieldPath, forbidden, invalid, path, required, tooLong } from './field-path.js';
+import type { FieldError } from './field-path.js';
 import type { ObjectMeta, OwnerReference } from './types.js';
 
 /** DNS1123_LABEL_MAX_LENGTH is the longest RFC 1123 label (namespace names). */
@@ -167,31 +167,35 @@ export function validateAnnotations(annotations: Record<string, string> | undefi
   return errs;
 }
 
-// schema.ParseGroupVersion + FromAPIVersionAndKind: "v1" is core, "g/v" is grouped, anything else has no version.
-function parseGroupVersion(apiVersion: string): { group: string; version: string } {
+// schema.ParseGroupVersion: "" and "/" are empty, "v" is core, "g/v" grouped; more slashes do not parse.
+function parseGroupVersion(apiVersion: string): { group: string; version: string } | undefined {
   if (apiVersion === '' || apiVersion === '/') return { group: '', version: '' };
   const parts = apiVersion.split('/');
   if (parts.length === 1) return { group: '', version: apiVersion };
   if (parts.length === 2) return { group: parts[0]!, version: parts[1]! };
-  return { group: '', version: '' };
+  return undefined;
 }
 
 /**
- * validateOwnerReferences checks each reference's apiVersion, kind, name and uid, the banned core/v1 Event owner,
- * and that at most one reference has `controller: true`. Like Kubernetes, per-reference paths are not indexed.
+ * validateOwnerReferences is ValidateOwnerReferences (apimachinery pkg/api/validation/objectmeta.go): per reference
+ * (indexed paths) a required apiVersion that parses with a version, kind, name and uid, no banned owner (core/v1
+ * Event, reported at the reference with its JSON), then at most one reference with `controller: true`.
  */
 export function validateOwnerReferences(refs: OwnerReference[] | undefined, fld: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
   let firstController = '';
-  for (const ref of refs ?? []) {
-    const gv = parseGroupVersion(ref.apiVersion ?? '');
+  (refs ?? []).forEach((ref, i) => {
+    const at = new FieldPath(`${fld}[${i}]`);
+    const apiVersion = ref.apiVersion ?? '';
+    const gv = parseGroupVersion(apiVersion);
+    if (apiVersion === '') errs.push(required(at.child('apiVersion'), 'must not be empty'));
+    else if (!gv || !gv.version) errs.push(invalid(at.child('apiVersion'), apiVersion, 'must be <group>/<version> or <version>'));
     const kind = ref.kind ?? '';
-    if (!gv.version) errs.push(invalid(fld.child('apiVersion'), ref.apiVersion ?? '', 'version must not be empty'));
-    if (!kind) errs.push(invalid(fld.child('kind'), kind, 'must not be empty'));
-    if (!ref.name) errs.push(invalid(fld.child('name'), ref.name ?? '', 'must not be empty'));
-    if (!ref.uid) errs.push(invalid(fld.child('uid'), ref.uid ?? '', 'must not be empty'));
-    if (gv.group === '' && gv.version === 'v1' && kind === 'Event') {
-      errs.push(invalid(fld, ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (!kind) errs.push(required(at.child('kind'), 'must not be empty'));
+    if (!ref.name) errs.push(required(at.child('name'), 'must not be empty'));
+    if (!ref.uid) errs.push(required(at.child('uid'), 'must not be empty'));
+    if (gv && gv.group === '' && gv.version === 'v1' && kind === 'Event') {
+      errs.push(invalid(at, ref, '/v1, Kind=Event is disallowed from being an owner'));
     }
     if (ref.controller === true) {
       const current = `${kind}/${ref.name ?? ''}`;
@@ -201,7 +205,7 @@ export function validateOwnerReferences(refs: OwnerReference[] | undefined, fld:
         firstController = current;
       }
     }
-  }
+  });
   return errs;
 }
 
@@ -246,21 +250,32 @@ export interface ObjectMetaValidationOptions {
   namespaced: boolean;
 }
 
+/** NameValidator checks a name (prefix: it is a generateName) and returns the problems. */
+type NameValidator = (name: string, prefix: boolean) => string[];
+
 /**
- * validateObjectMetaCreate validates metadata of an object being created: name (or generateName) as a DNS-1123
- * subdomain, namespace per scope, generation, labels, annotations, ownerReferences and finalizers.
+ * nameIsPathSegment is the name check update validation uses (apimachinery api/validate/content path.go
+ * IsPathSegmentName / IsPathSegmentPrefix, through registry/rest validatePathSegment): a name may not be `.` or `..`
+ * and neither it nor a generateName may contain `/` or `%`.
  */
-export function validateObjectMetaCreate(meta: ObjectMeta, opts: ObjectMetaValidationOptions): FieldError[] {
+export function nameIsPathSegment(name: string, prefix: boolean): string[] {
+  if (!prefix && (name === '.' || name === '..')) return [`may not be '${name}'`];
+  return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+}
+
+// ValidateObjectMetaAccessor: generateName and name with `nameFn`, namespace per scope, then the common checks.
+function validateObjectMetaAccessor(meta: ObjectMeta, opts: ObjectMetaValidationOptions, nameFn: NameValidator): FieldError[] {
   const fld = path('metadata');
   const errs: FieldError[] = [];
   if (meta.generateName) {
-    for (const msg of nameIsDNSSubdomain(meta.generateName, true)) errs.push(invalid(fld.child('generateName'), meta.generateName, msg));
+    for (const msg of nameFn(meta.generateName, true)) errs.push(invalid(fld.child('generateName'), meta.generateName, msg));
   }
   if (!meta.name) {
-    // With generateName the registry generates the name, so only a request with neither is missing one.
+    // The registry generates the name from generateName before validating, so only a request with neither is
+    // missing one (kube checks the generated name; a bad generateName is reported on its own field either way).
     if (!meta.generateName) errs.push(required(fld.child('name'), 'name or generateName is required'));
   } else {
-    for (const msg of nameIsDNSSubdomain(meta.name, false)) errs.push(invalid(fld.child('name'), meta.name, msg));
+    for (const msg of nameFn(meta.name, false)) errs.push(invalid(fld.child('name'), meta.name, msg));
   }
 
   if (opts.namespaced) {
@@ -283,12 +298,20 @@ export function validateObjectMetaCreate(meta: ObjectMeta, opts: ObjectMetaValid
 }
 
 /**
- * validateObjectMetaUpdate validates metadata on update: no new finalizers once deletion has started, name,
- * namespace, uid and creationTimestamp unchanged, then every create rule on the new metadata.
- * Like Kubernetes' ValidateObjectMetaAccessorUpdate, it expects rest.BeforeUpdate-style normalisation first
- * (an empty uid and the creationTimestamp copied from the old object), so a client that omits them is not rejected.
+ * validateObjectMetaCreate validates metadata of an object being created, as a custom resource's strategy does
+ * (ValidateObjectMeta with NameIsDNSSubdomain): name (or generateName), namespace per scope, generation, labels,
+ * annotations, ownerReferences and finalizers. The name is generated before this runs.
  */
-export function validateObjectMetaUpdate(newMeta: ObjectMeta, oldMeta: ObjectMeta, opts: ObjectMetaValidationOptions): FieldError[] {
+export function validateObjectMetaCreate(meta: ObjectMeta, opts: ObjectMetaValidationOptions): FieldError[] {
+  return validateObjectMetaAccessor(meta, opts, nameIsDNSSubdomain);
+}
+
+// Unset and empty are the same to Go's plain string fields; pointers compare by value (apiequality.Semantic).
+const sameValue = (a: unknown, b: unknown) => (a ?? '') === (b ?? '');
+
+// ValidateObjectMetaAccessorUpdate (apimachinery pkg/api/validation/objectmeta.go), without the checks that cannot
+// fail after rest.BeforeUpdate (generation is reset to the old one, the resourceVersion is always set).
+function validateObjectMetaAccessorUpdate(newMeta: ObjectMeta, oldMeta: ObjectMeta): FieldError[] {
   const fld = path('metadata');
   const errs: FieldError[] = [];
   if (oldMeta.deletionTimestamp) {
@@ -298,13 +321,28 @@ export function validateObjectMetaUpdate(newMeta: ObjectMeta, oldMeta: ObjectMet
       errs.push(forbidden(fld.child('finalizers'), `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(added)}`));
     }
   }
-  for (const name of ['name', 'namespace', 'uid', 'creationTimestamp'] as const) {
-    // Unset and empty are the same to Go, whose fields are plain strings.
-    const now = newMeta[name] ?? '';
-    if (now !== (oldMeta[name] ?? '')) errs.push(invalid(fld.child(name), now, FIELD_IMMUTABLE_ERROR_MSG));
+  for (const name of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const) {
+    if (!sameValue(newMeta[name], oldMeta[name])) errs.push(invalid(fld.child(name), newMeta[name] ?? null, FIELD_IMMUTABLE_ERROR_MSG));
   }
-  errs.push(...validateObjectMetaCreate(newMeta, opts));
+  errs.push(
+    ...validateLabels(newMeta.labels, fld.child('labels')),
+    ...validateAnnotations(newMeta.annotations, fld.child('annotations')),
+    ...validateOwnerReferences(newMeta.ownerReferences, fld.child('ownerReferences')),
+  );
   return errs;
+}
+
+/**
+ * validateObjectMetaUpdate validates metadata on update exactly as kube-apiserver does for a custom resource, whose
+ * errors it reports in this order: rest.ValidateUpdate's common fields (ValidateObjectMetaAccessor with the
+ * path-segment name check, then ValidateObjectMetaAccessorUpdate), then the strategy's own
+ * ValidateObjectMetaUpdate (customresource validator.go), which repeats the update checks — so a bad label appears
+ * three times among the causes and once in the message. It expects rest.BeforeUpdate's normalisation first (the
+ * old generation, creationTimestamp and deletionTimestamp, an empty uid filled from the old object).
+ */
+export function validateObjectMetaUpdate(newMeta: ObjectMeta, oldMeta: ObjectMeta, opts: ObjectMetaValidationOptions): FieldError[] {
+  const update = validateObjectMetaAccessorUpdate(newMeta, oldMeta);
+  return [...validateObjectMetaAccessor(newMeta, opts, nameIsPathSegment), ...update, ...update];
 }
 
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

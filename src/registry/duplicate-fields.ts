@@ -1,0 +1,78 @@
+/**
+ * @module registry/duplicate-fields
+ * Duplicate object members in a JSON body, which Go's strict decoder (sigs.k8s.io/json) reports as `duplicate field
+ * "spec"`: a warning under fieldValidation=Warn, a strict decoding error under Strict. JSON.parse keeps only the last
+ * member, so the body decoder records the duplicates of the text it parsed, keyed by the parsed value.
+ */
+import { decodeGoJson, type GoValue } from './go-json.js';
+
+const recorded = new WeakMap<object, string[]>();
+
+/** duplicatesOf returns the duplicate member paths recorded for a parsed body (none when it had none). */
+export function duplicatesOf(value: unknown): string[] {
+  return typeof value === 'object' && value !== null ? (recorded.get(value) ?? []) : [];
+}
+
+/**
+ * recordDuplicates notes the duplicate members of `text`, which parsed into `value`. The cheap test first: a
+ * document has as many members as colons outside strings; only when the parsed value has fewer keys are the paths
+ * looked for.
+ */
+export function recordDuplicates(text: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (memberCount(text) === keyCount(value)) return;
+  const paths: string[] = [];
+  duplicatePaths(decodeGoJson(text), '', paths);
+  if (paths.length > 0) recorded.set(value, paths);
+}
+
+function memberCount(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c /* \ */) i++;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x3a /* : */) n++;
+  }
+  return n;
+}
+
+function keyCount(value: unknown): number {
+  let n = 0;
+  const todo: unknown[] = [value];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (Array.isArray(v)) todo.push(...v);
+    else if (typeof v === 'object' && v !== null) {
+      const keys = Object.keys(v);
+      n += keys.length;
+      for (const k of keys) todo.push((v as Record<string, unknown>)[k]);
+    }
+  }
+  return n;
+}
+
+// duplicatePaths lists `a.b.c` paths (array items as `[i]`) of members repeated within one object, in document
+// order, iteratively (the depth is bounded by the body decoder, but recursion is not needed).
+function duplicatePaths(root: GoValue, at: string, out: string[]): void {
+  const todo: { value: GoValue; at: string }[] = [{ value: root, at }];
+  while (todo.length > 0) {
+    const { value, at: path } = todo.shift()!;
+    if (value === null || (value.kind !== 'object' && value.kind !== 'array')) continue;
+    if (value.kind === 'array') {
+      value.items.forEach((item, k) => todo.push({ value: item, at: `${path}[${k}]` }));
+      continue;
+    }
+    const seen = new Set<string>();
+    for (const [key, member] of value.entries) {
+      const child = path === '' ? key : `${path}.${key}`;
+      if (seen.has(key)) out.push(child);
+      seen.add(key);
+      todo.push({ value: member, at: child });
+    }
+  }
+}

@@ -8,30 +8,17 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, type Agent } from 'undici';
 import {
-  adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess,
+  API, call, serversPerTest, tempDir, website, type ServerProcess,
 } from './helpers/server-process.js';
 
 const MAIN = resolve(import.meta.dirname, '../dist/main.js');
 const COLLECTION = `${API}/namespaces/default/websites`;
 const WRITERS = 4;
 
-const running: ServerProcess[] = [];
-const agents: Agent[] = [];
-async function start(o: Parameters<typeof startServer>[0] = {}): Promise<{ srv: ServerProcess; agent: Agent }> {
-  const srv = await startServer(o);
-  running.push(srv);
-  const agent = adminAgent(srv.certDir);
-  agents.push(agent);
-  return { srv, agent };
-}
-afterEach(async () => {
-  for (const s of running.splice(0)) await s.stop('SIGKILL');
-  for (const a of agents.splice(0)) await a.destroy().catch(() => undefined);
-});
-afterAll(() => cleanupTempDirs());
+const start = serversPerTest();
 
 interface CliResult {
   code: number | null;

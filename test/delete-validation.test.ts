@@ -8,22 +8,17 @@
  * refusal the objects are read back to show nothing was deleted.
  */
 import type { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess } from './helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { API, call, useServer, website, type ServerProcess } from './helpers/server-process.js';
 
 let server: ServerProcess;
 let agent: Agent;
 const ns = (n: string) => `${server.url}${API}/namespaces/${n}/websites`;
 let seq = 0;
 
-beforeAll(async () => {
-  server = await startServer();
-  agent = adminAgent(server.certDir);
-});
-afterAll(async () => {
-  await agent?.close();
-  await server?.stop();
-  cleanupTempDirs();
+useServer((s, a) => {
+  server = s;
+  agent = a;
 });
 
 const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });

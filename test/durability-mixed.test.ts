@@ -8,10 +8,10 @@
  *   resuming from the last revision it got completes it;
  * - folding that history over the state at X gives exactly the final list.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Agent } from 'undici';
 import {
-  adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess,
+  API, call, serversPerTest, website, type ServerProcess,
 } from './helpers/server-process.js';
 import { openWatch, type WatchedEvent } from './helpers/watch-client.js';
 
@@ -19,20 +19,7 @@ const COLLECTION = `${API}/namespaces/default/websites`;
 const WRITERS = 8;
 const CYCLES = 3;
 
-const running: ServerProcess[] = [];
-const agents: Agent[] = [];
-async function start(o: Parameters<typeof startServer>[0] = {}): Promise<{ srv: ServerProcess; agent: Agent }> {
-  const srv = await startServer(o);
-  running.push(srv);
-  const agent = adminAgent(srv.certDir);
-  agents.push(agent);
-  return { srv, agent };
-}
-afterEach(async () => {
-  for (const s of running.splice(0)) await s.stop('SIGKILL');
-  for (const a of agents.splice(0)) await a.destroy().catch(() => undefined);
-});
-afterAll(() => cleanupTempDirs());
+const start = serversPerTest();
 
 /** State maps each website to its spec.replicas. */
 type State = Map<string, number>;

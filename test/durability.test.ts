@@ -4,10 +4,10 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Agent } from 'undici';
 import {
-  adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess,
+  API, call, serversPerTest, tempDir, website, type ServerProcess,
 } from './helpers/server-process.js';
 
 const COLLECTION = `${API}/namespaces/default/websites`;
@@ -15,20 +15,7 @@ const CLIENTS = 8;
 const KILL_AFTER_MS = 1500;
 const KILL_AFTER_ACKS = 300;
 
-const running: ServerProcess[] = [];
-const agents: Agent[] = [];
-async function start(o: Parameters<typeof startServer>[0] = {}): Promise<{ srv: ServerProcess; agent: Agent }> {
-  const srv = await startServer(o);
-  running.push(srv);
-  const agent = adminAgent(srv.certDir);
-  agents.push(agent);
-  return { srv, agent };
-}
-afterEach(async () => {
-  for (const s of running.splice(0)) await s.stop('SIGKILL');
-  for (const a of agents.splice(0)) await a.destroy().catch(() => undefined);
-});
-afterAll(() => cleanupTempDirs());
+const start = serversPerTest();
 
 /** Ack is one create the server answered 201 to. */
 interface Ack {

@@ -5,8 +5,8 @@
  * which is what kube-apiserver serving the Website CRD answers; never 414.
  */
 import { request, type Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess } from './helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { API, call, useServer, website, type ServerProcess } from './helpers/server-process.js';
 
 let server: ServerProcess;
 let agent: Agent;
@@ -21,14 +21,9 @@ function longName(n: number, seed: string): string {
   return s;
 }
 
-beforeAll(async () => {
-  server = await startServer();
-  agent = adminAgent(server.certDir);
-});
-afterAll(async () => {
-  await agent?.close();
-  await server?.stop();
-  cleanupTempDirs();
+useServer((s, a) => {
+  server = s;
+  agent = a;
 });
 
 describe.each([101, 200, 253])('a name of %i characters', (n) => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeObjectMeta } from '../src/apis/meta/decode.js';
 import { LmdbStorage } from '../src/storage/lmdb-storage.js';
 import { Probe } from './e2e/helpers-informers.js';
-import { adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess } from './helpers/server-process.js';
+import { adminAgent, API, call, startServer, tempDir, useServer, website, type ServerProcess } from './helpers/server-process.js';
 
 let server: ServerProcess;
 let agent: Agent;
@@ -24,14 +24,9 @@ const MERGE = { 'content-type': 'application/merge-patch+json' };
 const JSON_PATCH = { 'content-type': 'application/json-patch+json' };
 const PARTIAL_LIST = { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' };
 
-beforeAll(async () => {
-  server = await startServer();
-  agent = adminAgent(server.certDir);
-});
-afterAll(async () => {
-  await agent?.close();
-  await server?.stop();
-  cleanupTempDirs();
+useServer((s, a) => {
+  server = s;
+  agent = a;
 });
 
 const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });

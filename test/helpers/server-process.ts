@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request, type Dispatcher } from 'undici';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 
@@ -146,3 +147,43 @@ export function website(name: string, spec: Record<string, unknown> = {}, metada
 
 /** API is the group-version prefix. */
 export const API = '/apis/extensions.example.com/v1alpha1';
+
+/**
+ * useServer starts one server with an admin agent for the whole file (beforeAll) and stops both, and removes the
+ * temp dirs, after it (afterAll). `ready` receives them.
+ */
+export function useServer(ready: (server: ServerProcess, agent: Agent) => void, o: StartOptions = {}): void {
+  let server: ServerProcess | undefined;
+  let agent: Agent | undefined;
+  beforeAll(async () => {
+    server = await startServer(o);
+    agent = adminAgent(server.certDir);
+    ready(server, agent);
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await server?.stop();
+    cleanupTempDirs();
+  });
+}
+
+/**
+ * serversPerTest returns a start function for tests that start (and restart) servers of their own: every server a
+ * test started is killed after it (SIGKILL: these tests own their crash points), and the temp dirs go at the end.
+ */
+export function serversPerTest(): (o?: StartOptions) => Promise<{ srv: ServerProcess; agent: Agent }> {
+  const running: ServerProcess[] = [];
+  const agents: Agent[] = [];
+  afterEach(async () => {
+    for (const s of running.splice(0)) await s.stop('SIGKILL');
+    for (const a of agents.splice(0)) await a.destroy().catch(() => undefined);
+  });
+  afterAll(() => cleanupTempDirs());
+  return async (o = {}) => {
+    const srv = await startServer(o);
+    running.push(srv);
+    const agent = adminAgent(srv.certDir);
+    agents.push(agent);
+    return { srv, agent };
+  };
+}

@@ -6,8 +6,8 @@
  * and the CRD strategies' reset fields (apiextensions-apiserver pkg/registry/customresource status_strategy.go).
  */
 import type { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess } from './helpers/server-process.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API, call, type ServerProcess, useServer, website } from './helpers/server-process.js';
 
 let server: ServerProcess;
 let agent: Agent;
@@ -22,14 +22,9 @@ const badRequest = (message: string) => ({ kind: 'Status', apiVersion: 'v1', met
 /** entries lists managedFields without their times. */
 const entries = (obj: any) => (obj.metadata.managedFields as any[]).map(({ time: _t, ...e }) => e);
 
-beforeAll(async () => {
-  server = await startServer();
-  agent = adminAgent(server.certDir);
-});
-afterAll(async () => {
-  await agent?.close();
-  await server?.stop();
-  cleanupTempDirs();
+useServer((s, a) => {
+  server = s;
+  agent = a;
 });
 
 describe('apply on /status (what controller-runtime\'s Status().Apply sends)', () => {

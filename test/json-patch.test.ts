@@ -4,8 +4,8 @@
  * from kube-apiserver 1.37.2 serving the Website CRD (test/bench/crd.mjs) with the same requests.
  */
 import type { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess } from './helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { API, call, type ServerProcess, useServer, website } from './helpers/server-process.js';
 
 let server: ServerProcess;
 let agent: Agent;
@@ -26,14 +26,9 @@ const REJECTED = {
   message: 'the server rejected our request due to an error in our request', reason: 'Invalid', details: {}, code: 422,
 };
 
-beforeAll(async () => {
-  server = await startServer();
-  agent = adminAgent(server.certDir);
-});
-afterAll(async () => {
-  await agent?.close();
-  await server?.stop();
-  cleanupTempDirs();
+useServer((s, a) => {
+  server = s;
+  agent = a;
 });
 
 describe('JSON patch semantics (evanphx/json-patch v4)', () => {

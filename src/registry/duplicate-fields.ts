@@ -14,31 +14,16 @@ export function duplicatesOf(value: unknown): string[] {
 }
 
 /**
- * recordDuplicates notes the duplicate members of `text`, which parsed into `value`. The cheap test first: a
- * document has as many members as colons outside strings; only when the parsed value has fewer keys are the paths
- * looked for.
+ * recordDuplicates notes the duplicate members of `text`, which parsed into `value`. The cheap test first: `members`
+ * is the text's member count (the body scanner's colons outside strings); only when the parsed value has fewer keys
+ * are the paths looked for.
  */
-export function recordDuplicates(text: string, value: unknown): void {
+export function recordDuplicates(text: string, members: number, value: unknown): void {
   if (typeof value !== 'object' || value === null) return;
-  if (memberCount(text) === keyCount(value)) return;
+  if (members === keyCount(value)) return;
   const paths: string[] = [];
   duplicatePaths(decodeGoJson(text), '', paths);
   if (paths.length > 0) recorded.set(value, paths);
-}
-
-function memberCount(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c /* \ */) i++;
-        else if (s === 0x22) break;
-      }
-    } else if (c === 0x3a /* : */) n++;
-  }
-  return n;
 }
 
 function keyCount(value: unknown): number {

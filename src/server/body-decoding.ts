@@ -153,7 +153,7 @@ export function decodeJsonBody(text: string, role: BodyRole, parse: JsonParse): 
   const unstructured = role.role === 'merge-patch' || (role.role === 'object' && role.kind !== 'Scale');
   if (shape.overflow !== undefined && unstructured) throw numberOverflow(shape.overflow, value, role);
   // Go's strict decoder reports duplicate members (a warning or a strict error, per fieldValidation).
-  if (unstructured) recordDuplicates(text, value);
+  if (unstructured) recordDuplicates(text, shape.members, value);
   return value;
 }
 

@@ -64,6 +64,8 @@ describe('scanJsonShape: the pass every body gets', () => {
     expect(scanJsonShape('[[[]]]', 3).tooDeep).toBe(false);
     expect(scanJsonShape('[[[[]]]]', 3).tooDeep).toBe(true);
     expect(scanJsonShape('{"a":"[[[[[[[[","b":"\\"[[[["}', 3).tooDeep).toBe(false);
+    // Members are the colons outside strings: what duplicate detection compares with the parsed keys.
+    expect(scanJsonShape('{"a":{"b:c":1,"b":[{"x":":"}]},"a":2}').members).toBe(5);
     expect(scanJsonShape(`{"a":${'['.repeat(MAX_NESTING_DEPTH)}`).tooDeep).toBe(true);
   });
 

@@ -27,6 +27,8 @@ export interface JsonShape {
   tooDeep: boolean;
   /** The first number literal, outside strings, whose value is not a finite float64. */
   overflow?: string;
+  /** How many object members the text holds (its colons outside strings), counted up to where the scan stopped. */
+  members: number;
 }
 
 const DIGIT_OR_SIGN = /[-0-9]/;
@@ -37,6 +39,7 @@ const DIGIT_OR_SIGN = /[-0-9]/;
  */
 export function scanJsonShape(text: string, maxDepth = MAX_NESTING_DEPTH): JsonShape {
   let depth = 0;
+  let members = 0;
   let overflow: string | undefined;
   const n = text.length;
   for (let i = 0; i < n; i++) {
@@ -49,9 +52,11 @@ export function scanJsonShape(text: string, maxDepth = MAX_NESTING_DEPTH): JsonS
         else if (s === 0x22) break;
       }
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > maxDepth) return { tooDeep: true, ...(overflow ? { overflow } : {}) };
+      if (++depth > maxDepth) return { tooDeep: true, members, ...(overflow ? { overflow } : {}) };
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
       if (depth > 0) depth--;
+    } else if (c === 0x3a /* : */) {
+      members++;
     } else if (overflow === undefined && (c === 0x2d || (c >= 0x30 && c <= 0x39))) {
       let j = i + 1;
       let exponent = false;
@@ -69,7 +74,7 @@ export function scanJsonShape(text: string, maxDepth = MAX_NESTING_DEPTH): JsonS
       i = j - 1;
     }
   }
-  return overflow ? { tooDeep: false, overflow } : { tooDeep: false };
+  return overflow ? { tooDeep: false, members, overflow } : { tooDeep: false, members };
 }
 
 // The scanner's states (encoding/json scanner.go), one per step function.

@@ -146,6 +146,25 @@ describe('decoding the patch (handlers/patch.go)', () => {
     expect((await patch('many', ops.slice(1))).status).toBe(200);
   });
 
+  it('reports duplicate members as kube-apiserver 1.37 answered for the Website CRD: warnings, or strict decoding errors', async () => {
+    const body = (n: string) => `{"apiVersion":"extensions.example.com/v1alpha1","kind":"Website","metadata":{"name":"${n}"},"spec":{"gitRepo":"bad"},"spec":{"gitRepo":"https://github.com/luksa/kubia-website-example.git"}}`;
+    const collection = `${server.url}${API}/namespaces/jp/websites`;
+    const strict = await call(agent, `${collection}?fieldValidation=Strict`, 'POST', body('dup-strict'), { 'content-type': 'application/json' });
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe('Website in version "v1alpha1" cannot be handled as a Website: strict decoding error: duplicate field "spec"');
+    const warned = await call(agent, collection, 'POST', body('dup-warn'), { 'content-type': 'application/json' });
+    expect(warned.status).toBe(201);
+    expect(warned.headers['warning']).toBe('299 - "duplicate field \\"spec\\""');
+    const merge = (q: string, b: string) => call(agent, url('dup-warn', q), 'PATCH', b, { 'content-type': 'application/merge-patch+json' });
+    const mw = await merge('', '{"metadata":{"labels":{"a":"1","a":"2"}}}');
+    expect(mw.status).toBe(200);
+    expect(mw.headers['warning']).toBe('299 - "duplicate field \\"metadata.labels.a\\""');
+    expect(mw.body.metadata.labels).toEqual({ a: '2' });
+    const ms = await merge('?fieldValidation=Strict', '{"metadata":{"labels":{"x":"1","x":"2"}}}');
+    expect(ms.status).toBe(422);
+    expect(ms.body.message).toMatch(/^ "" is invalid: patch: Invalid value: ".*": strict decoding error: duplicate field "metadata\.labels\.x"$/);
+  });
+
   it('warns, as kube-apiserver does for a custom resource, about each finalizer a write adds without a domain', async () => {
     // apiextensions-apiserver customresource strategy.go generateWarningsFromObj / validator.go validateKubeFinalizerName.
     const created = await call(agent, `${server.url}${API}/namespaces/jp/websites`, 'POST', website('finalizers', {}, { finalizers: ['x', 'example.com/ok', 'a.b', 'orphan'] }));

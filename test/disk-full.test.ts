@@ -270,6 +270,11 @@ describe.skipIf(mountError !== undefined)('a full disk (tmpfs of 16 MiB)', () =>
     expect(list.status).toBe(200);
     expect(new Set(list.body.items.map((i: { metadata: { name: string } }) => i.metadata.name))).toEqual(new Set(acked.keys()));
 
+    // Readiness follows the last commit: the probe (first 0.5 s after a failure) writes a few bytes, which may
+    // still fit in pages lmdb freed while 64 KiB writes do not. So check it right after a write failed.
+    const again = await create(t, 'fill-again', 192 * 1024);
+    expectUnavailable(again, /\((ENOSPC|EIO)\)$/);
+    refused.add('fill-again');
     const livez = await health(t, '/livez');
     expect(livez.status).toBe(200);
     expect(livez.text).toContain('[+]storage ok');

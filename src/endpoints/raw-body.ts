@@ -13,10 +13,14 @@ const MAX_COPY_BYTES = 3 * 1024 * 1024 + 1;
 
 const copies = new WeakMap<FastifyRequest, Buffer[]>();
 
-/** keepRawBody returns a preParsing hook that keeps the bytes of the bodies `wanted` picks (the stream flows on). */
+/**
+ * keepRawBody returns a preParsing hook that keeps the bytes of the bodies `wanted` picks (the stream flows on).
+ * A request that announces no body (no Content-Length above 0, no Transfer-Encoding) has nothing to keep.
+ */
 export function keepRawBody(wanted: (req: FastifyRequest) => boolean) {
-  return async (req: FastifyRequest, _reply: unknown, payload: Readable): Promise<Readable> => {
-    if (!wanted(req)) return payload;
+  return (req: FastifyRequest, _reply: unknown, payload: Readable, done: (err: Error | null, body?: Readable) => void): void => {
+    const h = req.headers;
+    if ((h['transfer-encoding'] === undefined && !(Number(h['content-length']) > 0)) || !wanted(req)) return done(null, payload);
     const chunks: Buffer[] = [];
     let size = 0;
     copies.set(req, chunks);
@@ -26,7 +30,7 @@ export function keepRawBody(wanted: (req: FastifyRequest) => boolean) {
     });
     const tee = new PassThrough();
     payload.on('error', (e) => tee.destroy(e));
-    return payload.pipe(tee);
+    done(null, payload.pipe(tee));
   };
 }
 

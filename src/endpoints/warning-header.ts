@@ -91,5 +91,7 @@ export function sendWarnings(reply: FastifyReply, texts: readonly string[]): voi
 export function warningBytes(app: FastifyInstance): void {
   if (installed.has(app)) return;
   installed.add(app);
-  app.addHook('onSend', async (_req, reply, payload) => (nonAscii.has(reply) && typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload));
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    done(null, nonAscii.has(reply) && typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload);
+  });
 }

@@ -85,7 +85,7 @@ export function routeUpgrades(app: FastifyInstance): void {
     res.on('finish', () => socket.end());
     app.routing(req, res);
   });
-  app.addHook('preParsing', async (request, _reply, payload) => upgradeBody(request.raw) ?? payload);
+  app.addHook('preParsing', (request, _reply, payload, done) => done(null, upgradeBody(request.raw) ?? payload));
   // Shutdown ends every watch (preClose: WatchRegistry.closeAll), so each WebSocket gets its close frame. Node's
   // closeAllConnections skips upgraded sockets and server.close() waits for them: drop those that do not answer.
   app.addHook('preClose', async () => {

@@ -1,6 +1,6 @@
 // JSON as Go's encoding/json reads and writes it (the JSON patch handler depends on both).
 import { describe, expect, it } from 'vitest';
-import { decodeGoJson, GoJsonSyntaxError, goMarshal, goQuote } from './go-json.js';
+import { compareUtf8, decodeGoJson, GoJsonSyntaxError, goMarshal, goQuote } from './go-json.js';
 
 describe('decodeGoJson', () => {
   it('keeps the text of scalars and every member of an object, duplicates included', () => {
@@ -38,5 +38,20 @@ describe('goMarshal and goQuote', () => {
 
   it('quotes as strconv.Quote does', () => {
     expect(goQuote('a"b\\c\u0007\u007f é\u00ad😀')).toBe('"a\\"b\\\\c\\a\\x7f é\\u00ad😀"');
+  });
+});
+
+describe('compareUtf8', () => {
+  it('orders exactly as the UTF-8 bytes do, surrogate pairs, lone surrogates and U+E000..U+FFFF included', () => {
+    const units = [0x41, 0x61, 0x7f, 0xe9, 0x7ff, 0x800, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000, 0xfffd, 0xffff];
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const word = () => String.fromCharCode(...Array.from({ length: rnd(4) }, () => units[rnd(units.length)] as number));
+    const sign = (n: number) => Math.sign(n);
+    for (let i = 0; i < 20_000; i++) {
+      const a = word();
+      const b = rnd(3) === 0 ? a + word() : word();
+      expect([a, b, sign(compareUtf8(a, b))]).toEqual([a, b, sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')))]);
+    }
   });
 });

@@ -282,9 +282,24 @@ export function goMarshal(v: unknown): string {
   return 'null';
 }
 
-/** compareUtf8 orders strings by their UTF-8 bytes, as Go sorts map keys. */
+/**
+ * compareUtf8 orders strings by their UTF-8 bytes, as Go sorts map keys. UTF-8 byte order is code point order, so
+ * the code units are compared directly up to the first difference; only where a surrogate is involved there (a
+ * code point past U+FFFF, or a lone surrogate that encodes as U+FFFD) are the bytes compared. It runs for every
+ * key of every write (pruning, strict decoding), so it allocates nothing in the usual case.
+ */
 export function compareUtf8(a: string, b: string): number {
-  return a === b ? 0 : Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  const x = i < a.length ? a.charCodeAt(i) : -1;
+  const y = i < b.length ? b.charCodeAt(i) : -1;
+  const surrogate = (u: number) => u >= 0xd800 && u < 0xe000;
+  // A prefix ending in a high surrogate may pair with the next unit of the longer string.
+  const before = i > 0 ? a.charCodeAt(i - 1) : -1;
+  if (!surrogate(x) && !surrogate(y) && !surrogate(before)) return x - y;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 /** goQuote is strconv.Quote: printable runes as they are, everything else escaped Go's way. */

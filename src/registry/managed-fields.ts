@@ -13,6 +13,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { StatusError } from '../apis/meta/errors.js';
 import { goQuote } from '../apis/meta/parameter-codec.js';
+import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
 
 /** ManagedFieldsEntry mirrors metav1.ManagedFieldsEntry. */
@@ -120,9 +121,9 @@ function deleteAt(obj: unknown, p: Path): void {
 
 // applyMerge merges the applied configuration into the live object: maps merge, lists and scalars replace.
 function applyMerge(live: unknown, applied: unknown): unknown {
-  if (!isObject(applied) || !isObject(live)) return structuredClone(applied);
+  if (!isObject(applied) || !isObject(live)) return cloneJson(applied);
   const out: Record<string, unknown> = { ...live };
-  for (const [k, v] of Object.entries(applied)) out[k] = Object.hasOwn(out, k) ? applyMerge(out[k], v) : structuredClone(v);
+  for (const [k, v] of Object.entries(applied)) out[k] = Object.hasOwn(out, k) ? applyMerge(out[k], v) : cloneJson(v);
   return out;
 }
 
@@ -225,7 +226,7 @@ export function serverSideApply(
     }
   }
   if (conflicts.length) throw applyConflictError(conflicts, scope.view);
-  let next: KubeObject = live ? structuredClone(live) : { metadata: {} };
+  let next: KubeObject = live ? cloneJson(live) : { metadata: {} };
   const appliedKeys = new Set(appliedPaths.map(key));
   for (const [k, p] of mine.paths) {
     if (appliedKeys.has(k)) continue;

@@ -4,6 +4,7 @@
  * decoded and applied as kube-apiserver does: registry/json-patch.ts). Strategic merge patch is not supported for
  * our kinds, exactly as for CRDs (415).
  */
+import { cloneJson } from '../apis/meta/json-clone.js';
 import { badRequest, internalError, StatusError, tooLarge } from '../apis/meta/errors.js';
 import { decodeGoJson, GoJsonSyntaxError, goMarshal, goQuote, type GoValue } from './go-json.js';
 import { applyPatch, JsonPatchDecodeError, JsonPatchError, JsonPatchPanic, patchFromJson, type Patch } from './json-patch.js';
@@ -28,7 +29,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** mergePatch applies an RFC 7386 merge patch and returns a new value (the target is not modified). */
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return structuredClone(patch);
+  if (!isObject(patch)) return cloneJson(patch);
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const key of Object.keys(patch)) {
     // The JSON parser refuses __proto__ already; skip it again defensively. (`constructor` and `prototype` are

@@ -19,6 +19,7 @@ import {
 import { invalid as invalidField, path, required, type FieldError } from '../apis/meta/field-path.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
+import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject, ListMeta, ObjectMeta, Status } from '../apis/meta/types.js';
 import {
   DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, finalizerWarnings, FINALIZER_DELETE_DEPENDENTS,
@@ -314,7 +315,7 @@ export class ResourceStore {
       // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
       this.#checkUidPrecondition(cur, obj.metadata.uid, namespace, name);
       this.#requireResourceVersion(obj, name);
-      return this.#prepareUpdate(cur, structuredClone(obj), sub, { kind: 'update', manager: opts.manager });
+      return this.#prepareUpdate(cur, cloneJson(obj), sub, { kind: 'update', manager: opts.manager });
     });
   }
 
@@ -521,7 +522,7 @@ export class ResourceStore {
       throw e;
     }
     if (tm.kind === '') throw failure(`Object 'Kind' is missing in '${mode === 'patch' ? goMarshal(body) : JSON.stringify(body)}'`, true);
-    const obj = structuredClone(body) as KubeObject;
+    const obj = cloneJson(body) as KubeObject;
     const unknown: string[] = [];
     if (Object.hasOwn(obj, 'metadata')) {
       try {
@@ -613,7 +614,7 @@ export class ResourceStore {
     let next: KubeObject;
     if (sub === 'status') {
       // The status endpoint takes only status; metadata and spec stay as stored (but for what apply recorded).
-      next = structuredClone(cur);
+      next = cloneJson(cur);
       if (incoming['status'] === undefined) delete next['status'];
       else next['status'] = incoming['status'];
       if (own.kind === 'apply') copyOrDelete(next.metadata, incoming.metadata, 'managedFields');
@@ -621,7 +622,7 @@ export class ResourceStore {
       next = incoming;
       if (this.def.subresources.status) {
         if (cur['status'] === undefined) delete next['status'];
-        else next['status'] = structuredClone(cur['status']);
+        else next['status'] = cloneJson(cur['status']);
       }
       // rest.BeforeUpdate: the generation and creationTimestamp cannot be changed by a write, a missing uid is the
       // stored one, a deletion already under way keeps its timestamp and grace period. Anything else the client
@@ -667,7 +668,7 @@ export class ResourceStore {
       const cur = this.#storage.get(key);
       if (!cur) throw notFound(this.gr, name);
       try {
-        const object = tryUpdate(structuredClone(cur)) ?? cur;
+        const object = tryUpdate(cloneJson(cur)) ?? cur;
         return { object, warnings };
       } catch (e) {
         if (e instanceof DeleteInstead) return { object: cur, warnings };
@@ -774,7 +775,7 @@ export class ResourceStore {
   #applyScale(cur: KubeObject, scale: { replicas: number; resourceVersion: string | undefined }, manager: string): KubeObject | null {
     const name = cur.metadata.name ?? '';
     if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
-    const next = structuredClone(cur);
+    const next = cloneJson(cur);
     this.def.subresources.scale?.setSpecReplicas(next, scale.replicas);
     return this.#prepareUpdate(cur, next, 'main', { kind: 'update', manager, subresource: 'scale' });
   }
@@ -790,7 +791,7 @@ export class ResourceStore {
 
   // #replicasPath is where the kind keeps spec replicas (a CRD's specReplicasPath), found through its scale mapping.
   #replicasPath(cur: KubeObject): string[] {
-    const probe = structuredClone(cur);
+    const probe = cloneJson(cur);
     const marker = -0.5; // no object holds this replica count
     this.def.subresources.scale?.setSpecReplicas(probe, marker);
     const found = leafPaths(probe, 'main').find((p) => getAt(probe, p) === marker);
@@ -837,7 +838,7 @@ export class ResourceStore {
     if (policy === 'Foreground') { finalizers.add(FOREGROUND); finalizers.delete(ORPHAN); }
     if (policy === 'Background') { finalizers.delete(ORPHAN); finalizers.delete(FOREGROUND); }
     if (finalizers.size === 0) return undefined;
-    const next = structuredClone(cur);
+    const next = cloneJson(cur);
     next.metadata.finalizers = [...finalizers];
     if (!next.metadata.deletionTimestamp) {
       next.metadata.deletionTimestamp = rfc3339(new Date());
@@ -850,7 +851,7 @@ export class ResourceStore {
 
 function copyOrDelete(to: ObjectMeta, from: ObjectMeta, field: keyof ObjectMeta): void {
   if (from[field] === undefined) delete to[field];
-  else to[field] = structuredClone(from[field]);
+  else to[field] = cloneJson(from[field]);
 }
 
 // specOf is everything that counts for metadata.generation: the object minus metadata and status.

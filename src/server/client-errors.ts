@@ -222,10 +222,11 @@ export function installClientErrors(app: FastifyInstance): void {
     closeGently(res.socket as Socket);
     res.writeHead(417, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(e.status));
   });
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     const raw = req.raw;
-    if (raw.httpVersionMajor !== 1) throw plainStatus(505, 'unsupported protocol version');
-    if (raw.httpVersionMinor >= 1 && !raw.headers.host) throw badRequest('missing required Host header');
+    if (raw.httpVersionMajor !== 1) return done(plainStatus(505, 'unsupported protocol version'));
+    if (raw.httpVersionMinor >= 1 && !raw.headers.host) return done(badRequest('missing required Host header'));
     if (raw.method === 'HEAD' && requestAttributes('GET', req.url).verb !== 'watch') raw.method = 'GET';
+    done();
   });
 }

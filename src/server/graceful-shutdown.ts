@@ -143,7 +143,18 @@ export class GracefulShutdown {
       });
       if (this.#reached('notAccepting') && !this.#settings.sendRetryAfter) this.#endSocket(s);
     });
-    app.addHook('onRequest', async (req, reply) => this.#admit(req, reply));
+    // Callback-style hooks here and in the other per-request hooks: no promise and no microtask per request.
+    app.addHook('onRequest', (req, reply, done) => {
+      let answered: boolean;
+      try {
+        answered = this.#admit(req, reply);
+      } catch (e) {
+        done(e as Error);
+        return;
+      }
+      // A request answered here goes no further (fastify: a callback hook that replies does not call done).
+      if (!answered) done();
+    });
   }
 
   /**
@@ -199,19 +210,19 @@ export class GracefulShutdown {
 
   // #admit tracks a request and refuses it when the shutdown has got far enough (in kube's filter order:
   // WithRetryAfter runs ahead of WithWaitGroup).
-  async #admit(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  #admit(req: FastifyRequest, reply: FastifyReply): boolean {
     const res = reply.raw;
     this.#track(res, req.raw);
     if (this.#phase === 'serving' || isExempt(req.raw)) {
       if (this.#reached('notAccepting')) res.shouldKeepAlive = false;
-      return undefined;
+      return false;
     }
     if (this.#settings.sendRetryAfter && this.#reached('afterDelay')) {
       this.#counts.refused429++;
       // with_retry_after.go: http.Error, so text/plain and not a Status.
       reply.code(429).header('connection', 'close').header('retry-after', '5').header('x-content-type-options', 'nosniff')
         .type('text/plain; charset=utf-8').send(`${RETRY_AFTER_MESSAGE}\n`);
-      return reply;
+      return true;
     }
     if (this.#reached('notAccepting')) {
       this.#counts.refused503++;
@@ -220,7 +231,7 @@ export class GracefulShutdown {
       // waitgroup.go waitGroupWriteRetryAfterToResponse: errors.NewServiceUnavailable("apiserver is shutting down").
       throw new StatusError({ code: 503, reason: 'ServiceUnavailable', message: 'apiserver is shutting down' });
     }
-    return undefined;
+    return false;
   }
 
   #track(res: ServerResponse, req: IncomingMessage): void {

@@ -16,10 +16,14 @@ export function onRequestDone(app: FastifyInstance, cb: RequestDone): void {
     done.add(req);
     cb(req, code, ms);
   };
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, next) => {
     const started = performance.now();
     // Whichever comes first reports: onResponse for replies fastify sends, the socket's close for hijacked ones.
     reply.raw.once('close', () => finish(req, reply.raw.statusCode, performance.now() - started));
+    next();
   });
-  app.addHook('onResponse', async (req, reply) => finish(req, reply.statusCode, reply.elapsedTime));
+  app.addHook('onResponse', (req, reply, next) => {
+    finish(req, reply.statusCode, reply.elapsedTime);
+    next();
+  });
 }

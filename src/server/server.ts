@@ -269,10 +269,8 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
   // Bodies are read with kube-apiserver's answers for text it cannot read, bounded in depth (body-decoding.ts),
   // once their Content-Type passed kube's negotiation.
   const roleOf = bodyRoleOf(kinds);
-  app.addHook('preParsing', async (req, _reply, payload) => {
-    const refused = unsupportedBody(req.method, req.headers['content-type'], BODY_TYPES);
-    if (refused) throw refused;
-    return payload;
+  app.addHook('preParsing', (req, _reply, payload, done) => {
+    done(unsupportedBody(req.method, req.headers['content-type'], BODY_TYPES) ?? null, payload);
   });
   const decodeJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
     try {

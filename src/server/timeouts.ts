@@ -58,12 +58,18 @@ export function nodeTimeoutOptions(t: TimeoutSettings): { https: Record<string, 
  * authentication: an unparsable `?timeout=` is refused before anything else, as in kube's handler chain.
  */
 export function installRequestTimeout(app: FastifyInstance, t: TimeoutSettings): void {
-  app.addHook('onRequest', async (req, reply) => {
-    if (isLongRunning(req)) return;
-    const requested = requestedTimeoutMs(req.url);
+  app.addHook('onRequest', (req, reply, done) => {
+    if (isLongRunning(req)) return done();
+    let requested: number | undefined;
+    try {
+      requested = requestedTimeoutMs(req.url);
+    } catch (e) {
+      return done(e as Error);
+    }
     const ms = requested !== undefined && requested > 0 && requested < t.requestTimeoutMs ? requested : t.requestTimeoutMs;
     const timer = setTimeout(() => timeOut(req, reply), ms);
     reply.raw.once('close', () => clearTimeout(timer));
+    done();
   });
 }
 

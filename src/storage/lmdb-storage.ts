@@ -27,6 +27,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MAXIMUM_KEY } from 'ordered-binary';
+import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
@@ -76,6 +77,9 @@ const TYPE_CODE = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' } as const;
 type Decide = (current: KubeObject | undefined) =>
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; prev?: KubeObject }
   | { type: 'NONE'; object: KubeObject };
+
+/** Outcome is what a write's transaction did: nothing (NONE), or a change with its history entry. */
+type Outcome = { type: 'NONE'; object: KubeObject } | { type: 'CHANGED'; event: ChangeEvent; entry: LogEntry };
 
 /** LmdbLayout is the environment and its named databases, as the server, backup and restore open them. */
 export interface LmdbLayout {
@@ -128,8 +132,9 @@ export class LmdbStorage implements Storage {
   #compacting: Promise<number> | undefined;
   #closed = false;
   readonly #health: WriteHealth;
-  /** Writes begun and not yet finished: close() waits for them. */
-  readonly #writing = new Set<Promise<KubeObject>>();
+  /** How many writes are begun and not yet finished: close() waits for them (#whenIdle). */
+  #writes = 0;
+  #whenIdle: (() => void) | undefined;
 
   constructor(opts: LmdbStorageOptions) {
     mkdirSync(opts.path, { recursive: true });
@@ -235,7 +240,7 @@ export class LmdbStorage implements Storage {
   async update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject> {
     return this.#write(key, (current) => {
       if (current === undefined) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
-      const next = tryUpdate(structuredClone(current));
+      const next = tryUpdate(cloneJson(current));
       return next === null ? { type: 'NONE', object: current } : { type: 'MODIFIED', object: next, prev: current };
     });
   }
@@ -243,7 +248,7 @@ export class LmdbStorage implements Storage {
   async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
     return this.#write(key, (current) => {
       if (current === undefined) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
-      check?.(structuredClone(current));
+      check?.(cloneJson(current));
       return { type: 'DELETED', object: current, prev: current };
     });
   }
@@ -267,7 +272,7 @@ export class LmdbStorage implements Storage {
     clearInterval(this.#timer);
     // Writes already begun commit and get their answer before the environment goes (Storage.close's contract):
     // a graceful shutdown closes the store while the last requests may still be writing.
-    await Promise.allSettled([...this.#writing]);
+    if (this.#writes > 0) await new Promise<void>((resolve) => (this.#whenIdle = resolve));
     await this.#compacting?.catch(() => undefined);
     this.#feed.closeAll();
     this.#health.close();
@@ -393,70 +398,75 @@ export class LmdbStorage implements Storage {
     }
   }
 
-  // #write is #apply counted among the writes close() waits for.
-  #write(key: ObjectKey, decide: Decide): Promise<KubeObject> {
-    const p = this.#apply(key, decide);
-    this.#writing.add(p);
-    const forget = () => this.#writing.delete(p);
-    p.then(forget, forget);
-    return p;
+  // #write runs decide() inside a write transaction on the current object, applies its decision with a new
+  // revision and its history entry, waits for the flush and publishes the change event. It is counted among the
+  // writes close() waits for. One async function awaiting one promise (WriteHealth.commit says why).
+  async #write(key: ObjectKey, decide: Decide): Promise<KubeObject> {
+    if (this.#closed) throw new Error('storage is closed');
+    this.#writes++;
+    const k = keyTuple(key);
+    let outcome: Outcome | undefined;
+    try {
+      try {
+        await this.#health.commit(() => {
+          const queued = this.#root.transaction(() => {
+            outcome = this.#decideAndPut(k, key, decide);
+          });
+          guardBatchStart(this.#root);
+          return queued;
+        }, () => this.#root.flushed);
+      } catch (e) {
+        throw await this.#failedWrite(e, key, outcome);
+      }
+      if (outcome === undefined) throw new Error('lmdb transaction finished without a decision');
+      if (outcome.type === 'NONE') return outcome.object;
+      const { event } = outcome;
+      this.#feed.publish(event);
+      // Between timer runs the count bound may be exceeded by a little slack; past that, compact now.
+      if (event.revision - this.compactedRevision() > this.#historyEvents + Math.min(COMPACT_BATCH, Math.ceil(this.#historyEvents / 10))) {
+        void this.compact().catch(() => undefined);
+      }
+      return cloneJson(event.object);
+    } finally {
+      if (--this.#writes === 0) this.#whenIdle?.();
+    }
   }
 
-  // #apply runs decide() inside a write transaction on the current object, applies its decision with a new
-  // revision and its history entry, waits for the flush and publishes the change event.
-  async #apply(
-    key: ObjectKey,
-    decide: (current: KubeObject | undefined) =>
-      | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; prev?: KubeObject }
-      | { type: 'NONE'; object: KubeObject },
-  ): Promise<KubeObject> {
-    if (this.#closed) throw new Error('storage is closed');
-    const k = keyTuple(key);
-    let event: ChangeEvent | undefined;
-    let entry: LogEntry | undefined;
-    let unchanged: KubeObject | undefined;
-    let revision = 0;
-    try {
-      await this.#transact(() => {
-        const d = decide(this.#objects.get(k));
-        if (d.type === 'NONE') {
-          unchanged = d.object;
-          return;
-        }
-        revision = (this.#meta.get(REVISION) ?? 0) + 1;
-        const object = withRevision(d.object, revision);
-        const log: LogEntry = { t: TYPE_CODE[d.type], k, o: d.type === 'DELETED' ? d.object : object, ts: Date.now() };
-        if (d.type === 'MODIFIED' && d.prev) log.p = d.prev;
-        // A child transaction: a fault raised by one of these puts undoes the others (the batch may still commit).
-        this.#root.childTransaction(() => {
-          if (d.type === 'DELETED') this.#objects.remove(k);
-          else this.#objects.put(k, object);
-          this.#events.put(revision, log);
-          this.#meta.put(REVISION, revision);
-        });
-        entry = log;
-        event = d.type === 'ADDED' ? { type: d.type, key, revision, object } : { type: d.type, key, revision, object, prevObject: d.prev as KubeObject };
-      });
-      await this.#health.flushed(this.#root.flushed);
-    } catch (e) {
-      const fault = isCommitFault(e);
-      // Decided before any await: a later batch may reuse the revision of a commit that failed.
-      const landed = event !== undefined && this.#landed(revision, entry as LogEntry);
-      // A commit that landed but whose flush failed is in the history a replay reads, so live watchers get it too
-      // (in order). One that did not land frees its revision for the next write: nothing to publish.
-      if (landed) this.#feed.publish(event as ChangeEvent);
-      if (!fault) throw e;
-      const cause = await faultCause(e);
-      this.#health.failed(cause);
-      if (landed) throw new Error(`the write was committed, but flushing it to disk failed (${describeFault(cause)}): it may not survive a crash`, { cause });
-      throw new StorageError('Unavailable', `storage cannot commit writes, the request was not applied: ${describeFault(cause)}`, key, { cause });
-    }
-    if (unchanged) return unchanged;
-    if (!event) throw new Error('lmdb transaction finished without a decision');
-    this.#feed.publish(event);
-    // Between timer runs the count bound may be exceeded by a little slack; past that, compact now.
-    if (revision - this.compactedRevision() > this.#historyEvents + Math.min(COMPACT_BATCH, Math.ceil(this.#historyEvents / 10))) void this.compact().catch(() => undefined);
-    return structuredClone(event.object);
+  // #decideAndPut is a write's part inside the transaction: decide on the current object, then put the object, its
+  // history entry and the revision counter.
+  #decideAndPut(k: Key, key: ObjectKey, decide: Decide): Outcome {
+    const d = decide(this.#objects.get(k));
+    if (d.type === 'NONE') return d;
+    const revision = (this.#meta.get(REVISION) ?? 0) + 1;
+    const object = withRevision(d.object, revision);
+    const entry: LogEntry = { t: TYPE_CODE[d.type], k, o: d.type === 'DELETED' ? d.object : object, ts: Date.now() };
+    if (d.type === 'MODIFIED' && d.prev) entry.p = d.prev;
+    // A child transaction: a fault raised by one of these puts undoes the others (the batch may still commit).
+    this.#root.childTransaction(() => {
+      if (d.type === 'DELETED') this.#objects.remove(k);
+      else this.#objects.put(k, object);
+      this.#events.put(revision, entry);
+      this.#meta.put(REVISION, revision);
+    });
+    const event: ChangeEvent = d.type === 'ADDED'
+      ? { type: d.type, key, revision, object }
+      : { type: d.type, key, revision, object, prevObject: d.prev as KubeObject };
+    return { type: 'CHANGED', event, entry };
+  }
+
+  // #failedWrite is the error a write answers when its transaction, commit or flush failed.
+  async #failedWrite(e: unknown, key: ObjectKey, outcome: Outcome | undefined): Promise<unknown> {
+    const fault = isCommitFault(e);
+    // Decided before any await: a later batch may reuse the revision of a commit that failed.
+    const landed = outcome?.type === 'CHANGED' && this.#landed(outcome.event.revision, outcome.entry);
+    // A commit that landed but whose flush failed is in the history a replay reads, so live watchers get it too
+    // (in order). One that did not land frees its revision for the next write: nothing to publish.
+    if (landed) this.#feed.publish(outcome.event);
+    if (!fault) return e;
+    const cause = await faultCause(e);
+    this.#health.failed(cause);
+    if (landed) return new Error(`the write was committed, but flushing it to disk failed (${describeFault(cause)}): it may not survive a crash`, { cause });
+    return new StorageError('Unavailable', `storage cannot commit writes, the request was not applied: ${describeFault(cause)}`, key, { cause });
   }
 }
 

@@ -3,6 +3,7 @@
  * MemoryStorage: the same contract as LmdbStorage, in a Map, for fast unit tests of the registry.
  * Not durable; never used by the server itself. Its history is an in-memory array bounded by count.
  */
+import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
@@ -34,7 +35,7 @@ export class MemoryStorage implements Storage {
 
   get(key: ObjectKey): KubeObject | undefined {
     const e = this.#objects.get(keyString(key));
-    return e && structuredClone(e.object);
+    return e && cloneJson(e.object);
   }
 
   list(prefix: KeyPrefix, req?: ListRequest): ListResult {
@@ -46,7 +47,7 @@ export class MemoryStorage implements Storage {
       count: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0).length,
       events: (after, upTo) => this.#history.range(after, upTo, Infinity),
     }, prefix, req);
-    return { ...r, items: r.items.map((o) => structuredClone(o)) };
+    return { ...r, items: r.items.map((o) => cloneJson(o)) };
   }
 
   async create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {
@@ -57,15 +58,15 @@ export class MemoryStorage implements Storage {
   async update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject> {
     const current = this.#objects.get(keyString(key));
     if (!current) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
-    const next = tryUpdate(structuredClone(current.object));
-    if (next === null) return structuredClone(current.object);
+    const next = tryUpdate(cloneJson(current.object));
+    if (next === null) return cloneJson(current.object);
     return this.#commit('MODIFIED', key, next, current.object);
   }
 
   async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
     const current = this.#objects.get(keyString(key));
     if (!current) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
-    check?.(structuredClone(current.object));
+    check?.(cloneJson(current.object));
     return this.#commit('DELETED', key, current.object, current.object);
   }
 
@@ -85,6 +86,6 @@ export class MemoryStorage implements Storage {
     const e: ChangeEvent = prev ? { type, key, revision, object, prevObject: prev } : { type, key, revision, object };
     this.#history.append(e);
     this.#feed.publish(e);
-    return structuredClone(object);
+    return cloneJson(object);
   }
 }

@@ -8,36 +8,28 @@ import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import {
-  API, call, cleanupTempDirs, startServer, website, type ServerProcess,
+  adminAgent, API, call, serversPerTest, website, type ServerProcess,
 } from './helpers/server-process.js';
 import { openWatch } from './helpers/watch-client.js';
 
 const COLLECTION = `${API}/namespaces/default/websites`;
 const WRITERS = 16;
 
-const running: ServerProcess[] = [];
-const agents: Agent[] = [];
-afterEach(async () => {
-  for (const s of running.splice(0)) await s.stop('SIGKILL');
-  for (const a of agents.splice(0)) await a.destroy().catch(() => undefined);
-});
-afterAll(() => cleanupTempDirs());
-
+const startWithAgent = serversPerTest();
 async function start(args: string[] = [], dirs: { dataDir?: string; certDir?: string } = {}): Promise<ServerProcess> {
-  const srv = await startServer({ ...dirs, args });
-  running.push(srv);
-  return srv;
+  return (await startWithAgent({ ...dirs, args })).srv;
 }
 
+// A new agent per call: a request during a shutdown must not reuse a connection the server is closing.
+const agents: Agent[] = [];
+afterEach(async () => {
+  for (const a of agents.splice(0)) await a.destroy().catch(() => undefined);
+});
 function agentFor(srv: ServerProcess, connections?: number): Agent {
-  const ca = readFileSync(join(srv.certDir, 'ca.crt'), 'utf8');
-  const a = new Agent({
-    connections: connections ?? null,
-    connect: { ca, cert: readFileSync(join(srv.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(srv.certDir, 'admin.key'), 'utf8') },
-  });
+  const a = adminAgent(srv.certDir, true, connections);
   agents.push(a);
   return a;
 }

@@ -3,13 +3,12 @@
  * Discovery over HTTP (fastify inject): legacy APIGroupList/APIGroup/APIResourceList, aggregated discovery v2
  * negotiation with client-go's exact Accept, ETag/304, 404 Status for unknown groups, `/version`.
  */
-import { toStatusError } from '../server/server.js';
 import { createHash } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { discoveryApp } from '../../test/helpers/discovery-app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kinds } from '../registry/kinds.js';
 import { DISCOVERY_V2_CONTENT_TYPE, storageVersionHash, type APIGroupDiscoveryList, type APIResourceList } from './discovery.js';
-import { discoveryFormat, registerDiscoveryRoutes } from './routes.js';
+import { discoveryFormat } from './routes.js';
 
 /** CLIENT_GO_ACCEPT is discovery.AcceptV2 + v2beta1 + JSON, as client-go ≤1.36 sends it. */
 const CLIENT_GO_ACCEPT =
@@ -19,14 +18,7 @@ const GV = 'extensions.example.com/v1alpha1';
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  app = Fastify();
-  // The server's own error mapping, so tests see the Status bodies clients see.
-  app.setErrorHandler((err: Error, _req, reply) => {
-    const s = toStatusError(err);
-    return reply.code(s.code).send(s.status);
-  });
-  registerDiscoveryRoutes(app, kinds);
-  await app.ready();
+  app = await discoveryApp();
 });
 
 afterAll(async () => {

@@ -4,16 +4,16 @@
  * (checked byte for byte on a small document, then decoded back and compared with our JSON document field by field),
  * and the Accept negotiation (goautoneg order, both protobuf spellings, one ETag for both, 304, bare 406).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { discoveryApp } from '../../test/helpers/discovery-app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { kinds } from '../registry/kinds.js';
-import { toStatusError } from '../server/server.js';
 import { OPENAPI_V2_DOCUMENT, openApiV2Types } from './gnostic-openapi-v2.js';
 import { openApiV2, type OpenAPISchema, type SwaggerDocument } from './openapi.js';
 import { goautonegClauses } from './openapi-accept.js';
 import { encodeOpenApiV2, yamlOf } from './openapi-v2-proto.js';
-import { OPENAPI_V2_PROTOBUF, registerDiscoveryRoutes } from './routes.js';
+import { OPENAPI_V2_PROTOBUF } from './routes.js';
 
 // What client-go's discovery client sends (discovery_client.go openAPIV2mimePb) and the current spelling.
 const CLIENT_GO_PB = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -191,13 +191,7 @@ describe('GET /openapi/v2 negotiation', () => {
   const get = (headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: '/openapi/v2', headers });
 
   beforeAll(async () => {
-    app = Fastify();
-    app.setErrorHandler((err: Error, _req, reply) => {
-      const s = toStatusError(err);
-      return reply.code(s.code).send(s.status);
-    });
-    registerDiscoveryRoutes(app, kinds);
-    await app.ready();
+    app = await discoveryApp();
     jsonEtag = (await get({ accept: 'application/json' })).headers.etag as string;
   });
   afterAll(() => app.close());

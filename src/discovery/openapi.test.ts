@@ -4,13 +4,11 @@
  * stale hash, 304), what kubectl reads (GVK extensions, PATCH content types, fieldValidation, schemas), and that every
  * `$ref` resolves in both v3 and v2.
  */
-import { toStatusError } from '../server/server.js';
 import { createHash } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { discoveryApp } from '../../test/helpers/discovery-app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kinds } from '../registry/kinds.js';
 import type { OpenAPISchema, OpenAPIV3Discovery, OpenAPIV3Document, SwaggerDocument } from './openapi.js';
-import { registerDiscoveryRoutes } from './routes.js';
 
 const G = 'extensions.example.com';
 const V = 'v1alpha1';
@@ -43,14 +41,7 @@ let v2: SwaggerDocument;
 const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
 
 beforeAll(async () => {
-  app = Fastify();
-  // The server's own error mapping, so tests see the Status bodies clients see.
-  app.setErrorHandler((err: Error, _req, reply) => {
-    const s = toStatusError(err);
-    return reply.code(s.code).send(s.status);
-  });
-  registerDiscoveryRoutes(app, kinds);
-  await app.ready();
+  app = await discoveryApp();
   index = (await get('/openapi/v3')).json();
   gvURL = index.paths[KEY]!.serverRelativeURL;
   const res = await get(gvURL, { accept: 'application/json' });

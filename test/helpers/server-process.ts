@@ -94,12 +94,12 @@ export async function startServer(o: StartOptions = {}): Promise<ServerProcess> 
 }
 
 /** adminAgent is an undici dispatcher presenting the admin client certificate and trusting our CA. */
-export function adminAgent(certDir: string, withClientCert = true): Agent {
+export function adminAgent(certDir: string, withClientCert = true, connections?: number): Agent {
   const ca = readFileSync(join(certDir, 'ca.crt'), 'utf8');
   const connect = withClientCert
     ? { ca, cert: readFileSync(join(certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(certDir, 'admin.key'), 'utf8') }
     : { ca };
-  return new Agent({ connect });
+  return new Agent({ connect, connections: connections ?? null });
 }
 
 /** Response is a decoded HTTP response. */

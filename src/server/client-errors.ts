@@ -120,12 +120,12 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
     socket.destroy();
     return;
   }
-  const inFlight = inFlightOn.get(socket as Socket);
+  const res = (socket as Carrying)[IN_FLIGHT];
   this.log.debug({ err }, 'client error');
-  if (inFlight) {
+  if (res) {
     // The request's headers were fine; its body is what failed (a bad chunk) or never ended (the request timeout's
     // backstop). Once its answer has begun, only ending the connection is left.
-    const { req, res } = inFlight;
+    const req = res.req;
     if (res.headersSent) {
       socket.destroy();
       return;
@@ -149,8 +149,14 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
   writeRawStatus(socket, err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? plainStatus(408, 'the request headers did not arrive in time') : statusForParseError(err));
 }
 
-// The request in flight on each socket, so an error in its body is answered through it, never beside it.
-const inFlightOn = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
+// The response in flight on each socket, so an error in its body is answered through it, never beside it: a property
+// of the socket, cleared by one listener shared by all responses (no closure or table entry per request).
+const IN_FLIGHT = Symbol('response in flight on this socket');
+type Carrying = Duplex & { [IN_FLIGHT]?: ServerResponse | undefined };
+function clearInFlight(this: ServerResponse): void {
+  const socket = this.req.socket as Carrying;
+  if (socket[IN_FLIGHT] === this) socket[IN_FLIGHT] = undefined;
+}
 
 /** requestTimedOut is kube's answer to a request past its deadline (pkg/server/filters/timeout.go). */
 export const requestTimedOut = () => timeout('request did not complete within the allotted timeout');
@@ -202,12 +208,8 @@ export function unsupportedMethod(req: FastifyRequest, kinds: readonly ResourceK
  */
 export function installClientErrors(app: FastifyInstance): void {
   app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    const entry = { req, res };
-    inFlightOn.set(socket, entry);
-    res.once('close', () => {
-      if (inFlightOn.get(socket) === entry) inFlightOn.delete(socket);
-    });
+    (req.socket as Carrying)[IN_FLIGHT] = res;
+    res.on('close', clearInFlight);
   });
   app.server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());

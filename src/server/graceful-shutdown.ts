@@ -43,7 +43,9 @@ import { StatusError } from '../apis/meta/errors.js';
 import { requestAttributes } from '../auth/request-info.js';
 import type { WatchRegistry } from '../endpoints/watch.js';
 import type { Storage } from '../storage/interface.js';
+import { InFlightList, type Linked } from '../util/in-flight-list.js';
 import type { HealthCheck } from './health.js';
+import { onResponseClosed } from './request-done.js';
 
 /** ShutdownSettings are kube-apiserver's shutdown flags. */
 export interface ShutdownSettings {
@@ -99,6 +101,16 @@ const RETRY_AFTER_MESSAGE = 'The apiserver is shutting down, please try again la
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** InFlight is a request not yet finished, with its connection (undefined for app.inject's stand-in socket). */
+interface InFlight extends Linked<InFlight> {
+  req: IncomingMessage;
+  res: ServerResponse;
+  socket: Socket | undefined;
+}
+
+const ENTRY = Symbol('in-flight entry of this request');
+type Tracked = FastifyRequest & { [ENTRY]?: InFlight };
+
 /** GracefulShutdown tracks requests and connections of a server and runs kube's shutdown sequence over them. */
 export class GracefulShutdown {
   readonly #app: FastifyInstance;
@@ -107,8 +119,8 @@ export class GracefulShutdown {
   readonly #logger: Logger;
   readonly #settings: Required<ShutdownSettings>;
   #phase: Phase = 'serving';
-  /** Requests not yet finished, with their connection. */
-  readonly #inFlight = new Map<ServerResponse, { req: IncomingMessage; socket: Socket | undefined }>();
+  /** Requests not yet finished, with their connection (a list, not a Map: util/in-flight-list says why). */
+  readonly #inFlight = new InFlightList<InFlight>();
   /** Open connections (TLS sockets once their handshake is done). */
   readonly #sockets = new Set<Socket>();
   readonly #ending = new WeakSet<Socket>();
@@ -142,6 +154,11 @@ export class GracefulShutdown {
         this.#notify();
       });
       if (this.#reached('notAccepting') && !this.#settings.sendRetryAfter) this.#endSocket(s);
+    });
+    // Before the hook below: a request it refuses is still untracked when its response closes.
+    onResponseClosed(app, (req) => {
+      const entry = (req as Tracked)[ENTRY];
+      if (entry) this.#untrack(entry);
     });
     // Callback-style hooks here and in the other per-request hooks: no promise and no microtask per request.
     app.addHook('onRequest', (req, reply, done) => {
@@ -180,7 +197,7 @@ export class GracefulShutdown {
     const inFlightAtStop = this.#inFlight.size;
     const openWatches = this.#watches.size;
     // Every answer from now on closes its connection (Go's http.Server does the same once Shutdown began).
-    for (const res of this.#inFlight.keys()) if (!res.headersSent) res.shouldKeepAlive = false;
+    for (const { res } of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
     if (!s.sendRetryAfter) this.#stopListening();
     const watchesDone = this.#endWatches();
     const drained = await this.#drain(s.drainTimeoutMs);
@@ -212,7 +229,7 @@ export class GracefulShutdown {
   // WithRetryAfter runs ahead of WithWaitGroup).
   #admit(req: FastifyRequest, reply: FastifyReply): boolean {
     const res = reply.raw;
-    this.#track(res, req.raw);
+    (req as Tracked)[ENTRY] = this.#track(res, req.raw);
     if (this.#phase === 'serving' || isExempt(req.raw)) {
       if (this.#reached('notAccepting')) res.shouldKeepAlive = false;
       return false;
@@ -234,21 +251,26 @@ export class GracefulShutdown {
     return false;
   }
 
-  #track(res: ServerResponse, req: IncomingMessage): void {
+  #track(res: ServerResponse, req: IncomingMessage): InFlight {
     // Only connections the server accepted (app.inject's requests have a stand-in socket).
     const socket = this.#sockets.has(req.socket) ? req.socket : undefined;
-    this.#inFlight.set(res, { req, socket });
-    res.once('close', () => {
-      this.#inFlight.delete(res);
-      if (this.#phase !== 'serving' && res.statusCode !== 429 && res.statusCode !== 503) this.#counts.answered++;
-      // A hijacked response (a watch) keeps its connection alive after its end: close it once nothing else runs on it.
-      if (socket && this.#reached('notAccepting') && !this.#busy(socket)) this.#endSocket(socket);
-      this.#notify();
-    });
+    const entry: InFlight = { req, res, socket, prev: undefined, next: undefined, linked: false };
+    this.#inFlight.add(entry);
+    return entry;
+  }
+
+  // #untrack is the end of a tracked request (its response closed).
+  #untrack(entry: InFlight): void {
+    this.#inFlight.remove(entry);
+    const { res, socket } = entry;
+    if (this.#phase !== 'serving' && res.statusCode !== 429 && res.statusCode !== 503) this.#counts.answered++;
+    // A hijacked response (a watch) keeps its connection alive after its end: close it once nothing else runs on it.
+    if (socket && this.#reached('notAccepting') && !this.#busy(socket)) this.#endSocket(socket);
+    this.#notify();
   }
 
   #busy(socket: Socket): boolean {
-    for (const r of this.#inFlight.values()) if (r.socket === socket) return true;
+    for (const r of this.#inFlight) if (r.socket === socket) return true;
     return false;
   }
 
@@ -276,9 +298,9 @@ export class GracefulShutdown {
   // take the end within WATCH_CLOSE_GRACE_MS (a WebSocket that never answers the close frame, a stalled reader).
   async #endWatches(): Promise<void> {
     await this.#paceWatchEnds();
-    const watchRequests = () => [...this.#inFlight].filter(([, r]) => requestAttributes(r.req.method ?? 'GET', r.req.url ?? '/').verb === 'watch');
+    const watchRequests = () => [...this.#inFlight].filter((r) => requestAttributes(r.req.method ?? 'GET', r.req.url ?? '/').verb === 'watch');
     await this.#until(() => watchRequests().length === 0, WATCH_CLOSE_GRACE_MS);
-    for (const [res, r] of watchRequests()) (r.socket ?? res).destroy();
+    for (const r of watchRequests()) (r.socket ?? r.res).destroy();
   }
 
   // #paceWatchEnds ends the open watches: all at once, or at kube's pace over the watch grace period (at least

@@ -40,7 +40,7 @@ import {
 import { DEFAULT_TIMEOUTS, installRequestTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
-import { onRequestDone } from './request-done.js';
+import { installRequestEnd, onRequestDone } from './request-done.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
 import { Auditor } from '../observability/audit.js';
 
@@ -147,7 +147,9 @@ export function createServer(cfg: ServerConfig): ApiServer {
   // Upgrade requests (WebSocket watches) take the normal path through hooks and routes; only a watch upgrades.
   routeUpgrades(app);
 
-  // First of the onRequest hooks: a request refused during a shutdown runs nothing else.
+  // First of the onRequest hooks: every request's end is reported (request-done.ts), refused ones included; then a
+  // request refused during a shutdown runs nothing else.
+  installRequestEnd(app);
   const graceful = new GracefulShutdown(app, watches, cfg.storage, cfg.logger, cfg.shutdown);
   // Audit-Id and the arrival time, before authentication (kube's WithAuditInit); events at each step below.
   const auditor = cfg.audit ?? new Auditor(undefined, undefined, cfg.logger);

@@ -24,6 +24,7 @@ import { badRequest } from '../apis/meta/errors.js';
 import { first, queryOf } from '../apis/meta/parameter-codec.js';
 import { requestAttributes } from '../auth/request-info.js';
 import { closeGently, requestTimedOut } from './client-errors.js';
+import { onResponseClosed } from './request-done.js';
 
 /** TimeoutSettings are the server's time limits in milliseconds. */
 export interface TimeoutSettings {
@@ -58,6 +59,7 @@ export function nodeTimeoutOptions(t: TimeoutSettings): { https: Record<string, 
  * authentication: an unparsable `?timeout=` is refused before anything else, as in kube's handler chain.
  */
 export function installRequestTimeout(app: FastifyInstance, t: TimeoutSettings): void {
+  onResponseClosed(app, (req) => clearTimeout((req as Timed)[TIMER]));
   app.addHook('onRequest', (req, reply, done) => {
     if (isLongRunning(req)) return done();
     let requested: number | undefined;
@@ -67,11 +69,13 @@ export function installRequestTimeout(app: FastifyInstance, t: TimeoutSettings):
       return done(e as Error);
     }
     const ms = requested !== undefined && requested > 0 && requested < t.requestTimeoutMs ? requested : t.requestTimeoutMs;
-    const timer = setTimeout(() => timeOut(req, reply), ms);
-    reply.raw.once('close', () => clearTimeout(timer));
+    (req as Timed)[TIMER] = setTimeout(timeOut, ms, req, reply);
     done();
   });
 }
+
+const TIMER = Symbol('request timeout');
+type Timed = FastifyRequest & { [TIMER]?: NodeJS.Timeout };
 
 // isLongRunning is BasicLongRunningRequestCheck for this server: a watch (the only long-running verb it serves).
 function isLongRunning(req: FastifyRequest): boolean {

@@ -21,6 +21,8 @@
  *   writer returns before flagging them). WriteHealth settles those itself and reports that a restart is needed.
  */
 
+import { InFlightList, type Linked } from '../util/in-flight-list.js';
+
 const MDB_MAP_FULL = -30792;
 const MDB_PANIC = -30795;
 
@@ -130,7 +132,7 @@ export function guardBatchStart(root: { committed: PromiseLike<unknown> }): void
 }
 
 /** Waiter is one write between queuing its transaction and its flush (see WriteHealth.commit). */
-interface Waiter {
+interface Waiter extends Linked<Waiter> {
   committed: boolean;
   /** Settles the write with the commit's value (a later batch failed while it waited for the flush). */
   release(): void;
@@ -166,7 +168,7 @@ export class WriteHealth {
    * Writes between queuing and flush: released by a commit failure (a later batch that fails leaves lmdb's flush
    * promise pending forever) and failed by a fatal fault (lmdb-js never settles their transactions then).
    */
-  readonly #waiters = new Set<Waiter>();
+  readonly #waiters = new InFlightList<Waiter>();
 
   constructor(opts: WriteHealthOptions) {
     this.#opts = opts;
@@ -208,7 +210,7 @@ export class WriteHealth {
       this.#scheduleProbe();
       return;
     }
-    for (const w of [...this.#waiters]) w.fail(fatalError());
+    for (const w of this.#waiters) w.fail(fatalError());
   }
 
   /**
@@ -231,8 +233,11 @@ export class WriteHealth {
     return new Promise<T>((resolve, reject) => {
       let value: T;
       let isFlushed = false;
-      const done = () => this.#waiters.delete(waiter);
+      const done = () => this.#waiters.remove(waiter);
       const waiter: Waiter = {
+        prev: undefined,
+        next: undefined,
+        linked: false,
         committed: false,
         release: () => {
           done();

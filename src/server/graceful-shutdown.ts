@@ -254,7 +254,7 @@ export class GracefulShutdown {
   #track(res: ServerResponse, req: IncomingMessage): InFlight {
     // Only connections the server accepted (app.inject's requests have a stand-in socket).
     const socket = this.#sockets.has(req.socket) ? req.socket : undefined;
-    const entry: InFlight = { req, res, socket, prev: undefined, next: undefined, linked: false };
+    const entry: InFlight = { req, res, socket, prev: undefined, next: undefined };
     this.#inFlight.add(entry);
     return entry;
   }

@@ -7,25 +7,23 @@
  * closes: answered, cut or hijacked and ended), onRequestDone (once per request, with its status and duration).
  *
  * One listener per request for all of them: a `close` listener that is the same function for every request, the
- * request found through a property of the raw response. Each module adding its own closure, `once` wrapper and
- * weak-collection entry per request cost about a tenth of the throughput of a GET (measured with the benchmark's
- * gets at concurrency 64).
+ * reply found through a property of the raw response, instead of four modules each adding a closure, a `once`
+ * wrapper and a weak-collection entry per request (with util/in-flight-list, this took a GET's CPU time from 64 to
+ * 52 µs: `node test/bench/ab.mjs` against 254219b).
  */
 import type { ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** RequestDone receives a request when its response has ended. */
 export type RequestDone = (req: FastifyRequest, statusCode: number, elapsedMs: number) => void;
 
 /** ResponseClosed receives a request when its raw response closes. */
-export type ResponseClosed = (req: FastifyRequest, res: ServerResponse) => void;
+export type ResponseClosed = (req: FastifyRequest) => void;
 
-const REQUEST = Symbol('fastify request of this raw response');
-const STARTED = Symbol('performance.now() when the request arrived');
+const REPLY = Symbol('fastify reply of this raw response');
 const REPORTED = Symbol('onRequestDone callbacks ran');
 
-type Tracked = ServerResponse & { [REQUEST]?: FastifyRequest; [STARTED]?: number };
+type Tracked = ServerResponse & { [REPLY]?: FastifyReply };
 type Reported = FastifyRequest & { [REPORTED]?: boolean };
 
 interface Callbacks {
@@ -67,16 +65,15 @@ function callbacksOf(app: FastifyInstance): Callbacks {
   };
   // The one `close` listener of every request (`this` is the raw response).
   function closed(this: Tracked): void {
-    const req = this[REQUEST];
-    if (!req) return;
-    for (const cb of cbs.closed) cb(req, this);
+    const reply = this[REPLY];
+    if (!reply) return;
+    for (const cb of cbs.closed) cb(reply.request);
     // Whichever comes first reports: onResponse for replies fastify sends, the close for hijacked ones.
-    report(req, this.statusCode, performance.now() - (this[STARTED] ?? 0));
+    report(reply.request, this.statusCode, reply.elapsedTime);
   }
-  app.addHook('onRequest', (req, reply, next) => {
+  app.addHook('onRequest', (_req, reply, next) => {
     const res = reply.raw as Tracked;
-    res[REQUEST] = req;
-    res[STARTED] = performance.now();
+    res[REPLY] = reply;
     res.on('close', closed);
     next();
   });

@@ -237,7 +237,6 @@ export class WriteHealth {
       const waiter: Waiter = {
         prev: undefined,
         next: undefined,
-        linked: false,
         committed: false,
         release: () => {
           done();

@@ -4,7 +4,7 @@ import { InFlightList, type Linked } from './in-flight-list.js';
 interface E extends Linked<E> {
   id: number;
 }
-const entry = (id: number): E => ({ id, prev: undefined, next: undefined, linked: false });
+const entry = (id: number): E => ({ id, prev: undefined, next: undefined });
 const ids = (l: InFlightList<E>) => [...l].map((e) => e.id);
 
 describe('InFlightList', () => {

@@ -30,6 +30,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {(namespaces: string[]) => Promise<void>} prepare makes the namespaces usable
  * @property {() => Promise<number>} restart stops the server gracefully and starts it again; ms from spawn to /readyz 200
  * @property {() => Promise<void>} stop
+ * @property {() => number | undefined} [pid] the server's process, for targets that are one Node.js process
  */
 
 /**
@@ -138,6 +139,7 @@ async function nodeTarget(o, first) {
     url: o.url,
     tls: o.tls,
     memory: () => ({ server: processMemory(server.proc.pid) }),
+    pid: () => server.proc.pid,
     diskMiB: () => diskMiB(o.dataDir),
     prepare: async () => {},
     restart: async () => {

@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+/**
+ * @module bench/ab
+ * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000]`
+ *
+ * An A/B of two builds of our server on the same machine: A is the checkout `--base` names, B the one `--new` names
+ * (default: this one); each must be built (`npm run build`: its dist/main.js is run). Each round starts A, then B, fresh, and runs the same load against each:
+ * `objects` creates, 10× as many gets, 2× as many merge patches (labels and spec.replicas, as the benchmark's) and
+ * `objects` deletes, 64 keep-alive TLS connections. Per workload it reports the median over rounds of the
+ * throughput and of the server's CPU time per request (every thread of the process, from /proc/PID/stat), and the
+ * B/A change. Longer than the quick benchmark's 300 patches, so JIT warm-up does not decide it; CPU per request is
+ * steadier than throughput on a 2-core machine that also runs the client.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { httpClient, runOps } from './client.mjs';
+import { startOurs } from './targets.mjs';
+import { websiteBody } from './workloads.mjs';
+
+const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const COLLECTION = '/apis/extensions.example.com/v1alpha1/namespaces/ab/websites';
+const CONCURRENCY = 64;
+const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** cpuMs is the CPU time (user + system, all threads) a process has used, in ms. */
+function cpuMs(/** @type {number} */ pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/**
+ * @typedef {{ perSecond: number, cpuUs: number }} Figure
+ * @typedef {Record<string, Figure>} Run
+ */
+
+/**
+ * runLoad starts the build whose entry point is `main`, runs the workloads and stops it.
+ * @param {string} main
+ * @param {number} objects
+ * @returns {Promise<Run>}
+ */
+async function runLoad(main, objects) {
+  process.env.BENCH_OURS_MAIN = main;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-ab-'));
+  const target = await startOurs(dir);
+  const client = httpClient(target.url, target.tls, CONCURRENCY);
+  const pid = target.pid?.();
+  if (pid === undefined) throw new Error('the server has no process id');
+  /** @type {Run} */
+  const run = {};
+  /**
+   * @param {string} name
+   * @param {number} count
+   * @param {(i: number) => Promise<string | undefined>} op returns the reason when the answer is wrong
+   */
+  const stage = async (name, count, op) => {
+    const before = cpuMs(pid);
+    const r = await runOps(count, CONCURRENCY, op);
+    if (r.errors > 0) throw new Error(`${name}: ${r.errors} errors, first: ${r.firstError}`);
+    run[name] = { perSecond: count / r.seconds, cpuUs: ((cpuMs(pid) - before) / count) * 1000 };
+  };
+  const expect = (/** @type {{status: number, body: string}} */ r, /** @type {number} */ status) =>
+    r.status === status ? undefined : `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
+  try {
+    await stage('create', objects, async (i) => expect(await client.request('POST', COLLECTION, { body: websiteBody(`w${i}`) }), 201));
+    await stage('get', objects * 10, async (i) => expect(await client.request('GET', `${COLLECTION}/w${i % objects}`), 200));
+    await stage('merge patch', objects * 2, async (i) => expect(await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
+      body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
+      contentType: 'application/merge-patch+json',
+    }), 200));
+    await stage('delete', objects, async (i) => expect(await client.request('DELETE', `${COLLECTION}/w${i}`), 200));
+  } finally {
+    await client.close();
+    await target.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return run;
+}
+
+/** median of a non-empty list. */
+export function median(/** @type {number[]} */ xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? NaN) : ((s[m - 1] ?? NaN) + (s[m] ?? NaN)) / 2;
+}
+
+/**
+ * summary is a Markdown table of the medians of A's and B's runs per workload, with B's change against A.
+ * @param {Run[]} a
+ * @param {Run[]} b
+ */
+export function summary(a, b) {
+  const pct = (/** @type {number} */ x, /** @type {number} */ y) => `${y >= x ? '+' : '−'}${Math.abs((y / x - 1) * 100).toFixed(1)}%`;
+  const rows = ['| workload | A req/s | B req/s | B vs A | A CPU µs/req | B CPU µs/req | B vs A |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  for (const name of Object.keys(a[0] ?? {})) {
+    const ta = median(a.map((r) => r[name]?.perSecond ?? NaN));
+    const tb = median(b.map((r) => r[name]?.perSecond ?? NaN));
+    const ca = median(a.map((r) => r[name]?.cpuUs ?? NaN));
+    const cb = median(b.map((r) => r[name]?.cpuUs ?? NaN));
+    rows.push(`| ${name} | ${Math.round(ta)} | ${Math.round(tb)} | ${pct(ta, tb)} | ${Math.round(ca)} | ${Math.round(cb)} | ${pct(ca, cb)} |`);
+  }
+  return rows.join('\n');
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const flag = (/** @type {string} */ name, /** @type {string | undefined} */ fallback) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : fallback;
+  };
+  const base = flag('--base', undefined);
+  if (!base) throw new Error('usage: node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] (DIR: a built checkout)');
+  const rounds = Number(flag('--rounds', '5'));
+  const objects = Number(flag('--objects', '2000'));
+  const mains = { A: join(resolve(base), 'dist', 'main.js'), B: join(resolve(flag('--new', REPO) ?? REPO), 'dist', 'main.js') };
+  /** @type {{A: Run[], B: Run[]}} */
+  const runs = { A: [], B: [] };
+  for (let i = 1; i <= rounds; i++) {
+    for (const side of /** @type {const} */ (['A', 'B'])) {
+      const run = await runLoad(mains[side], objects);
+      runs[side].push(run);
+      console.error(`round ${i} ${side}: ${Object.entries(run).map(([k, f]) => `${k} ${Math.round(f.perSecond)}/s ${Math.round(f.cpuUs)} µs`).join(', ')}`);
+    }
+  }
+  console.log(`A: ${mains.A}\nB: ${mains.B}\n${rounds} rounds, ${objects} objects, medians\n\n${summary(runs.A, runs.B)}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  });
+}

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { httpClient, runOps } from './client.mjs';
+import { expectStatus, httpClient, runOps } from './client.mjs';
 import { startOurs } from './targets.mjs';
 import { websiteBody } from './workloads.mjs';
 
@@ -53,7 +53,7 @@ async function runLoad(main, objects) {
   /**
    * @param {string} name
    * @param {number} count
-   * @param {(i: number) => Promise<string | undefined>} op returns the reason when the answer is wrong
+   * @param {(i: number) => Promise<string | void>} op returns the reason when the answer is wrong
    */
   const stage = async (name, count, op) => {
     const before = cpuMs(pid);
@@ -61,16 +61,14 @@ async function runLoad(main, objects) {
     if (r.errors > 0) throw new Error(`${name}: ${r.errors} errors, first: ${r.firstError}`);
     run[name] = { perSecond: count / r.seconds, cpuUs: ((cpuMs(pid) - before) / count) * 1000 };
   };
-  const expect = (/** @type {{status: number, body: string}} */ r, /** @type {number} */ status) =>
-    r.status === status ? undefined : `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
   try {
-    await stage('create', objects, async (i) => expect(await client.request('POST', COLLECTION, { body: websiteBody(`w${i}`) }), 201));
-    await stage('get', objects * 10, async (i) => expect(await client.request('GET', `${COLLECTION}/w${i % objects}`), 200));
-    await stage('merge patch', objects * 2, async (i) => expect(await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
+    await stage('create', objects, async (i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`w${i}`) }), 201));
+    await stage('get', objects * 10, async (i) => expectStatus(await client.request('GET', `${COLLECTION}/w${i % objects}`), 200));
+    await stage('merge patch', objects * 2, async (i) => expectStatus(await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
       body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
       contentType: 'application/merge-patch+json',
     }), 200));
-    await stage('delete', objects, async (i) => expect(await client.request('DELETE', `${COLLECTION}/w${i}`), 200));
+    await stage('delete', objects, async (i) => expectStatus(await client.request('DELETE', `${COLLECTION}/w${i}`), 200));
   } finally {
     await client.close();
     await target.stop();

@@ -41,12 +41,13 @@ export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
   return {
     pruneUnknown: (obj) => {
       const unknown: string[] = [];
-      prune(schema, obj, '', unknown);
+      // The usual object has nothing to prune: find that out without sorting or building paths.
+      if (hasUnknown(schema, obj, true)) prune(schema, obj, '', unknown);
       return unknown;
     },
     defaultAndValidate: (obj) => {
       const errs = validate(obj) ? [] : toFieldErrors(validate.errors ?? [], obj);
-      outOfInt64(schema, obj, '', errs);
+      outOfInt64(schema, obj, [], errs);
       return errs;
     },
   };
@@ -65,7 +66,7 @@ function prune(schema: JSONSchema, value: unknown, at: string, unknown: string[]
   const props = schema.properties;
   // Members in sorted order, as the pruning of a decoded map reports them (apiextensions structural/pruning).
   for (const k of Object.keys(value).sort(compareUtf8)) {
-    const child = props?.[k];
+    const child = props && Object.hasOwn(props, k) ? props[k] : undefined;
     const childPath = at ? `${at}.${k}` : k;
     if (at === '' && k === 'metadata') continue;
     if (child) prune(child, value[k], childPath, unknown);
@@ -77,6 +78,29 @@ function prune(schema: JSONSchema, value: unknown, at: string, unknown: string[]
   }
 }
 
+// hasUnknown tells whether prune would remove anything from `value` (`root`: the object itself, whose metadata
+// prune leaves alone).
+function hasUnknown(schema: JSONSchema, value: unknown, root = false): boolean {
+  if (schema['x-kubernetes-preserve-unknown-fields']) return false;
+  if (Array.isArray(value)) {
+    const items = schema.items as JSONSchema | undefined;
+    if (items) for (const v of value) if (hasUnknown(items, v)) return true;
+    return false;
+  }
+  if (!isPlainObject(value) || schema.type !== 'object') return false;
+  const props = schema.properties;
+  for (const k in value) {
+    if (!Object.hasOwn(value, k) || (root && k === 'metadata')) continue;
+    const child = props && Object.hasOwn(props, k) ? props[k] : undefined;
+    if (child) {
+      if (hasUnknown(child, value[k])) return true;
+    } else if (typeof schema.additionalProperties === 'object') {
+      if (hasUnknown(schema.additionalProperties, value[k])) return true;
+    } else if (schema.additionalProperties !== true && props) return true;
+  }
+  return false;
+}
+
 const INT64_LIMIT = 2 ** 63;
 
 /**
@@ -84,22 +108,50 @@ const INT64_LIMIT = 2 ** 63;
  * integer, but kube-apiserver decodes it as a float64 and its schema validation refuses it (`must be of type
  * integer`), and no Go client could decode it into its int64 or int32 field.
  */
-function outOfInt64(schema: JSONSchema, value: unknown, at: string, errs: FieldError[]): void {
+function outOfInt64(schema: JSONSchema, value: unknown, at: (string | number)[], errs: FieldError[]): void {
   if (schema.type === 'integer') {
     if (typeof value === 'number' && Number.isInteger(value) && (value >= INT64_LIMIT || value < -INT64_LIMIT)) {
-      errs.push(typeInvalid(at, value, 'must be of type integer'));
+      errs.push(typeInvalid(pathText(at), value, 'must be of type integer'));
     }
     return;
   }
+  if (!declaresInteger(schema)) return;
+  // `at` is one stack of segments, pushed and popped: the text is built only for an error.
   if (Array.isArray(value)) {
-    if (schema.items) value.forEach((v, i) => outOfInt64(schema.items as JSONSchema, v, `${at}[${i}]`, errs));
+    const items = schema.items as JSONSchema | undefined;
+    if (!items) return;
+    for (let i = 0; i < value.length; i++) {
+      at.push(i);
+      outOfInt64(items, value[i], at, errs);
+      at.pop();
+    }
     return;
   }
   if (!isPlainObject(value)) return;
-  for (const [k, v] of Object.entries(value)) {
-    const child = schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
-    if (child) outOfInt64(child, v, at ? `${at}.${k}` : k, errs);
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    const child = (schema.properties && Object.hasOwn(schema.properties, k) ? schema.properties[k] : undefined) ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (!child) continue;
+    at.push(k);
+    outOfInt64(child, value[k], at, errs);
+    at.pop();
   }
+}
+
+// pathText writes path segments as a field path: spec.items[0].name.
+const pathText = (at: (string | number)[]): string =>
+  at.reduce<string>((out, seg) => (typeof seg === 'number' ? `${out}[${seg}]` : out ? `${out}.${seg}` : seg), '');
+
+// Whether a schema declares an integer anywhere beneath it, per schema node (schemas are compiled once and kept).
+const INTEGER_BENEATH = new WeakMap<JSONSchema, boolean>();
+function declaresInteger(schema: JSONSchema): boolean {
+  let found = INTEGER_BENEATH.get(schema);
+  if (found === undefined) {
+    const children = [...Object.values(schema.properties ?? {}), schema.items, schema.additionalProperties];
+    found = schema.type === 'integer' || children.some((c) => typeof c === 'object' && c !== null && declaresInteger(c as JSONSchema));
+    INTEGER_BENEATH.set(schema, found);
+  }
+  return found;
 }
 
 // toFieldPath turns an ajv instancePath (/spec/items/0/name) into spec.items[0].name.

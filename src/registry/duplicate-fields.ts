@@ -26,17 +26,18 @@ export function recordDuplicates(text: string, members: number, value: unknown):
   if (paths.length > 0) recorded.set(value, paths);
 }
 
-function keyCount(value: unknown): number {
+// keyCount counts the members of every object in a parsed value (recursion: the body decoder bounds its depth;
+// for-in walks cached key lists where Object.keys would allocate an array per object).
+function keyCount(v: unknown): number {
+  if (typeof v !== 'object' || v === null) return 0;
   let n = 0;
-  const todo: unknown[] = [value];
-  while (todo.length > 0) {
-    const v = todo.pop();
-    if (Array.isArray(v)) todo.push(...v);
-    else if (typeof v === 'object' && v !== null) {
-      const keys = Object.keys(v);
-      n += keys.length;
-      for (const k of keys) todo.push((v as Record<string, unknown>)[k]);
-    }
+  if (Array.isArray(v)) {
+    for (const e of v) n += keyCount(e);
+    return n;
+  }
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    n += 1 + keyCount((v as Record<string, unknown>)[k]);
   }
   return n;
 }

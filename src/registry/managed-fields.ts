@@ -44,8 +44,15 @@ const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 export function leafPaths(obj: KubeObject, sub: 'main' | 'status'): Path[] {
   const out: Path[] = [];
   const walk = (v: unknown, at: Path) => {
-    if (isObject(v) && Object.keys(v).length > 0) for (const [k, c] of Object.entries(v)) walk(c, [...at, k]);
-    else out.push(at);
+    let leaf = true;
+    if (isObject(v)) {
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
+        leaf = false;
+        walk(v[k], [...at, k]);
+      }
+    }
+    if (leaf) out.push(at);
   };
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'apiVersion' || k === 'kind') continue;

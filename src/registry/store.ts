@@ -19,7 +19,7 @@ import {
 import { invalid as invalidField, path, required, type FieldError } from '../apis/meta/field-path.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
-import { cloneJson } from '../apis/meta/json-clone.js';
+import { cloneJson, cloneJsonSharing } from '../apis/meta/json-clone.js';
 import type { KubeObject, ListMeta, ObjectMeta, Status } from '../apis/meta/types.js';
 import {
   DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, finalizerWarnings, FINALIZER_DELETE_DEPENDENTS,
@@ -522,7 +522,8 @@ export class ResourceStore {
       throw e;
     }
     if (tm.kind === '') throw failure(`Object 'Kind' is missing in '${mode === 'patch' ? goMarshal(body) : JSON.stringify(body)}'`, true);
-    const obj = cloneJson(body) as KubeObject;
+    // The metadata is not copied: its decoded form replaces it below.
+    const obj = cloneJsonSharing(body, 'metadata') as KubeObject;
     const unknown: string[] = [];
     if (Object.hasOwn(obj, 'metadata')) {
       try {

@@ -78,6 +78,12 @@ describe('decodeObjectMeta gives the metadata kube-apiserver stores (SetObjectMe
     expect(Object.keys(r.meta)).toEqual(['name', 'ownerReferences', 'managedFields']);
   });
 
+  it('writes maps in sorted key order, as Go marshals a map, however the client ordered them', () => {
+    const meta = decodeObjectMeta({ labels: { zz: '1', b: '2', a: '3' }, annotations: { 'é': '1', z: '2' }, name: 'n' }).meta;
+    expect(Object.keys(meta.labels ?? {})).toEqual(['a', 'b', 'zz']);
+    expect(Object.keys(meta.annotations ?? {})).toEqual(['z', 'é']);
+  });
+
   it('keeps a label named __proto__ as an ordinary key', () => {
     const meta = JSON.parse('{"labels":{"__proto__":"x"}}') as unknown;
     expect(Object.keys(decodeObjectMeta(meta).meta.labels ?? {})).toEqual(['__proto__']);

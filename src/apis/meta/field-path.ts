@@ -29,6 +29,8 @@ export class FieldPath {
     this.#segments = segments;
   }
   child(...names: string[]): FieldPath {
+    // One name, the usual call, without the array work.
+    if (names.length === 1 && names[0]) return new FieldPath(this.#segments ? `${this.#segments}.${names[0]}` : names[0]);
     return new FieldPath([this.#segments, ...names].filter(Boolean).join('.'));
   }
   toString(): string {

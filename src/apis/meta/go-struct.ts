@@ -108,6 +108,29 @@ export class GoNumberLiteral {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoNumberLiteral);
 
+// setMember adds a member; `__proto__` as a plain member too (an assignment would set the prototype instead).
+function setMember(o: Record<string, unknown>, k: string, value: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+  else o[k] = value;
+}
+
+// isSortedUtf8 tells whether keys are already in UTF-8 byte order (usually so: sorting would only copy them).
+function isSortedUtf8(keys: string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1] as string, keys[i] as string) > 0) return false;
+  return true;
+}
+
+// A struct's fields by JSON name, built once per type (the types are module constants).
+const FIELD_INDEXES = new WeakMap<GoType, Map<string, GoField>>();
+function fieldIndex(t: Extract<GoType, { kind: 'struct' }>): Map<string, GoField> {
+  let index = FIELD_INDEXES.get(t);
+  if (!index) {
+    index = new Map(t.fields.map((f) => [f.json, f]));
+    FIELD_INDEXES.set(t, index);
+  }
+  return index;
+}
+
 /** goNumberText is how Go writes a float64 back to JSON (what the error shows after a round trip). */
 export const goNumberText = (n: number): string => (Object.is(n, -0) ? '0' : String(n));
 
@@ -128,7 +151,7 @@ export function fromGoJson(v: GoValue): unknown {
     case 'array': return v.items.map(fromGoJson);
     default: {
       const out: Record<string, unknown> = {};
-      for (const [k, e] of v.entries) Object.defineProperty(out, k, { value: fromGoJson(e), enumerable: true, writable: true, configurable: true });
+      for (const [k, e] of v.entries) setMember(out, k, fromGoJson(e));
       return out;
     }
   }
@@ -161,15 +184,20 @@ const INT_RANGE = { int64: [-(2 ** 63), 2 ** 63], int32: [-(2 ** 31), 2 ** 31] }
 class Decoder {
   saved: string | undefined;
   readonly unknown: string[] = [];
-  constructor(readonly sortKeys: boolean) {}
+  /**
+   * sortMaps: a map's members are visited, so written, in sorted order. sortStructs: a struct's members too, which
+   * only decides which error is the first and the order of the unknown fields (goUnmarshal redoes a decode that
+   * found either with it on, so the usual, clean decode does not pay for sorting).
+   */
+  constructor(readonly sortMaps: boolean, readonly sortStructs: boolean) {}
 
   #typeError(value: string, t: GoType, ctx: Context): void {
     this.saved ??= unmarshalTypeError(value, typeName(t), ctx);
   }
 
-  #keys(o: Record<string, unknown>): string[] {
+  #keys(o: Record<string, unknown>, sort: boolean): string[] {
     const keys = Object.keys(o);
-    if (!this.sortKeys || keys.length < 2) return keys;
+    if (!sort || keys.length < 2 || isSortedUtf8(keys)) return keys;
     // UTF-16 order is UTF-8 byte order for ASCII keys, the usual case; others need the byte comparison.
     return keys.every((k) => ASCII.test(k)) ? keys.sort() : keys.sort(compareUtf8);
   }
@@ -224,9 +252,9 @@ class Decoder {
           return current;
         }
         const out: Record<string, unknown> = isObject(current) ? current : {};
-        for (const k of this.#keys(v)) {
+        for (const k of this.#keys(v, this.sortMaps)) {
           // A null element is the element type's zero value; a wrong one is an error (no key in the context).
-          Object.defineProperty(out, k, { value: this.decode(zeroOf(t.elem), v[k], t.elem, ctx), enumerable: true, writable: true, configurable: true });
+          setMember(out, k, this.decode(zeroOf(t.elem), v[k], t.elem, ctx));
         }
         return out;
       }
@@ -245,8 +273,9 @@ class Decoder {
           return current;
         }
         const out: Record<string, unknown> = isObject(current) ? current : {};
-        for (const k of this.#keys(v)) {
-          const f = t.fields.find((x) => x.json === k);
+        const fields = fieldIndex(t);
+        for (const k of this.#keys(v, this.sortStructs)) {
+          const f = fields.get(k);
           const child: Context = { parent: ctx, field: { name: k, struct: t.name } };
           if (!f) {
             this.unknown.push(fieldPath(child));
@@ -285,16 +314,21 @@ function zeroOf(t: GoType): unknown {
  * The result is in wire form (toUnstructured).
  */
 export function goUnmarshal(json: unknown, t: GoType, opts: GoUnmarshalOptions): GoUnmarshalResult {
-  const d = new Decoder(opts.sortKeys);
-  let value: unknown;
-  try {
-    value = d.decode(zeroOf(t), json, t, ROOT);
-  } catch (e) {
-    if (e instanceof Fatal) throw new GoDecodeError(e.message);
-    throw e;
-  }
-  if (d.saved !== undefined) throw new GoDecodeError(d.saved);
-  return { value: toUnstructured(value, t), unknownFields: d.unknown };
+  const run = (sortStructs: boolean): { d: Decoder; value: unknown; fatal?: Fatal } => {
+    const d = new Decoder(opts.sortKeys, sortStructs);
+    try {
+      return { d, value: d.decode(zeroOf(t), json, t, ROOT) };
+    } catch (e) {
+      if (e instanceof Fatal) return { d, value: undefined, fatal: e };
+      throw e;
+    }
+  };
+  let r = run(false);
+  // Only which error comes first and the unknown fields' order depend on the order members are visited in.
+  if (opts.sortKeys && (r.fatal || r.d.saved !== undefined || r.d.unknown.length > 0)) r = run(true);
+  if (r.fatal) throw new GoDecodeError(r.fatal.message);
+  if (r.d.saved !== undefined) throw new GoDecodeError(r.d.saved);
+  return { value: toUnstructured(r.value, t), unknownFields: r.d.unknown };
 }
 
 /**
@@ -348,7 +382,7 @@ export function toUnstructured(v: unknown, t: GoType): unknown {
     case 'map': {
       if (!isObject(v)) return null;
       const out: Record<string, unknown> = {};
-      for (const [k, e] of Object.entries(v)) Object.defineProperty(out, k, { value: toUnstructured(e, t.elem), enumerable: true, writable: true, configurable: true });
+      for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toUnstructured(v[k], t.elem));
       return out;
     }
     case 'slice': return Array.isArray(v) ? v.map((e) => toUnstructured(e, t.elem)) : null;

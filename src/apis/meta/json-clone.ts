@@ -10,6 +10,22 @@ export function cloneJson<T>(value: T): T {
   return copy(value) as T;
 }
 
+/**
+ * cloneJsonSharing copies a JSON object but for its member `shared`, which the copy refers to as it is (a member
+ * about to be replaced by a decoded copy of its own need not be copied first).
+ */
+export function cloneJsonSharing<T>(value: T, shared: string): T {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return cloneJson(value);
+  const out: Record<string, unknown> = {};
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    const member = k === shared ? (value as Record<string, unknown>)[k] : copy((value as Record<string, unknown>)[k]);
+    if (k === '__proto__') Object.defineProperty(out, k, { value: member, enumerable: true, writable: true, configurable: true });
+    else out[k] = member;
+  }
+  return out as T;
+}
+
 function copy(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
   if (Array.isArray(v)) {
@@ -18,7 +34,9 @@ function copy(v: unknown): unknown {
     return out;
   }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) {
+  // for-in walks V8's cached key list of a fast object; Object.keys would allocate an array per object copied.
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
     const member = copy((v as Record<string, unknown>)[k]);
     // An assignment to `__proto__` would set the prototype instead of adding the member.
     if (k === '__proto__') Object.defineProperty(out, k, { value: member, enumerable: true, writable: true, configurable: true });

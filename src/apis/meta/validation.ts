@@ -147,7 +147,9 @@ export function nameIsDNSLabel(name: string, prefix: boolean): string[] {
 /** validateLabels checks label keys (qualified names) and values; errors are reported at `fld` itself, as Kubernetes does. */
 export function validateLabels(labels: Record<string, string> | undefined, fld: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
-  for (const [k, v] of Object.entries(labels ?? {})) {
+  for (const k in labels) {
+    if (!Object.hasOwn(labels, k)) continue;
+    const v = labels[k] as string;
     for (const msg of isQualifiedName(k)) errs.push(invalid(fld, k, msg));
     for (const msg of isValidLabelValue(v)) errs.push(invalid(fld, v, msg));
   }
@@ -158,7 +160,9 @@ export function validateLabels(labels: Record<string, string> | undefined, fld: 
 export function validateAnnotations(annotations: Record<string, string> | undefined, fld: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
   let total = 0;
-  for (const [k, v] of Object.entries(annotations ?? {})) {
+  for (const k in annotations) {
+    if (!Object.hasOwn(annotations, k)) continue;
+    const v = annotations[k];
     // Kubernetes lowercases first: case does not matter in annotation keys.
     for (const msg of isQualifiedName(k.toLowerCase())) errs.push(invalid(fld, k, msg));
     total += byteLength(k) + byteLength(String(v));
@@ -263,36 +267,45 @@ export function nameIsPathSegment(name: string, prefix: boolean): string[] {
   return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
 }
 
+// The metadata's field paths, built once: every write validates its metadata.
+const METADATA = path('metadata');
+const META = {
+  generateName: METADATA.child('generateName'), name: METADATA.child('name'), namespace: METADATA.child('namespace'),
+  generation: METADATA.child('generation'), labels: METADATA.child('labels'), annotations: METADATA.child('annotations'),
+  ownerReferences: METADATA.child('ownerReferences'), finalizers: METADATA.child('finalizers'), uid: METADATA.child('uid'),
+  creationTimestamp: METADATA.child('creationTimestamp'), deletionTimestamp: METADATA.child('deletionTimestamp'),
+  deletionGracePeriodSeconds: METADATA.child('deletionGracePeriodSeconds'),
+} as const;
+
 // ValidateObjectMetaAccessor: generateName and name with `nameFn`, namespace per scope, then the common checks.
 function validateObjectMetaAccessor(meta: ObjectMeta, opts: ObjectMetaValidationOptions, nameFn: NameValidator): FieldError[] {
-  const fld = path('metadata');
   const errs: FieldError[] = [];
   if (meta.generateName) {
-    for (const msg of nameFn(meta.generateName, true)) errs.push(invalid(fld.child('generateName'), meta.generateName, msg));
+    for (const msg of nameFn(meta.generateName, true)) errs.push(invalid(META.generateName, meta.generateName, msg));
   }
   if (!meta.name) {
     // The registry generates the name from generateName before validating, so only a request with neither is
     // missing one (kube checks the generated name; a bad generateName is reported on its own field either way).
-    if (!meta.generateName) errs.push(required(fld.child('name'), 'name or generateName is required'));
+    if (!meta.generateName) errs.push(required(META.name, 'name or generateName is required'));
   } else {
-    for (const msg of nameFn(meta.name, false)) errs.push(invalid(fld.child('name'), meta.name, msg));
+    for (const msg of nameFn(meta.name, false)) errs.push(invalid(META.name, meta.name, msg));
   }
 
   if (opts.namespaced) {
-    if (!meta.namespace) errs.push(required(fld.child('namespace')));
-    else for (const msg of nameIsDNSLabel(meta.namespace, false)) errs.push(invalid(fld.child('namespace'), meta.namespace, msg));
+    if (!meta.namespace) errs.push(required(META.namespace));
+    else for (const msg of nameIsDNSLabel(meta.namespace, false)) errs.push(invalid(META.namespace, meta.namespace, msg));
   } else if (meta.namespace) {
-    errs.push(forbidden(fld.child('namespace'), 'not allowed on this type'));
+    errs.push(forbidden(META.namespace, 'not allowed on this type'));
   }
 
   if (typeof meta.generation === 'number' && meta.generation < 0) {
-    errs.push(invalid(fld.child('generation'), meta.generation, 'must be greater than or equal to 0'));
+    errs.push(invalid(META.generation, meta.generation, 'must be greater than or equal to 0'));
   }
   errs.push(
-    ...validateLabels(meta.labels, fld.child('labels')),
-    ...validateAnnotations(meta.annotations, fld.child('annotations')),
-    ...validateOwnerReferences(meta.ownerReferences, fld.child('ownerReferences')),
-    ...validateFinalizers(meta.finalizers, fld.child('finalizers')),
+    ...validateLabels(meta.labels, META.labels),
+    ...validateAnnotations(meta.annotations, META.annotations),
+    ...validateOwnerReferences(meta.ownerReferences, META.ownerReferences),
+    ...validateFinalizers(meta.finalizers, META.finalizers),
   );
   return errs;
 }
@@ -312,22 +325,21 @@ const sameValue = (a: unknown, b: unknown) => (a ?? '') === (b ?? '');
 // ValidateObjectMetaAccessorUpdate (apimachinery pkg/api/validation/objectmeta.go), without the checks that cannot
 // fail after rest.BeforeUpdate (generation is reset to the old one, the resourceVersion is always set).
 function validateObjectMetaAccessorUpdate(newMeta: ObjectMeta, oldMeta: ObjectMeta): FieldError[] {
-  const fld = path('metadata');
   const errs: FieldError[] = [];
   if (oldMeta.deletionTimestamp) {
     const old = new Set(oldMeta.finalizers ?? []);
     const added = [...new Set((newMeta.finalizers ?? []).filter((f) => !old.has(f)))].sort();
     if (added.length > 0) {
-      errs.push(forbidden(fld.child('finalizers'), `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(added)}`));
+      errs.push(forbidden(META.finalizers, `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(added)}`));
     }
   }
   for (const name of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const) {
-    if (!sameValue(newMeta[name], oldMeta[name])) errs.push(invalid(fld.child(name), newMeta[name] ?? null, FIELD_IMMUTABLE_ERROR_MSG));
+    if (!sameValue(newMeta[name], oldMeta[name])) errs.push(invalid(META[name], newMeta[name] ?? null, FIELD_IMMUTABLE_ERROR_MSG));
   }
   errs.push(
-    ...validateLabels(newMeta.labels, fld.child('labels')),
-    ...validateAnnotations(newMeta.annotations, fld.child('annotations')),
-    ...validateOwnerReferences(newMeta.ownerReferences, fld.child('ownerReferences')),
+    ...validateLabels(newMeta.labels, META.labels),
+    ...validateAnnotations(newMeta.annotations, META.annotations),
+    ...validateOwnerReferences(newMeta.ownerReferences, META.ownerReferences),
   );
   return errs;
 }

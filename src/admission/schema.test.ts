@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileSchemaAdmission } from './schema.js';
-import { websiteSchema } from '../apis/website/v1alpha1.js';
+import { websiteSchema } from '../kinds/website/v1alpha1.js';
 
 const admission = compileSchemaAdmission(websiteSchema);
 const website = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

@@ -18,7 +18,7 @@ import { requestAttributes, type RequestAttributes } from './request-info.js';
 import type { UserInfo } from './user.js';
 import { createServer } from '../server/server.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
-import { kinds } from '../registry/kinds.js';
+import { kinds } from '../kinds/index.js';
 
 // The request info kube's tests use: GET /api/v1/namespaces/bar/pods/foo (and friends).
 const getPod = requestAttributes('GET', '/api/v1/namespaces/bar/pods/foo');

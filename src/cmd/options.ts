@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { DEFAULT_IMAGES } from '../controllers/website/children.js';
+import { DEFAULT_IMAGES } from '../kinds/website/controllers/children.js';
 import { LOG_LEVELS } from '../observability/logger.js';
 
 /** Options is the validated configuration of one server process. */

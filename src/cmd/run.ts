@@ -10,13 +10,11 @@ import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LeaderElection } from '../controllers/leader-election.js';
 import type { Manager } from '../controllers/manager.js';
-import { standaloneStatus } from '../controllers/standalone-status.js';
-import { websiteDefinition } from '../apis/website/v1alpha1.js';
+import { website } from '../kinds/website/index.js';
 import { ResourceStore } from '../registry/store.js';
-import type { ResourceDefinition } from '../registry/resource.js';
 import { createLogger } from '../observability/logger.js';
 import { createAuditor } from '../observability/audit.js';
-import { kinds } from '../registry/kinds.js';
+import { kinds } from '../kinds/index.js';
 import type { ShutdownReport } from '../server/graceful-shutdown.js';
 import { storageChecks } from '../server/health.js';
 import { createServer, type ApiServer } from '../server/server.js';
@@ -91,7 +89,7 @@ export async function run(o: Options): Promise<Running> {
     audit,
     // No cluster: no reconciler (the server itself says so in each Website's status), and no kube-apiserver in front
     // to answer /api and namespace reads.
-    ...(access.cluster ? {} : { systemStatus: standaloneStatus, standalone: true }),
+    ...(access.cluster ? {} : { standalone: true }),
   });
   const waiting = setTimeout(() => logger.info('waiting for kube-system/extension-apiserver-authentication before serving'), 1000);
   await access.beforeServing.finally(() => clearTimeout(waiting));
@@ -112,7 +110,7 @@ export async function run(o: Options): Promise<Running> {
   const electionModule = cluster && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
   const startReconcilers = (kc: KubeConfig) => managerModule?.startManager({
     storage,
-    websites: new ResourceStore(websiteDefinition as unknown as ResourceDefinition, storage),
+    websites: new ResourceStore(website, storage),
     cluster: kc,
     images: { nginx: o.nginxImage, gitSync: o.gitSyncImage },
     maxConcurrentReconciles: o.maxConcurrentReconciles,

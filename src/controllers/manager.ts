@@ -2,8 +2,8 @@
  * @module controllers/manager
  * Runs the reconcilers in this process (controller-runtime's manager): the Website controller fed by our own
  * store's change feed and, with a cluster, by informers on the children it manages; a periodic resync; and, when
- * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: standalone-status.ts is
- * what the store records instead.
+ * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: each kind's
+ * standaloneStatus is what the store records instead.
  */
 import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
 
@@ -17,9 +17,9 @@ import { realClock, sleep } from './clock.js';
 import { startController, type Controller } from './controller.js';
 import { controllerMetrics } from './metrics.js';
 import { objectKey, watchStoreKeys } from './store-source.js';
-import type { Images } from './website/children.js';
-import { clusterChildren, type ClusterChildren } from './website/cluster-children.js';
-import { websiteReconciler } from './website/reconciler.js';
+import type { Images } from '../kinds/website/controllers/children.js';
+import { clusterChildren, type ClusterChildren } from '../kinds/website/controllers/cluster-children.js';
+import { websiteReconciler } from '../kinds/website/controllers/reconciler.js';
 
 export interface ManagerOptions {
   storage: Storage;

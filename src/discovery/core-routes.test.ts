@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Authentication } from '../auth/authentication.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { RequestAttributes } from '../auth/request-info.js';
-import { kinds } from '../registry/kinds.js';
+import { kinds } from '../kinds/index.js';
 import { createServer } from '../server/server.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
 import { DISCOVERY_V2_CONTENT_TYPE } from './discovery.js';

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { discoveryApp } from '../../test/helpers/discovery-app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { kinds } from '../registry/kinds.js';
+import { kinds } from '../kinds/index.js';
 import { OPENAPI_V2_DOCUMENT, openApiV2Types } from './gnostic-openapi-v2.js';
 import { openApiV2, type OpenAPISchema, type SwaggerDocument } from './openapi.js';
 import { goautonegClauses } from './openapi-accept.js';

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { websiteDefinition, type Website } from '../apis/website/v1alpha1.js';
-import type { ResourceDefinition } from '../registry/resource.js';
+import { websiteDefinition, type Website } from '../kinds/website/v1alpha1.js';
 import { toTable } from '../registry/table.js';
 import { TableRows } from './table-rows.js';
 
-const def = websiteDefinition as unknown as ResourceDefinition;
+const def = websiteDefinition;
 const site = (name: string, rv: string, extra: Partial<Website['spec']> = {}, status?: Website['status']): Website => ({
   apiVersion: 'extensions.example.com/v1alpha1',
   kind: 'Website',

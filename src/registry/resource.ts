@@ -1,7 +1,12 @@
 /**
  * @module registry/resource
  * ResourceDefinition: everything the generic machinery (routes, admission, store, discovery, OpenAPI, tables)
- * needs to know about one kind. A kind is one module exporting one of these; `registry/kinds.ts` lists them.
+ * needs to know about one kind. A kind is one folder under `src/kinds/` exporting one of these; `src/kinds/index.ts`
+ * lists them.
+ *
+ * The functions a kind supplies are declared as methods: TypeScript compares method parameters bivariantly, so a
+ * `ResourceDefinition<Website>` is a `ResourceDefinition` without a cast. The machinery only ever hands a kind's
+ * functions objects of that kind (decoded, defaulted and validated against its schema).
  */
 import type { FieldError } from '../apis/meta/field-path.js';
 import type { KubeObject } from '../apis/meta/types.js';
@@ -39,15 +44,15 @@ export interface PrinterColumn<T> {
   description: string;
   /** 0 = always shown; >0 = only with `-o wide`. */
   priority: number;
-  cell: (obj: T) => unknown;
+  cell(obj: T): unknown;
 }
 
 /** ScaleMapping maps the /scale subresource onto the kind (autoscaling/v1 Scale). */
 export interface ScaleMapping<T> {
-  specReplicas: (obj: T) => number;
-  setSpecReplicas: (obj: T, replicas: number) => void;
-  statusReplicas: (obj: T) => number;
-  selector: (obj: T) => string;
+  specReplicas(obj: T): number;
+  setSpecReplicas(obj: T, replicas: number): void;
+  statusReplicas(obj: T): number;
+  selector(obj: T): string;
 }
 
 /** ResourceDefinition describes one kind served by this server. */
@@ -69,5 +74,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   printerColumns: PrinterColumn<T>[];
   subresources: { status: boolean; scale?: ScaleMapping<T> };
   /** Semantic validation beyond the schema, run after defaulting. `old` is set on update. */
-  validate?: (obj: T, old: T | undefined) => FieldError[];
+  validate?(obj: T, old: T | undefined): FieldError[];
+  /**
+   * standaloneStatus is the status the server itself writes when no cluster is configured, so that no controller
+   * will (Website: Ready=False, reason NoCluster): at create and whenever the spec changes, as a kube strategy's
+   * PrepareForCreate sets an initial status. Without it the status is the client's and the controllers' alone.
+   */
+  standaloneStatus?(obj: T): unknown;
 }

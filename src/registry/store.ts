@@ -114,16 +114,11 @@ export interface CreateAdmission {
   admitCreate(namespace: string, gr: GroupResource, name: string): Promise<void>;
 }
 
-/**
- * SystemStatus is the status the server itself sets when no reconciler will (standalone: Ready=False, NoCluster), at
- * create and when the spec changes, as kube strategies' PrepareForCreate set initial status. Undefined: none.
- */
-export type SystemStatus = (obj: KubeObject) => unknown;
-
 /** StoreOptions are the optional collaborators of a ResourceStore. */
 export interface StoreOptions {
   admission?: CreateAdmission | undefined;
-  systemStatus?: SystemStatus | undefined;
+  /** No cluster is configured: the kind's standaloneStatus, if it has one, is written at create and on spec changes. */
+  standalone?: boolean | undefined;
 }
 
 /** ResourceStore implements every verb of one kind on top of a Storage. */
@@ -134,12 +129,12 @@ export class ResourceStore {
   readonly #schema: SchemaAdmission;
   readonly #resourceKey: string;
   readonly #admission: CreateAdmission | undefined;
-  readonly #systemStatus: SystemStatus | undefined;
+  readonly #systemStatus: ((obj: KubeObject) => unknown) | undefined;
 
   constructor(def: ResourceDefinition, storage: Storage, opts: StoreOptions = {}) {
     this.def = def;
     this.#admission = opts.admission;
-    this.#systemStatus = def.subresources.status ? opts.systemStatus : undefined;
+    this.#systemStatus = def.subresources.status && opts.standalone && def.standaloneStatus ? (o) => def.standaloneStatus?.(o) : undefined;
     this.gr = { group: def.group, resource: def.plural };
     this.#storage = storage;
     this.#schema = compileSchemaAdmission(def.schema);

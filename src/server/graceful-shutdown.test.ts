@@ -8,7 +8,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Authentication } from '../auth/authentication.js';
-import { kinds } from '../registry/kinds.js';
+import { kinds } from '../kinds/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

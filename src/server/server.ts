@@ -30,7 +30,7 @@ import { WatchRegistry, type WatchSettings } from '../endpoints/watch.js';
 import { routeUpgrades } from '../endpoints/watch-websocket.js';
 import { decodeJsonPatchBody } from '../registry/patch.js';
 import type { ResourceDefinition } from '../registry/resource.js';
-import { ResourceStore, type CreateAdmission, type SystemStatus } from '../registry/store.js';
+import { ResourceStore, type CreateAdmission } from '../registry/store.js';
 import { isStorageError } from '../storage/errors.js';
 import type { Storage } from '../storage/interface.js';
 import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './graceful-shutdown.js';
@@ -80,11 +80,12 @@ export interface ServerConfig {
   liveness?: HealthCheck[];
   /** Runs before anything is created (namespace lifecycle when delegated). */
   admission?: CreateAdmission;
-  /** Status the server sets itself when no reconciler runs (standalone). */
-  systemStatus?: SystemStatus;
   /** Bookmark interval and per-watcher buffer bound. */
   watch?: WatchSettings;
-  /** No cluster is configured: answer `/api`, `/api/v1` and namespace reads ourselves (kube-apiserver does otherwise). */
+  /**
+   * No cluster is configured: answer `/api`, `/api/v1` and namespace reads ourselves (kube-apiserver does otherwise),
+   * and each kind's standaloneStatus stands in for the controllers that will not run.
+   */
   standalone?: boolean;
   /** kube-apiserver's shutdown flags (delay, send-retry-after, watch grace period, ShutdownTimeout). */
   shutdown?: ShutdownSettings;
@@ -217,7 +218,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   auditor.registerMetrics(metrics.registry);
   registerDiscoveryRoutes(app, cfg.kinds);
   if (cfg.standalone) registerStandaloneCoreRoutes(app, cfg.kinds, cfg.storage);
-  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, { admission: cfg.admission, systemStatus: cfg.systemStatus }), watches);
+  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone }), watches);
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
   // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by

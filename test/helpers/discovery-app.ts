@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerDiscoveryRoutes } from '../../src/discovery/routes.js';
-import { kinds } from '../../src/registry/kinds.js';
+import { kinds } from '../../src/kinds/index.js';
 import { toStatusError } from '../../src/server/server.js';
 
 export async function discoveryApp(): Promise<FastifyInstance> {

@@ -1,9 +1,8 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { websiteDefinition, type Website } from '../../apis/website/v1alpha1.js';
-import type { ResourceDefinition } from '../../registry/resource.js';
-import { ResourceStore } from '../../registry/store.js';
-import { MemoryStorage } from '../../storage/memory-storage.js';
+import { websiteDefinition, type Website } from '../v1alpha1.js';
+import { ResourceStore } from '../../../registry/store.js';
+import { MemoryStorage } from '../../../storage/memory-storage.js';
 import { DEFAULT_IMAGES } from './children.js';
 import { CLEANUP_FINALIZER, websiteReconciler, type Child, type ChildClient } from './reconciler.js';
 import type { ObservedPod } from './status.js';
@@ -44,7 +43,7 @@ function fakeCluster() {
 }
 
 const setup = () => {
-  const store = new ResourceStore(websiteDefinition as unknown as ResourceDefinition, new MemoryStorage());
+  const store = new ResourceStore(websiteDefinition, new MemoryStorage());
   const cluster = fakeCluster();
   const reconcile = websiteReconciler({ store, cluster: cluster.client, images: DEFAULT_IMAGES, logger: pino({ level: 'silent' }), deletePollMs: 10 });
   const opts = { dryRun: false, fieldValidation: 'Strict' as const, manager: 'test' };

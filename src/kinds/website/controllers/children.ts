@@ -1,10 +1,10 @@
 /**
- * @module controllers/website/children
+ * @module kinds/website/controllers/children
  * The objects a Website runs as (PRODUCT.md §4): a Deployment `<name>-website` with nginx serving an emptyDir that a
  * git-sync sidecar keeps filled from `spec.gitRepo`, and a Service `<name>-website` of `spec.serviceType` on port 80.
  * Pure functions: the reconciler server-side-applies exactly these bodies, so whatever they leave out is not ours.
  */
-import type { Website } from '../../apis/website/v1alpha1.js';
+import type { Website } from '../v1alpha1.js';
 
 export const MANAGED_BY = 'website-apiserver';
 export const FIELD_MANAGER = 'website-apiserver';

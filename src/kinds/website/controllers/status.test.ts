@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Website } from '../../apis/website/v1alpha1.js';
+import type { Website } from '../v1alpha1.js';
 import { noClusterStatus, websiteStatus, type ObservedDeployment } from './status.js';
 
 const site = (status?: Website['status']): Website => ({

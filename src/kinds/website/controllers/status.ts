@@ -1,10 +1,10 @@
 /**
- * @module controllers/website/status
+ * @module kinds/website/controllers/status
  * What a Website's status says, computed from its children as observed in the cluster. Conditions follow
  * metav1.Condition rules: lastTransitionTime moves only when a condition's status changes.
  */
-import type { Website, WebsiteCondition, WebsiteStatus } from '../../apis/website/v1alpha1.js';
-import { rfc3339 } from '../../registry/store.js';
+import type { Website, WebsiteCondition, WebsiteStatus } from '../v1alpha1.js';
+import { rfc3339 } from '../../../registry/store.js';
 import { childName, selectorString } from './children.js';
 
 /** ObservedDeployment is the part of an apps/v1 Deployment the status reads. */

@@ -1,5 +1,5 @@
 /**
- * @module controllers/website/cluster-children
+ * @module kinds/website/controllers/cluster-children
  * The Website reconciler's cluster side with @kubernetes/client-node: informers on the Deployments, Services and pods it
  * manages (label app.kubernetes.io/managed-by=website-apiserver, all namespaces) that enqueue their owner when they
  * change (so drift is repaired), server-side apply, deletes and Events.
@@ -9,8 +9,8 @@ import {
   AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1Pod, type V1Service,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { startInformer, type RunningInformer } from '../../cluster/informer.js';
-import { objectKey } from '../store-source.js';
+import { startInformer, type RunningInformer } from '../../../cluster/informer.js';
+import { objectKey } from '../../../controllers/store-source.js';
 import { FIELD_MANAGER, MANAGED_BY } from './children.js';
 import type { Child, ChildClient } from './reconciler.js';
 import type { ObservedPod } from './status.js';

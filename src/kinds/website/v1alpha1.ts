@@ -1,11 +1,11 @@
 /**
- * @module apis/website/v1alpha1
+ * @module kinds/website/v1alpha1
  * The Website kind (extensions.example.com/v1alpha1): types, structural schema, printer columns, semantic validation.
- * This module is the one definition of the kind; `registry/kinds.ts` registers it.
+ * The kind itself (this version plus what the server does for it) is `index.ts`; `src/kinds/index.ts` lists it.
  */
-import { invalid, path, type FieldError } from '../meta/field-path.js';
-import { isDNS1123Subdomain } from '../meta/validation.js';
-import type { KubeObject } from '../meta/types.js';
+import { invalid, path, type FieldError } from '../../apis/meta/field-path.js';
+import { isDNS1123Subdomain } from '../../apis/meta/validation.js';
+import type { KubeObject } from '../../apis/meta/types.js';
 import type { JSONSchema, ResourceDefinition } from '../../registry/resource.js';
 
 /** WebsiteSpec is what the user asks for. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Website } from '../../apis/website/v1alpha1.js';
+import type { Website } from '../v1alpha1.js';
 import { childLabels, DEFAULT_IMAGES, desiredDeployment, desiredService, selectorString } from './children.js';
 
 const site = (spec: Partial<Website['spec']> = {}): Website => ({

@@ -1,5 +1,5 @@
 /**
- * @module controllers/website/reconciler
+ * @module kinds/website/controllers/reconciler
  * One reconcile of one Website (controller-runtime semantics: level-based, idempotent, errors retried with backoff):
  *   deleted?  → delete both children, wait until they are gone, then drop our finalizer (the store deletes it);
  *   otherwise → finalizer first, server-side apply of the Deployment and the Service (force: drift is reverted),
@@ -7,10 +7,10 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import type { KubeObject } from '../../apis/meta/types.js';
-import type { Website } from '../../apis/website/v1alpha1.js';
-import type { ResourceStore } from '../../registry/store.js';
-import { splitKey } from '../store-source.js';
+import type { KubeObject } from '../../../apis/meta/types.js';
+import type { Website } from '../v1alpha1.js';
+import type { ResourceStore } from '../../../registry/store.js';
+import { splitKey } from '../../../controllers/store-source.js';
 import { childName, desiredDeployment, desiredService, FIELD_MANAGER, type Images } from './children.js';
 import { websiteStatus, type ObservedDeployment, type ObservedPod, type ObservedService } from './status.js';
 

@@ -9,8 +9,8 @@ import formatsModule from 'ajv-formats';
 import {
   invalid, notSupported, required, tooLong, typeInvalid, type FieldError,
 } from '../apis/meta/field-path.js';
-import { compareUtf8 } from '../registry/go-json.js';
-import type { JSONSchema } from '../registry/resource.js';
+import { compareUtf8 } from '../apis/meta/go-json.js';
+import type { JSONSchema } from '../apis/meta/json-schema.js';
 
 const addFormats = formatsModule.default;
 

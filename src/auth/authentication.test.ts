@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCA, makeCert, makeClient, type TestCert } from '../../test/helpers/auth-certs.js';
-import type { AuthConfigSource, DelegatedAuthConfig } from '../cluster/authentication-config.js';
+import type { AuthConfigSource, DelegatedAuthConfig } from './delegated-config.js';
 import { delegatedAuthentication, standaloneAuthentication, type Authentication } from './authentication.js';
 import type { ReviewToken } from './token-review.js';
 import type { UserInfo } from './user.js';

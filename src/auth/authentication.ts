@@ -8,7 +8,7 @@
  */
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
-import type { AuthConfigSource } from '../cluster/authentication-config.js';
+import type { AuthConfigSource } from './delegated-config.js';
 import { headerUser, isIdentityHeader, trustedProxy } from './request-header.js';
 import { bearerToken, type ReviewToken } from './token-review.js';
 import { protocolToken } from './websocket-token.js';

@@ -8,11 +8,13 @@ import type { Logger } from 'pino';
 import { delegatedAuthentication, standaloneAuthentication, type Authentication } from '../auth/authentication.js';
 import { allowAuthenticated, delegatingAuthorizer, type Authorizer } from '../auth/authorizer.js';
 import { cachedTokenReview } from '../auth/token-review.js';
-import type { AccessMode } from '../cmd/options.js';
 import type { CreateAdmission } from '../registry/store.js';
 import type { HealthCheck } from '../server/health.js';
 import { loadClusterConfig } from './connection.js';
 
+
+/** AccessMode picks standalone or delegated authentication/authorization; auto = delegated when a cluster is configured. */
+export type AccessMode = 'auto' | 'standalone' | 'delegated';
 /** Access is everything the server needs to decide who a caller is and what it may do. */
 export interface Access {
   authentication: Authentication;

@@ -7,7 +7,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCA, type TestCert } from '../../test/helpers/auth-certs.js';
 import { eventually, startFakeKube, type FakeKube, type KubeObject } from '../../test/helpers/fake-kube.js';
-import { AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, followAuthConfig, parseAuthConfig, type DelegatedAuthConfig } from './authentication-config.js';
+import { AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, followAuthConfig, parseAuthConfig } from './authentication-config.js';
+import type { DelegatedAuthConfig } from '../auth/delegated-config.js';
 
 let clientCA: TestCert;
 let clientCA2: TestCert;

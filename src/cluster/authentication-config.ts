@@ -8,17 +8,12 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { CertificatePool } from '../auth/x509.js';
-import type { RequestHeaderConfig } from '../auth/request-header.js';
+import type { AuthConfigSource, DelegatedAuthConfig } from '../auth/delegated-config.js';
 import { startInformer, type RunningInformer } from './informer.js';
 
 export const AUTH_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTH_CONFIGMAP_NAME = 'extension-apiserver-authentication';
 
-/** DelegatedAuthConfig is what the configmap says. */
-export interface DelegatedAuthConfig {
-  clientCA: CertificatePool;
-  requestHeader: RequestHeaderConfig | undefined;
-}
 
 function stringList(data: Record<string, string>, key: string): string[] {
   const raw = data[key];
@@ -45,14 +40,6 @@ export function parseAuthConfig(data: Record<string, string>): DelegatedAuthConf
   return { clientCA, requestHeader };
 }
 
-/** AuthConfigSource is the followed configmap. */
-export interface AuthConfigSource {
-  current(): DelegatedAuthConfig | undefined;
-  onChange(cb: (cfg: DelegatedAuthConfig) => void): void;
-  loaded(): boolean;
-  whenLoaded: Promise<void>;
-  stop(): Promise<void>;
-}
 
 /** followAuthConfig starts an informer on the configmap. */
 export function followAuthConfig(kc: KubeConfig, logger: Logger): AuthConfigSource {

@@ -4,6 +4,7 @@
  * become underscores; repeatable flags take a comma-separated list). Flags win over the environment.
  * parseOptions returns every problem at once rather than stopping at the first.
  */
+import type { AccessMode } from '../cluster/access.js';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { DEFAULT_IMAGES } from '../kinds/website/controllers/children.js';
@@ -60,8 +61,7 @@ export interface Options {
   readonly auditLogMaxAge: number;
 }
 
-/** AccessMode picks standalone or delegated authentication/authorization; auto = delegated when a cluster is configured. */
-export type AccessMode = 'auto' | 'standalone' | 'delegated';
+export type { AccessMode };
 const ACCESS_MODES: readonly AccessMode[] = ['auto', 'standalone', 'delegated'];
 
 interface FlagSpec {

@@ -107,12 +107,12 @@ export async function run(o: Options): Promise<Running> {
   let manager: Manager | undefined;
   // Loaded only with a cluster to reconcile against (see loadClusterConfig).
   const managerModule = cluster ? await import('../controllers/manager.js') : undefined;
+  const websiteControllers = cluster ? await import('../kinds/website/controllers/index.js') : undefined;
   const electionModule = cluster && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
   const startReconcilers = (kc: KubeConfig) => managerModule?.startManager({
     storage,
-    websites: new ResourceStore(website, storage),
+    controllers: websiteControllers ? [websiteControllers.websiteController(new ResourceStore(website, storage), { nginx: o.nginxImage, gitSync: o.gitSyncImage })] : [],
     cluster: kc,
-    images: { nginx: o.nginxImage, gitSync: o.gitSyncImage },
     maxConcurrentReconciles: o.maxConcurrentReconciles,
     resyncPeriodMs: o.resyncPeriodMs,
     registry: server.registry,

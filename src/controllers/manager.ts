@@ -1,8 +1,8 @@
 /**
  * @module controllers/manager
- * Runs the reconcilers in this process (controller-runtime's manager): the Website controller fed by our own
- * store's change feed and, with a cluster, by informers on the children it manages; a periodic resync; and, when
- * asked, leader election so that only one replica reconciles. Without a cluster nothing runs: each kind's
+ * Runs the reconcilers in this process (controller-runtime's manager): each kind's controller fed by our own
+ * store's change feed and by the kind's own sources (informers on the children it manages); a periodic resync; and,
+ * when asked (leader-election.ts), only on the replica that leads. Without a cluster nothing runs: each kind's
  * standaloneStatus is what the store records instead.
  */
 import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
@@ -14,19 +14,43 @@ import type { Registry } from 'prom-client';
 import type { ResourceStore } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
 import { realClock, sleep } from './clock.js';
-import { startController, type Controller } from './controller.js';
+import { startController, type Controller, type ReconcileResult } from './controller.js';
 import { controllerMetrics } from './metrics.js';
 import { objectKey, watchStoreKeys } from './store-source.js';
-import type { Images } from '../kinds/website/controllers/children.js';
-import { clusterChildren, type ClusterChildren } from '../kinds/website/controllers/cluster-children.js';
-import { websiteReconciler } from '../kinds/website/controllers/reconciler.js';
+/** ControllerContext is what the manager gives a kind's controller when it starts. */
+export interface ControllerContext {
+  cluster: KubeConfig;
+  /** enqueue asks for a reconcile of `namespace/name` (the kind's own sources: informers on what it creates). */
+  enqueue(key: string): void;
+  logger: Logger;
+}
+
+/** RunningController is a kind's started controller: its reconcile function and its own sources. */
+export interface RunningController {
+  reconcile(key: string): Promise<ReconcileResult | void>;
+  /** synced: the controller's own sources have listed. */
+  synced(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * KindController is one kind's controller as the manager runs it: the manager feeds it the keys of the kind's
+ * objects (from the store's change feed, a periodic resync and, once an unreachable cluster answers again, all of
+ * them), with controller-runtime's queue semantics; the kind supplies the reconcile function.
+ */
+export interface KindController {
+  /** name of the controller in logs and metrics (`website`). */
+  name: string;
+  /** store of the kind whose objects it reconciles. */
+  store: ResourceStore;
+  start(ctx: ControllerContext): RunningController;
+}
 
 export interface ManagerOptions {
   storage: Storage;
-  /** The Website store (its own ResourceStore instance over the same storage). */
-  websites: ResourceStore;
+  /** The controllers to run, each kind's from its folder (`src/kinds/<kind>/controllers/`). */
+  controllers: readonly KindController[];
   cluster: KubeConfig;
-  images: Images;
   maxConcurrentReconciles: number;
   resyncPeriodMs: number;
   registry: Registry;
@@ -40,30 +64,15 @@ export interface Manager {
   stop(): Promise<void>;
 }
 
-/** startManager starts the Website controller and its sources. */
+/** startManager starts every kind's controller and its sources. */
 export function startManager(o: ManagerOptions): Manager {
   const logger = o.logger.child({ subsystem: 'controllers' });
-  const prefix = { resource: o.websites.key('', '').resource };
-  const controller: Controller = startController({
-    name: 'website',
-    clock: realClock,
-    logger,
-    metrics: controllerMetrics(o.registry),
-    maxConcurrentReconciles: o.maxConcurrentReconciles,
-    reconcile: async (key) => {
-      try {
-        return await reconcile(key);
-      } catch (e) {
-        // No HTTP status: the cluster could not be reached. Watch for its return so every key is retried then,
-        // instead of each waiting out its own backoff (which grows toward 1000 s the longer the outage lasts).
-        if (typeof (e as { code?: unknown }).code !== 'number') void watchForRecovery();
-        throw e;
-      }
-    },
-  });
+  const metrics = controllerMetrics(o.registry);
   let stopped = false;
   let probing = false;
   const version = o.cluster.makeApiClient(VersionApi);
+  // No HTTP status: the cluster could not be reached. Watch for its return so every key is retried then, instead of
+  // each waiting out its own backoff (which grows toward 1000 s the longer the outage lasts).
   const watchForRecovery = async () => {
     if (probing) return;
     probing = true;
@@ -78,25 +87,51 @@ export function startManager(o: ManagerOptions): Manager {
           // still unreachable
         }
       }
-      logger.info('cluster reachable again: reconciling every Website');
-      for (const k of allKeys()) controller.enqueue(k);
+      logger.info('cluster reachable again: reconciling every object');
+      for (const r of running) for (const k of r.allKeys()) r.controller.enqueue(k);
     } finally {
       probing = false;
     }
   };
-  const allKeys = () => o.storage.list(prefix).items.map((w) => objectKey(w.metadata.namespace ?? '', w.metadata.name ?? ''));
-  const children: ClusterChildren = clusterChildren(o.cluster, (k) => controller.enqueue(k), logger);
-  const reconcile = websiteReconciler({ store: o.websites, cluster: children, images: o.images, logger });
-  const feed = watchStoreKeys(o.storage, prefix, (k) => controller.enqueue(k), logger);
-  const cancelResync = controller.resync(o.resyncPeriodMs, allKeys);
+  const running = o.controllers.map((kc) => {
+    const prefix = { resource: kc.store.key('', '').resource };
+    const allKeys = () => o.storage.list(prefix).items.map((obj) => objectKey(obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
+    const log = logger.child({ controller: kc.name });
+    let started: RunningController | undefined;
+    const controller: Controller = startController({
+      name: kc.name,
+      clock: realClock,
+      logger: log,
+      metrics,
+      maxConcurrentReconciles: o.maxConcurrentReconciles,
+      reconcile: async (key) => {
+        try {
+          if (!started) throw new Error('controller not started');
+          return await started.reconcile(key);
+        } catch (e) {
+          if (typeof (e as { code?: unknown }).code !== 'number') void watchForRecovery();
+          throw e;
+        }
+      },
+    });
+    const own = kc.start({ cluster: o.cluster, enqueue: (k) => controller.enqueue(k), logger: log });
+    started = own;
+    const feed = watchStoreKeys(o.storage, prefix, (k) => controller.enqueue(k), log);
+    const cancelResync = controller.resync(o.resyncPeriodMs, allKeys);
+    return { controller, started: own, allKeys, feed, cancelResync };
+  });
   return {
-    synced: () => children.synced(),
+    synced: () => running.every((r) => r.started.synced()),
     async stop() {
       stopped = true;
-      cancelResync();
-      feed.stop();
-      await controller.stop();
-      await children.stop();
+      for (const r of running) {
+        r.cancelResync();
+        r.feed.stop();
+      }
+      await Promise.all(running.map(async (r) => {
+        await r.controller.stop();
+        await r.started.stop();
+      }));
     },
   };
 }

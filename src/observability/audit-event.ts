@@ -7,7 +7,7 @@
  * source IPs of a request (k8s.io/apimachinery pkg/util/net SourceIPs).
  */
 import { isIPv6 } from 'node:net';
-import { goString, htmlSafe } from '../registry/go-json.js';
+import { goString, htmlSafe } from '../apis/meta/go-json.js';
 import type { Level, Stage } from './audit-policy.js';
 
 /** UserInfoJson is authentication/v1 UserInfo. */

@@ -43,7 +43,7 @@ import type { Decision } from '../auth/authorizer.js';
 import { requestAttributes, type RequestAttributes } from '../auth/request-info.js';
 import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type UserInfo } from '../auth/user.js';
 import { StatusError } from '../apis/meta/errors.js';
-import { goMarshal, type GoValue } from '../registry/go-json.js';
+import { goMarshal, type GoValue } from '../apis/meta/go-json.js';
 import { JsonPatchBody } from '../registry/patch.js';
 import { isStorageError } from '../storage/errors.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';

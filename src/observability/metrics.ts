@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { requestAttributes } from '../auth/request-info.js';
-import { onRequestDone } from '../server/request-done.js';
+import { onRequestDone } from '../util/request-done.js';
 
 /** Metrics holds the registry and the instruments. */
 export interface Metrics {

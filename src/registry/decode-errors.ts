@@ -8,7 +8,7 @@
  *   ` "" is invalid: patch: Invalid value: "<the patched object>": <error>` (field.Invalid on path `patch`).
  */
 import { badRequest, StatusError } from '../apis/meta/errors.js';
-import { goMarshal, goQuote } from './go-json.js';
+import { goMarshal, goQuote } from '../apis/meta/go-json.js';
 
 /** DecodeMode is where a decoded object came from. */
 export type DecodeMode = 'create' | 'update' | 'patch' | 'apply';

@@ -4,7 +4,7 @@
  * "spec"`: a warning under fieldValidation=Warn, a strict decoding error under Strict. JSON.parse keeps only the last
  * member, so the body decoder records the duplicates of the text it parsed, keyed by the parsed value.
  */
-import { decodeGoJson, type GoValue } from './go-json.js';
+import { decodeGoJson, type GoValue } from '../apis/meta/go-json.js';
 
 const recorded = new WeakMap<object, string[]>();
 

@@ -4,7 +4,7 @@
 // kube-apiserver 1.37 serving the Website CRD); the last part is the request handling of handlers/patch.go.
 import { describe, expect, it } from 'vitest';
 import { StatusError } from '../apis/meta/errors.js';
-import { goMarshal } from './go-json.js';
+import { goMarshal } from '../apis/meta/go-json.js';
 import { applyPatch, decodePatch, equal, JsonPatchError, JsonPatchPanic } from './json-patch.js';
 import { decodeJsonPatchBody, jsonPatch, type JsonPatchOptions } from './patch.js';
 

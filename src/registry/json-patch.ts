@@ -21,7 +21,7 @@
  * The document is a tree of nodes mirroring the library's lazyNode: scalars keep their JSON text (`Leaf.raw`), and
  * Go's nil pointer (a JSON null member or element, or an absent value) is JavaScript null.
  */
-import { compareUtf8, decodeGoJson, goQuote, goString, htmlSafe, type GoObject, type GoValue } from './go-json.js';
+import { compareUtf8, decodeGoJson, goQuote, goString, htmlSafe, type GoObject, type GoValue } from '../apis/meta/go-json.js';
 
 /** Operation is one decoded operation (json.RawMessage members by name), or null for a JSON null element. */
 export type Operation = ReadonlyMap<string, GoValue> | null;

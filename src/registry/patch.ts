@@ -6,9 +6,9 @@
  */
 import { cloneJson } from '../apis/meta/json-clone.js';
 import { badRequest, internalError, StatusError, tooLarge } from '../apis/meta/errors.js';
-import { decodeGoJson, GoJsonSyntaxError, goMarshal, goQuote, type GoValue } from './go-json.js';
+import { decodeGoJson, GoJsonSyntaxError, goMarshal, goQuote, type GoValue } from '../apis/meta/go-json.js';
 import { applyPatch, JsonPatchDecodeError, JsonPatchError, JsonPatchPanic, patchFromJson, type Patch } from './json-patch.js';
-import type { FieldValidation } from './store.js';
+import type { FieldValidation } from '../apis/meta/types.js';
 
 /** PatchType is the media type of a PATCH body. */
 export type PatchType = 'application/merge-patch+json' | 'application/json-patch+json' | 'application/apply-patch+yaml';

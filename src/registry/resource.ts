@@ -9,32 +9,10 @@
  * functions objects of that kind (decoded, defaulted and validated against its schema).
  */
 import type { FieldError } from '../apis/meta/field-path.js';
+import type { JSONSchema } from '../apis/meta/json-schema.js';
 import type { KubeObject } from '../apis/meta/types.js';
 
-/** JSONSchema is the structural OpenAPI v3 schema subset we use (CRD-style, with x-kubernetes-* extensions). */
-export interface JSONSchema {
-  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
-  description?: string;
-  properties?: Record<string, JSONSchema>;
-  additionalProperties?: JSONSchema | boolean;
-  items?: JSONSchema;
-  required?: string[];
-  enum?: unknown[];
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  nullable?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-list-type'?: string;
-  'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-map-type'?: string;
-  'x-kubernetes-embedded-resource'?: boolean;
-  [ext: `x-${string}`]: unknown;
-}
+export type { JSONSchema };
 
 /** PrinterColumn is one `kubectl get` column, like a CRD's additionalPrinterColumns but computed in code. */
 export interface PrinterColumn<T> {

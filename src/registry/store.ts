@@ -33,14 +33,15 @@ import { isStorageError } from '../storage/errors.js';
 import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandle, WatchSink } from '../storage/interface.js';
 import { invalidOptions, unsafeDeleteCollection, validateDeleteOptions } from '../apis/meta/options-validation.js';
 import { decodeFailure, groupOf, invalidPatch, type DecodeMode } from './decode-errors.js';
-import { goMarshal } from './go-json.js';
+import { goMarshal } from '../apis/meta/go-json.js';
 import { getAt, leafPaths, serverSideApply, setAt, trackUpdate, type ApplyScope } from './managed-fields.js';
 import { jsonPatch, mergePatch, type PatchType } from './patch.js';
+import type { FieldValidation } from '../apis/meta/types.js';
+import { rfc3339 } from '../apis/meta/go-time.js';
 import type { ResourceDefinition } from './resource.js';
 import { duplicatesOf } from './duplicate-fields.js';
 
-/** FieldValidation is the `fieldValidation` query parameter. */
-export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+export type { FieldValidation };
 
 /** WriteOptions are the query options every write takes. */
 export interface WriteOptions {
@@ -856,10 +857,6 @@ function specOf(o: KubeObject): Record<string, unknown> {
   return rest;
 }
 
-/** rfc3339 formats a time at second precision in UTC, as metav1.Time marshals. */
-export function rfc3339(d: Date): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
-}
 
 /**
  * checkApplyBody refuses what kube's field manager refuses before applying: an object of another type

@@ -45,7 +45,7 @@ import type { WatchRegistry } from '../endpoints/watch.js';
 import type { Storage } from '../storage/interface.js';
 import { InFlightList, type Linked } from '../util/in-flight-list.js';
 import type { HealthCheck } from './health.js';
-import { onResponseClosed } from './request-done.js';
+import { onResponseClosed } from '../util/request-done.js';
 
 /** ShutdownSettings are kube-apiserver's shutdown flags. */
 export interface ShutdownSettings {

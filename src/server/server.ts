@@ -40,7 +40,7 @@ import {
 import { DEFAULT_TIMEOUTS, installRequestTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
-import { installRequestEnd, onRequestDone } from './request-done.js';
+import { installRequestEnd, onRequestDone } from '../util/request-done.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
 import { Auditor } from '../observability/audit.js';
 

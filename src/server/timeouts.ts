@@ -24,7 +24,7 @@ import { badRequest } from '../apis/meta/errors.js';
 import { first, queryOf } from '../apis/meta/parameter-codec.js';
 import { requestAttributes } from '../auth/request-info.js';
 import { closeGently, requestTimedOut } from './client-errors.js';
-import { onResponseClosed } from './request-done.js';
+import { onResponseClosed } from '../util/request-done.js';
 
 /** TimeoutSettings are the server's time limits in milliseconds. */
 export interface TimeoutSettings {

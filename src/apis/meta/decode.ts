@@ -11,7 +11,7 @@
  * - decodeScaleBody: an autoscaling/v1 Scale (k8s.io/api autoscaling/v1 types.go).
  * Field names, Go types and `omitempty` are those of k8s.io/apimachinery pkg/apis/meta/v1/types.go.
  */
-import { decodeGoJson, GoJsonSyntaxError } from '../../registry/go-json.js';
+import { decodeGoJson, GoJsonSyntaxError } from './go-json.js';
 import { fromGoJson, GoDecodeError, goDecodes, goUnmarshal, jsonKind, type GoField, type GoType } from './go-struct.js';
 import type { ObjectMeta } from './types.js';
 

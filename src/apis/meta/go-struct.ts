@@ -17,7 +17,7 @@
  * - Output: fields in struct order; `omitempty` drops zero values, nil pointers are dropped, metav1.Time is written
  *   in UTC at second precision.
  */
-import { compareUtf8, type GoValue } from '../../registry/go-json.js';
+import { compareUtf8, type GoValue } from './go-json.js';
 import { formatGoTime, parseGoTime } from './go-time.js';
 
 /** GoType describes the Go type a JSON value is decoded into. `name` is how Go prints the type in errors. */

@@ -154,3 +154,8 @@ export function formatGoTime(unixSeconds: number): string {
   const year = y < 0 ? `-${String(-y).padStart(4, '0')}` : String(y).padStart(4, '0');
   return `${year}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}T${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}Z`;
 }
+
+/** rfc3339 formats a time at second precision in UTC, as metav1.Time marshals (now, in a write). */
+export function rfc3339(d: Date): string {
+  return `${d.toISOString().slice(0, 19)}Z`;
+}

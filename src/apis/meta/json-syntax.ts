@@ -16,7 +16,7 @@
  * apply patch aborts the process (in the YAML composer), so 500 keeps a margin of three. kube's decoders stop at
  * 10000 with the same words; no Kubernetes object comes near either limit.
  */
-import { goQuote } from '../../registry/go-json.js';
+import { goQuote } from './go-json.js';
 
 /** MAX_NESTING_DEPTH bounds how deep a request body may nest (Go's scanner: maxNestingDepth, 10000). */
 export const MAX_NESTING_DEPTH = 500;

@@ -103,3 +103,6 @@ export interface Table {
 
 /** The annotation that marks the BOOKMARK ending the initial events of a watch-list (metav1.InitialEventsAnnotationKey). */
 export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
+/** FieldValidation is the `fieldValidation` option of a write (metav1.CreateOptions and friends). */
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

@@ -4,7 +4,7 @@
  * metav1.Condition rules: lastTransitionTime moves only when a condition's status changes.
  */
 import type { Website, WebsiteCondition, WebsiteStatus } from '../v1alpha1.js';
-import { rfc3339 } from '../../../registry/store.js';
+import { rfc3339 } from '../../../apis/meta/go-time.js';
 import { childName, selectorString } from './children.js';
 
 /** ObservedDeployment is the part of an apps/v1 Deployment the status reads. */

@@ -63,15 +63,13 @@ function prune(schema: JSONSchema, value: unknown, at: string, unknown: string[]
     return;
   }
   if (!isPlainObject(value) || schema.type !== 'object') return;
-  const props = schema.properties;
   // Members in sorted order, as the pruning of a decoded map reports them (apiextensions structural/pruning).
   for (const k of Object.keys(value).sort(compareUtf8)) {
-    const child = props && Object.hasOwn(props, k) ? props[k] : undefined;
-    const childPath = at ? `${at}.${k}` : k;
     if (at === '' && k === 'metadata') continue;
+    const child = memberSchema(schema, k);
+    const childPath = at ? `${at}.${k}` : k;
     if (child) prune(child, value[k], childPath, unknown);
-    else if (typeof schema.additionalProperties === 'object') prune(schema.additionalProperties, value[k], childPath, unknown);
-    else if (schema.additionalProperties !== true && props) {
+    else if (undeclared(schema)) {
       unknown.push(childPath);
       delete value[k];
     }
@@ -88,18 +86,25 @@ function hasUnknown(schema: JSONSchema, value: unknown, root = false): boolean {
     return false;
   }
   if (!isPlainObject(value) || schema.type !== 'object') return false;
-  const props = schema.properties;
   for (const k in value) {
     if (!Object.hasOwn(value, k) || (root && k === 'metadata')) continue;
-    const child = props && Object.hasOwn(props, k) ? props[k] : undefined;
-    if (child) {
-      if (hasUnknown(child, value[k])) return true;
-    } else if (typeof schema.additionalProperties === 'object') {
-      if (hasUnknown(schema.additionalProperties, value[k])) return true;
-    } else if (schema.additionalProperties !== true && props) return true;
+    const child = memberSchema(schema, k);
+    if (child ? hasUnknown(child, value[k]) : undeclared(schema)) return true;
   }
   return false;
 }
+
+// memberSchema is the schema of member `k` of an object: its declared property (own properties only: `constructor`
+// is no declared field), else additionalProperties when that is a schema.
+function memberSchema(schema: JSONSchema, k: string): JSONSchema | undefined {
+  const props = schema.properties;
+  if (props && Object.hasOwn(props, k)) return props[k];
+  return typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+}
+
+// undeclared tells whether a member without a schema of its own is unknown (pruned): the object declares properties
+// and does not allow any others.
+const undeclared = (schema: JSONSchema): boolean => schema.additionalProperties !== true && schema.properties !== undefined;
 
 const INT64_LIMIT = 2 ** 63;
 
@@ -130,7 +135,7 @@ function outOfInt64(schema: JSONSchema, value: unknown, at: (string | number)[],
   if (!isPlainObject(value)) return;
   for (const k in value) {
     if (!Object.hasOwn(value, k)) continue;
-    const child = (schema.properties && Object.hasOwn(schema.properties, k) ? schema.properties[k] : undefined) ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    const child = memberSchema(schema, k);
     if (!child) continue;
     at.push(k);
     outOfInt64(child, value[k], at, errs);

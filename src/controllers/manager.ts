@@ -97,7 +97,8 @@ export function startManager(o: ManagerOptions): Manager {
     const prefix = { resource: kc.store.key('', '').resource };
     const allKeys = () => o.storage.list(prefix).items.map((obj) => objectKey(obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
     const log = logger.child({ controller: kc.name });
-    let started: RunningController | undefined;
+    // The kind's controller starts right after the queue it feeds: a key reaches reconcile only once `own` is set.
+    let own: RunningController | undefined;
     const controller: Controller = startController({
       name: kc.name,
       clock: realClock,
@@ -106,16 +107,14 @@ export function startManager(o: ManagerOptions): Manager {
       maxConcurrentReconciles: o.maxConcurrentReconciles,
       reconcile: async (key) => {
         try {
-          if (!started) throw new Error('controller not started');
-          return await started.reconcile(key);
+          return await (own as RunningController).reconcile(key);
         } catch (e) {
           if (typeof (e as { code?: unknown }).code !== 'number') void watchForRecovery();
           throw e;
         }
       },
     });
-    const own = kc.start({ cluster: o.cluster, enqueue: (k) => controller.enqueue(k), logger: log });
-    started = own;
+    own = kc.start({ cluster: o.cluster, enqueue: (k) => controller.enqueue(k), logger: log });
     const feed = watchStoreKeys(o.storage, prefix, (k) => controller.enqueue(k), log);
     const cancelResync = controller.resync(o.resyncPeriodMs, allKeys);
     return { controller, started: own, allKeys, feed, cancelResync };

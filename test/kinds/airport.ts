@@ -1,6 +1,7 @@
 /** Airport (testing.example.com/v1, cluster-scoped): a test-only kind with no subresources at all. */
 import type { KubeObject } from '../../src/apis/meta/types.js';
 import type { ResourceDefinition } from '../../src/registry/resource.js';
+import { objectSchema } from './object-schema.js';
 
 export interface Airport extends KubeObject {
   spec: { city: string };
@@ -17,16 +18,9 @@ export const airport: ResourceDefinition<Airport> = {
   categories: [],
   namespaced: false,
   description: 'Airport is where flights depart and land.',
-  schema: {
-    type: 'object',
-    description: 'Airport is where flights depart and land.',
-    properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-      spec: { type: 'object', required: ['city'], properties: { city: { type: 'string', minLength: 1 } } },
-    },
-  },
+  schema: objectSchema('Airport is where flights depart and land.', {
+    spec: { type: 'object', required: ['city'], properties: { city: { type: 'string', minLength: 1 } } },
+  }),
   printerColumns: [{ name: 'City', type: 'string', description: 'The city it serves.', priority: 0, cell: (a) => a.spec.city }],
   subresources: { status: false },
 };

@@ -4,6 +4,7 @@
  */
 import type { KubeObject } from '../../src/apis/meta/types.js';
 import type { ResourceDefinition } from '../../src/registry/resource.js';
+import { objectSchema } from './object-schema.js';
 
 export interface FlightTicket extends KubeObject {
   spec: { departure: string; destination: string; seats?: number };
@@ -21,21 +22,14 @@ export const flightTicket: ResourceDefinition<FlightTicket> = {
   categories: [],
   namespaced: true,
   description: 'FlightTicket is a seat booked on a flight.',
-  schema: {
-    type: 'object',
-    description: 'FlightTicket is a seat booked on a flight.',
-    properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-      spec: {
-        type: 'object',
-        required: ['departure', 'destination'],
-        properties: { departure: { type: 'string' }, destination: { type: 'string' }, seats: { type: 'integer', minimum: 1, default: 1 } },
-      },
-      status: { type: 'object', properties: { booked: { type: 'boolean' }, note: { type: 'string' } } },
+  schema: objectSchema('FlightTicket is a seat booked on a flight.', {
+    spec: {
+      type: 'object',
+      required: ['departure', 'destination'],
+      properties: { departure: { type: 'string' }, destination: { type: 'string' }, seats: { type: 'integer', minimum: 1, default: 1 } },
     },
-  },
+    status: { type: 'object', properties: { booked: { type: 'boolean' }, note: { type: 'string' } } },
+  }),
   printerColumns: [
     { name: 'Route', type: 'string', description: 'From and to.', priority: 0, cell: (t) => `${t.spec.departure}-${t.spec.destination}` },
     { name: 'Booked', type: 'boolean', description: 'Whether the seat is booked.', priority: 0, cell: (t) => t.status?.booked ?? false },

@@ -18,6 +18,7 @@
  *   in UTC at second precision.
  */
 import { compareUtf8, type GoValue } from './go-json.js';
+import { setMember } from './json-clone.js';
 import { formatGoTime, parseGoTime } from './go-time.js';
 
 /** GoType describes the Go type a JSON value is decoded into. `name` is how Go prints the type in errors. */
@@ -107,12 +108,6 @@ export class GoNumberLiteral {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoNumberLiteral);
-
-// setMember adds a member; `__proto__` as a plain member too (an assignment would set the prototype instead).
-function setMember(o: Record<string, unknown>, k: string, value: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
-  else o[k] = value;
-}
 
 // isSortedUtf8 tells whether keys are already in UTF-8 byte order (usually so: sorting would only copy them).
 function isSortedUtf8(keys: string[]): boolean {

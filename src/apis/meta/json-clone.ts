@@ -19,11 +19,16 @@ export function cloneJsonSharing<T>(value: T, shared: string): T {
   const out: Record<string, unknown> = {};
   for (const k in value) {
     if (!Object.hasOwn(value, k)) continue;
-    const member = k === shared ? (value as Record<string, unknown>)[k] : copy((value as Record<string, unknown>)[k]);
-    if (k === '__proto__') Object.defineProperty(out, k, { value: member, enumerable: true, writable: true, configurable: true });
-    else out[k] = member;
+    const member = (value as Record<string, unknown>)[k];
+    setMember(out, k, k === shared ? member : copy(member));
   }
   return out as T;
+}
+
+/** setMember adds a member to a JSON object; `__proto__` as a plain member too (an assignment would set the prototype). */
+export function setMember(o: Record<string, unknown>, k: string, value: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+  else o[k] = value;
 }
 
 function copy(v: unknown): unknown {
@@ -37,10 +42,7 @@ function copy(v: unknown): unknown {
   // for-in walks V8's cached key list of a fast object; Object.keys would allocate an array per object copied.
   for (const k in v) {
     if (!Object.hasOwn(v, k)) continue;
-    const member = copy((v as Record<string, unknown>)[k]);
-    // An assignment to `__proto__` would set the prototype instead of adding the member.
-    if (k === '__proto__') Object.defineProperty(out, k, { value: member, enumerable: true, writable: true, configurable: true });
-    else out[k] = member;
+    setMember(out, k, copy((v as Record<string, unknown>)[k]));
   }
   return out;
 }

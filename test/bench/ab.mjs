@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * @module bench/ab
- * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000]`
+ * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] [--create-blocks 1]`
  *
  * An A/B of two builds of our server on the same machine: A is the checkout `--base` names, B the one `--new` names
  * (default: this one); each must be built (`npm run build`: its dist/main.js is run). Each round starts A, then B, fresh, and runs the same load against each:
@@ -9,7 +9,8 @@
  * `objects` deletes, 64 keep-alive TLS connections. Per workload it reports the median over rounds of the
  * throughput and of the server's CPU time per request (every thread of the process, from /proc/PID/stat), and the
  * B/A change. Longer than the quick benchmark's 300 patches, so JIT warm-up does not decide it; CPU per request is
- * steadier than throughput on a 2-core machine that also runs the client.
+ * steadier than throughput on a 2-core machine that also runs the client. `--create-blocks N` reports the creates
+ * in N equal blocks from the fresh start (`create 1/N` …), which shows what JIT warm-up costs and where it ends.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,9 +40,10 @@ function cpuMs(/** @type {number} */ pid) {
  * runLoad starts the build whose entry point is `main`, runs the workloads and stops it.
  * @param {string} main
  * @param {number} objects
+ * @param {number} [createBlocks] the creates reported in this many blocks
  * @returns {Promise<Run>}
  */
-async function runLoad(main, objects) {
+async function runLoad(main, objects, createBlocks = 1) {
   process.env.BENCH_OURS_MAIN = main;
   const dir = mkdtempSync(join(tmpdir(), 'bench-ab-'));
   const target = await startOurs(dir);
@@ -62,7 +64,13 @@ async function runLoad(main, objects) {
     run[name] = { perSecond: count / r.seconds, cpuUs: ((cpuMs(pid) - before) / count) * 1000 };
   };
   try {
-    await stage('create', objects, async (i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`w${i}`) }), 201));
+    const perBlock = Math.ceil(objects / createBlocks);
+    for (let b = 0; b * perBlock < objects; b++) {
+      const first = b * perBlock;
+      const count = Math.min(perBlock, objects - first);
+      const name = createBlocks > 1 ? `create ${b + 1}/${createBlocks}` : 'create';
+      await stage(name, count, async (i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`w${first + i}`) }), 201));
+    }
     await stage('get', objects * 10, async (i) => expectStatus(await client.request('GET', `${COLLECTION}/w${i % objects}`), 200));
     await stage('merge patch', objects * 2, async (i) => expectStatus(await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
       body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
@@ -112,12 +120,13 @@ async function main() {
   if (!base) throw new Error('usage: node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] (DIR: a built checkout)');
   const rounds = Number(flag('--rounds', '5'));
   const objects = Number(flag('--objects', '2000'));
+  const createBlocks = Number(flag('--create-blocks', '1'));
   const mains = { A: join(resolve(base), 'dist', 'main.js'), B: join(resolve(flag('--new', REPO) ?? REPO), 'dist', 'main.js') };
   /** @type {{A: Run[], B: Run[]}} */
   const runs = { A: [], B: [] };
   for (let i = 1; i <= rounds; i++) {
     for (const side of /** @type {const} */ (['A', 'B'])) {
-      const run = await runLoad(mains[side], objects);
+      const run = await runLoad(mains[side], objects, createBlocks);
       runs[side].push(run);
       console.error(`round ${i} ${side}: ${Object.entries(run).map(([k, f]) => `${k} ${Math.round(f.perSecond)}/s ${Math.round(f.cpuUs)} µs`).join(', ')}`);
     }

@@ -11,7 +11,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Authentication } from '../src/auth/authentication.js';
 import { website } from '../src/kinds/website/index.js';
-import type { ResourceDefinition } from '../src/registry/resource.js';
+import type { KindDefinition } from '../src/registry/resource.js';
 import { createServer } from '../src/server/server.js';
 import { LmdbStorage } from '../src/storage/lmdb-storage.js';
 import { airport } from './kinds/airport.js';
@@ -24,7 +24,7 @@ const authentication: Authentication = {
 };
 const dir = mkdtempSync(join(tmpdir(), 'kinds-test-'));
 const storage = new LmdbStorage({ path: join(dir, 'data') });
-const kinds: readonly ResourceDefinition[] = [website, flightTicket, airport];
+const kinds: readonly KindDefinition[] = [website, { storage: flightTicket }, { storage: airport }];
 const { app } = createServer({ storage, kinds, logger: pino({ level: 'silent' }), authentication, standalone: true });
 afterAll(async () => {
   await app.close();
@@ -48,7 +48,7 @@ async function call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: st
 describe('kinds beside Website, through the same machinery', () => {
   it('discovery lists each kind in its group with its scope and subresources', async () => {
     const groups = (await call('GET', '/apis')).body as unknown as { groups: { name: string; preferredVersion: { version: string } }[] };
-    expect(groups.groups.map((g) => `${g.name}/${g.preferredVersion.version}`)).toEqual(['extensions.example.com/v1alpha1', 'testing.example.com/v1']);
+    expect(groups.groups.map((g) => `${g.name}/${g.preferredVersion.version}`)).toEqual(['extensions.example.com/v1', 'testing.example.com/v1']);
     const list = (await call('GET', '/apis/testing.example.com/v1')).body as unknown as { resources: { name: string; namespaced: boolean; kind: string; shortNames?: string[] }[] };
     expect(list.resources.map((r) => `${r.name} ${r.kind} ${r.namespaced}`)).toEqual([
       'airports Airport false', 'flighttickets FlightTicket true', 'flighttickets/status FlightTicket true',

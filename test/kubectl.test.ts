@@ -20,6 +20,10 @@ let work: string;
 const GR = 'website.extensions.example.com';
 const REPO = 'https://github.com/luksa/kubia-website-example.git';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
+// kubectl reads and writes a kind in its group's preferred version, v1, unless told otherwise; the manifests here
+// are v1alpha1 (the helpers' website()), which kubectl sends as they are.
+const PREFERRED = '/apis/extensions.example.com/v1';
+const V1_SPEC = { replicas: 1, git: { repository: REPO, syncIntervalSeconds: 60 }, service: { type: 'NodePort' } };
 
 beforeAll(async () => {
   server = await startServer();
@@ -125,33 +129,72 @@ describe('kubectl against a standalone server', () => {
     expect(r.code, r.stderr).toBe(0);
     const t = table(r.stdout);
     expect(t.header).toEqual(['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
-    expect(t.rows).toEqual([{ NAME: 'websites', SHORTNAMES: 'ws', APIVERSION: 'extensions.example.com/v1alpha1', NAMESPACED: 'true', KIND: 'Website' }]);
+    expect(t.rows).toEqual([{ NAME: 'websites', SHORTNAMES: 'ws', APIVERSION: 'extensions.example.com/v1', NAMESPACED: 'true', KIND: 'Website' }]);
   });
 
-  it('explain prints the description of website.spec.gitRepo and lists every field of website.spec', async () => {
-    const field = await kubectl(['explain', 'website.spec.gitRepo']);
+  it('explain prints the description of website.spec.git.repository and lists every field of website.spec, in v1 and with --api-version in v1alpha1', async () => {
+    const field = await kubectl(['explain', 'website.spec.git.repository']);
     expect(field.code, field.stderr).toBe(0);
     expect(field.stdout).toMatch(/GROUP:\s+extensions\.example\.com/);
     expect(field.stdout).toMatch(/KIND:\s+Website/);
-    expect(field.stdout).toMatch(/VERSION:\s+v1alpha1/);
-    expect(field.stdout).toContain('FIELD: gitRepo <string>');
-    expect(field.stdout.replace(/\s+/g, ' ')).toContain('GitRepo is the URL of the git repository holding the site');
+    expect(field.stdout).toMatch(/VERSION:\s+v1\n/);
+    expect(field.stdout).toContain('FIELD: repository <string>');
+    expect(field.stdout.replace(/\s+/g, ' ')).toContain('Repository is the URL of the git repository holding the site');
 
     const spec = await kubectl(['explain', 'ws.spec']);
     expect(spec.code, spec.stderr).toBe(0);
     expect(spec.stdout).toContain('WebsiteSpec is the desired state of a Website.');
-    expect(spec.stdout).toMatch(/gitRepo\s+<string> -required-/);
-    expect(spec.stdout).toMatch(/enum: NodePort, ClusterIP, LoadBalancer/);
+    expect(spec.stdout).toMatch(/git\s+<Object> -required-/);
+    for (const f of ['git', 'replicas', 'service']) expect(spec.stdout).toMatch(new RegExp(`^  ${f}\\s+<(Object|integer)>`, 'm'));
+    const service = await kubectl(['explain', 'ws.spec.service']);
+    expect(service.stdout).toMatch(/enum: NodePort, ClusterIP, LoadBalancer/);
+    expect(service.stdout).toMatch(/^  nodePort\s+<integer>/m);
+
+    const alpha = await kubectl(['explain', 'website.spec', '--api-version=extensions.example.com/v1alpha1']);
+    expect(alpha.code, alpha.stderr).toBe(0);
+    expect(alpha.stdout).toMatch(/VERSION:\s+v1alpha1/);
+    expect(alpha.stdout).toMatch(/gitRepo\s+<string> -required-/);
+    expect(alpha.stdout).toMatch(/enum: NodePort, ClusterIP, LoadBalancer/);
     for (const f of ['branch', 'gitRepo', 'replicas', 'serviceType', 'syncIntervalSeconds']) {
-      expect(spec.stdout).toMatch(new RegExp(`^  ${f}\\s+<(string|integer)>`, 'm'));
+      expect(alpha.stdout).toMatch(new RegExp(`^  ${f}\\s+<(string|integer)>`, 'm'));
     }
+    const alphaField = await kubectl(['explain', 'website.spec.gitRepo', '--api-version=extensions.example.com/v1alpha1']);
+    expect(alphaField.stdout.replace(/\s+/g, ' ')).toContain('GitRepo is the URL of the git repository holding the site');
+  });
+
+  it('get websites.v1alpha1.extensions.example.com reads the same objects in v1alpha1; a v1 manifest and a v1alpha1 one describe one object', async () => {
+    const ns = 'kt-versions';
+    await seed(ns, 'alpha', { branch: 'main' }, { annotations: { 'extensions.example.com/node-port': '30080' } });
+    const v1 = { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'one' }, spec: { git: { repository: REPO }, service: { nodePort: 30081 } } };
+    expect((await kubectl(['apply', '-n', ns, '-f', file(v1)])).stdout.trim()).toBe(`${GR}/one created`);
+
+    const asAlpha = await kubectl(['get', 'websites.v1alpha1.extensions.example.com', '-n', ns, '-o', 'json']);
+    expect(asAlpha.code, asAlpha.stderr).toBe(0);
+    const alphaItems = JSON.parse(asAlpha.stdout).items;
+    expect(alphaItems.map((i: any) => [i.apiVersion, i.metadata.name])).toEqual([['extensions.example.com/v1alpha1', 'alpha'], ['extensions.example.com/v1alpha1', 'one']]);
+    expect(alphaItems[1].spec).toEqual({ gitRepo: REPO, replicas: 1, serviceType: 'NodePort', syncIntervalSeconds: 60 });
+    expect(alphaItems[1].metadata.annotations['extensions.example.com/node-port']).toBe('30081');
+
+    const asV1 = JSON.parse((await kubectl(['get', 'websites', '-n', ns, '-o', 'json'])).stdout).items;
+    expect(asV1.map((i: any) => i.apiVersion)).toEqual(['extensions.example.com/v1', 'extensions.example.com/v1']);
+    expect(asV1[0].spec).toEqual({ ...V1_SPEC, git: { ...V1_SPEC.git, branch: 'main' }, service: { type: 'NodePort', nodePort: 30080 } });
+    expect(asV1[0].metadata.annotations?.['extensions.example.com/node-port']).toBeUndefined();
+    expect(asV1.map((i: any) => i.metadata.resourceVersion)).toEqual(alphaItems.map((i: any) => i.metadata.resourceVersion));
+
+    const table1 = table((await kubectl(['get', 'websites.v1alpha1.extensions.example.com', '-n', ns, '-o', 'wide'])).stdout);
+    expect(table1.rows.map((r) => [r.NAME, r['GIT-REPO'], r.BRANCH])).toEqual([['alpha', REPO, 'main'], ['one', REPO, '']]);
+
+    // A v1 field set through v1alpha1: patching the annotation there moves spec.service.nodePort in v1.
+    const patched = await kubectl(['annotate', '--overwrite', 'websites.v1alpha1.extensions.example.com', 'one', '-n', ns, 'extensions.example.com/node-port=30099']);
+    expect(patched.stdout.trim()).toBe(`${GR}/one annotated`);
+    expect((await getJson(ns, 'one')).spec.service).toEqual({ type: 'NodePort', nodePort: 30099 });
   });
 
   it('create -f creates, and apply -f twice configures the object with the new replicas and the last-applied annotation', async () => {
     const ns = 'kt-apply';
     const created = await kubectl(['create', '-n', ns, '-f', file(website('created'))]);
     expect(created.stdout.trim()).toBe(`${GR}/created created`);
-    expect((await getJson(ns, 'created')).spec).toEqual({ gitRepo: REPO, replicas: 1, serviceType: 'NodePort', syncIntervalSeconds: 60 });
+    expect((await getJson(ns, 'created')).spec).toEqual(V1_SPEC);
 
     const first = await kubectl(['apply', '-n', ns, '-f', file(website('applied', { replicas: 1 }))]);
     expect(first.stdout.trim()).toBe(`${GR}/applied created`);
@@ -208,7 +251,7 @@ describe('kubectl against a standalone server', () => {
     const r = await kubectl(['get', 'ws', 'kubia', '-n', ns, '-o', 'yaml']);
     expect(r.code, r.stderr).toBe(0);
     const obj = YAML.parse(r.stdout);
-    expect(obj).toMatchObject({ apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'kubia', namespace: ns } });
+    expect(obj).toMatchObject({ apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'kubia', namespace: ns } });
     expect(obj.metadata.uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(obj.metadata.uid).toBe(stored.metadata.uid);
     expect(obj.metadata.generation).toBe(1);
@@ -240,12 +283,12 @@ describe('kubectl against a standalone server', () => {
     expect(s.after.metadata.annotations).toEqual({ 'example.com/note': 'hello' });
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation);
 
-    s = await step(['patch', 'ws', 'kubia', '--type', 'merge', '-p', '{"spec":{"branch":"main"}}'], 'patched');
-    expect(s.after.spec.branch).toBe('main');
+    s = await step(['patch', 'ws', 'kubia', '--type', 'merge', '-p', '{"spec":{"git":{"branch":"main"}}}'], 'patched');
+    expect(s.after.spec.git.branch).toBe('main');
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
-    s = await step(['patch', 'ws', 'kubia', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/syncIntervalSeconds","value":30}]'], 'patched');
-    expect(s.after.spec.syncIntervalSeconds).toBe(30);
+    s = await step(['patch', 'ws', 'kubia', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/git/syncIntervalSeconds","value":30}]'], 'patched');
+    expect(s.after.spec.git.syncIntervalSeconds).toBe(30);
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
     s = await step(['scale', 'ws', 'kubia', '--replicas=3'], 'scaled');
@@ -253,14 +296,14 @@ describe('kubectl against a standalone server', () => {
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
     const editor = join(work, 'editor.sh');
-    writeFileSync(editor, "#!/bin/sh\nsed -i 's/serviceType: NodePort/serviceType: ClusterIP/' \"$1\"\n");
+    writeFileSync(editor, "#!/bin/sh\nsed -i 's/type: NodePort/type: ClusterIP/' \"$1\"\n");
     chmodSync(editor, 0o755);
     s = await step(['edit', 'ws', 'kubia'], 'edited', { KUBE_EDITOR: editor });
-    expect(s.after.spec.serviceType).toBe('ClusterIP');
+    expect(s.after.spec.service.type).toBe('ClusterIP');
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
     // Nothing else was lost on the way.
-    expect(s.after.spec).toEqual({ gitRepo: REPO, branch: 'main', replicas: 3, syncIntervalSeconds: 30, serviceType: 'ClusterIP' });
+    expect(s.after.spec).toEqual({ replicas: 3, git: { repository: REPO, branch: 'main', syncIntervalSeconds: 30 }, service: { type: 'ClusterIP' } });
     expect(s.after.metadata.labels).toEqual({ app: 'kubia', tier: 'web' });
     expect(s.after.metadata.generation).toBe(5);
   });
@@ -272,7 +315,7 @@ describe('kubectl against a standalone server', () => {
     const r = await kubectl(['patch', 'ws', 'kubia', '-n', ns, '-p', '{"spec":{"replicas":4}}']);
     expect(r.code).not.toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('application/strategic-merge-patch+json is not supported by extensions.example.com/v1alpha1, Kind=Website');
+    expect(r.stderr).toContain('application/strategic-merge-patch+json is not supported by extensions.example.com/v1, Kind=Website');
     expect(r.stderr).toContain('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json');
     const after = await getJson(ns, 'kubia');
     expect(after.spec.replicas).toBe(1);
@@ -494,7 +537,8 @@ describe('kubectl against a standalone server', () => {
     const created = await kubectl(['apply', '--server-side', '-n', ns, '-f', file(website('ssa'))]);
     expect(created.stderr).toBe('');
     expect(created.stdout.trim()).toBe(`${GR}/ssa serverside-applied`);
-    expect((await getJson(ns, 'ssa')).spec).toEqual({ gitRepo: REPO, replicas: 1, serviceType: 'NodePort', syncIntervalSeconds: 60 });
+    expect((await getJson(ns, 'ssa')).spec).toEqual(V1_SPEC);
+    // The entry keeps the version it was applied with, and its fields in that version's terms.
     expect(await managers()).toContainEqual(
       expect.objectContaining({ manager: 'kubectl', operation: 'Apply', apiVersion: 'extensions.example.com/v1alpha1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:gitRepo': {} } } }),
     );
@@ -506,13 +550,14 @@ describe('kubectl against a standalone server', () => {
     expect(afterUpdate.spec.replicas).toBe(3);
     expect(afterUpdate.metadata.generation).toBe(2);
 
-    // Another manager takes .spec.replicas; applying our value again is a conflict and changes nothing.
+    // Another manager takes .spec.replicas (through v1, kubectl's preferred version); applying our value again in
+    // v1alpha1 is a conflict and changes nothing.
     const other = await kubectl(['patch', 'ws', 'ssa', '-n', ns, '--type', 'merge', '--field-manager=other', '-p', '{"spec":{"replicas":4}}']);
     expect(other.stdout.trim()).toBe(`${GR}/ssa patched`);
     const conflict = await kubectl(['apply', '--server-side', '-n', ns, '-f', three]);
     expect(conflict.code).toBe(1);
     expect(conflict.stdout).toBe('');
-    expect(conflict.stderr).toContain('error: Apply failed with 1 conflict: conflict with "other" using extensions.example.com/v1alpha1: .spec.replicas');
+    expect(conflict.stderr).toContain('error: Apply failed with 1 conflict: conflict with "other" using extensions.example.com/v1: .spec.replicas');
     expect(conflict.stderr).toContain('--force-conflicts');
     expect((await getJson(ns, 'ssa')).spec.replicas).toBe(4);
 
@@ -545,7 +590,7 @@ describe('kubectl against a standalone server', () => {
     expect(t.header).toEqual(['NAME', 'GIT-REPO', 'READY', 'TYPE', 'PORT', 'STATUS', 'AGE']);
     expect(t.rows.map((row) => row.NAME)).toEqual(mine);
     expect(r.stdout.match(/^NAME\s/gm)).toHaveLength(1);
-    const nsPages = pageRequests(r.stderr, `${API}/namespaces/${ns}/websites`);
+    const nsPages = pageRequests(r.stderr, `${PREFERRED}/namespaces/${ns}/websites`);
     expect(nsPages).toHaveLength(8); // 7 × 7 + 1
     for (const u of nsPages) expect(new URL(u).searchParams.get('limit')).toBe('7');
     expect(nsPages.filter((u) => new URL(u).searchParams.has('continue'))).toHaveLength(7);
@@ -560,7 +605,7 @@ describe('kubectl against a standalone server', () => {
     const printed = all.stdout.trim().split('\n');
     expect(printed).toEqual(full.body.items.map((o: any) => `${GR}/${o.metadata.name}`));
     for (const n of mine) expect(printed).toContain(`${GR}/${n}`);
-    const allPages = pageRequests(all.stderr, `${API}/websites`);
+    const allPages = pageRequests(all.stderr, `${PREFERRED}/websites`);
     expect(allPages).toHaveLength(Math.ceil(full.body.items.length / 7));
     expect(allPages.filter((u) => new URL(u).searchParams.has('continue'))).toHaveLength(allPages.length - 1);
   });

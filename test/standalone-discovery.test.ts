@@ -93,9 +93,13 @@ describe('OpenAPI v2 in protobuf', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^KIND:\s+Website$/m);
-    expect(res.stdout).toMatch(/^VERSION:\s+extensions\.example\.com\/v1alpha1$/m);
-    expect(res.stdout).toMatch(/gitRepo\s+<string> -required-\n\s+GitRepo is the URL of the git repository/);
+    expect(res.stdout).toMatch(/^VERSION:\s+extensions\.example\.com\/v1$/m);
+    expect(res.stdout).toMatch(/git\s+<Object> -required-\n\s+Git is the repository the site is served from/);
     expect(res.stdout).toMatch(/replicas\s+<integer>\n\s+Replicas is the number of nginx pods/);
+    // The other version's schema is in the same document (the OpenAPI v2 of every served version).
+    const alpha = await kubectl('explain', 'websites.spec', '--output=plaintext-openapiv2', '--api-version=extensions.example.com/v1alpha1');
+    expect(alpha.stdout).toMatch(/^VERSION:\s+extensions\.example\.com\/v1alpha1$/m);
+    expect(alpha.stdout).toMatch(/gitRepo\s+<string> -required-\n\s+GitRepo is the URL of the git repository/);
   });
 
   it('serves client-go its Accept as protobuf, with the JSON ETag', async () => {

@@ -11,7 +11,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { LeaderElection } from '../controllers/leader-election.js';
 import type { Manager } from '../controllers/manager.js';
 import { website } from '../kinds/website/index.js';
-import { ResourceStore } from '../registry/store.js';
 import { createLogger } from '../observability/logger.js';
 import { createAuditor } from '../observability/audit.js';
 import { kinds } from '../kinds/index.js';
@@ -111,7 +110,7 @@ export async function run(o: Options): Promise<Running> {
   const electionModule = cluster && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
   const startReconcilers = (kc: KubeConfig) => managerModule?.startManager({
     storage,
-    controllers: websiteControllers ? [websiteControllers.websiteController(new ResourceStore(website, storage), { nginx: o.nginxImage, gitSync: o.gitSyncImage })] : [],
+    controllers: websiteControllers ? [websiteControllers.websiteController(server.storeOf(website), { nginx: o.nginxImage, gitSync: o.gitSyncImage })] : [],
     cluster: kc,
     maxConcurrentReconciles: o.maxConcurrentReconciles,
     resyncPeriodMs: o.resyncPeriodMs,

@@ -7,13 +7,16 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { discoveryApp } from '../../test/helpers/discovery-app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DISCOVERY_V2_CONTENT_TYPE, storageVersionHash, type APIGroupDiscoveryList, type APIResourceList } from './discovery.js';
+import { compareKubeVersions, DISCOVERY_V2_CONTENT_TYPE, storageVersionHash, type APIGroupDiscoveryList, type APIResourceList } from './discovery.js';
 import { discoveryFormat } from './routes.js';
 
 /** CLIENT_GO_ACCEPT is discovery.AcceptV2 + v2beta1 + JSON, as client-go ≤1.36 sends it. */
 const CLIENT_GO_ACCEPT =
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
-const GV = 'extensions.example.com/v1alpha1';
+const GV = 'extensions.example.com/v1';
+const GV_ALPHA = 'extensions.example.com/v1alpha1';
+// Both versions of the group, v1 preferred (kube's version priority), as an APIGroup lists them.
+const VERSIONS = [{ groupVersion: GV, version: 'v1' }, { groupVersion: GV_ALPHA, version: 'v1alpha1' }];
 
 let app: FastifyInstance;
 
@@ -34,15 +37,23 @@ describe('storageVersionHash', () => {
   });
 });
 
+describe('compareKubeVersions', () => {
+  it('orders versions as k8s.io/apimachinery/pkg/version CompareKubeAwareVersionStrings documents', () => {
+    const documented = ['v10', 'v2', 'v1', 'v11beta2', 'v10beta3', 'v3beta1', 'v12alpha1', 'v11alpha2', 'foo1', 'foo10'];
+    const shuffled = [...documented].reverse();
+    expect(shuffled.sort(compareKubeVersions)).toEqual(documented);
+  });
+});
+
 describe('GET /apis/<group>/<version>', () => {
-  it('returns the APIResourceList with websites, websites/status and websites/scale', async () => {
-    const res = await get(`/apis/${GV}`, { accept: 'application/json' });
+  it.each([GV, GV_ALPHA])('returns the APIResourceList of %s with websites, websites/status and websites/scale', async (gv) => {
+    const res = await get(`/apis/${gv}`, { accept: 'application/json' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     const body = res.json<APIResourceList>();
     expect(body.kind).toBe('APIResourceList');
     expect(body.apiVersion).toBe('v1');
-    expect(body.groupVersion).toBe(GV);
+    expect(body.groupVersion).toBe(gv);
     const byName = Object.fromEntries(body.resources.map((r) => [r.name, r]));
     expect(Object.keys(byName).sort()).toEqual(['websites', 'websites/scale', 'websites/status']);
 
@@ -54,9 +65,10 @@ describe('GET /apis/<group>/<version>', () => {
       verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
       shortNames: ['ws'],
       categories: ['all'],
-      storageVersionHash: storageVersionHash('extensions.example.com', 'v1alpha1', 'Website'),
+      // The storage version's hash from every version: the objects are the same (stored as v1).
+      storageVersionHash: storageVersionHash('extensions.example.com', 'v1', 'Website'),
     });
-    const hash = createHash('sha256').update('extensions.example.com/v1alpha1/Website').digest().subarray(0, 8).toString('base64');
+    const hash = createHash('sha256').update('extensions.example.com/v1/Website').digest().subarray(0, 8).toString('base64');
     expect(byName.websites!.storageVersionHash).toBe(hash);
 
     expect(byName['websites/status']).toEqual({
@@ -85,8 +97,8 @@ describe('GET /apis/<group>', () => {
       kind: 'APIGroup',
       apiVersion: 'v1',
       name: 'extensions.example.com',
-      versions: [{ groupVersion: GV, version: 'v1alpha1' }],
-      preferredVersion: { groupVersion: GV, version: 'v1alpha1' },
+      versions: VERSIONS,
+      preferredVersion: { groupVersion: GV, version: 'v1' },
     });
   });
 });
@@ -97,8 +109,8 @@ describe('GET /apis', () => {
     apiVersion: 'v1',
     groups: [{
       name: 'extensions.example.com',
-      versions: [{ groupVersion: GV, version: 'v1alpha1' }],
-      preferredVersion: { groupVersion: GV, version: 'v1alpha1' },
+      versions: VERSIONS,
+      preferredVersion: { groupVersion: GV, version: 'v1' },
     }],
   };
 
@@ -120,12 +132,12 @@ describe('GET /apis', () => {
       metadata: {},
       items: [{
         metadata: { name: 'extensions.example.com' },
-        versions: [{
-          version: 'v1alpha1',
+        versions: ['v1', 'v1alpha1'].map((version) => ({
+          version,
           freshness: 'Current',
           resources: [{
             resource: 'websites',
-            responseKind: { group: 'extensions.example.com', version: 'v1alpha1', kind: 'Website' },
+            responseKind: { group: 'extensions.example.com', version, kind: 'Website' },
             scope: 'Namespaced',
             singularResource: 'website',
             verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
@@ -135,12 +147,12 @@ describe('GET /apis', () => {
               { subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] },
               {
                 subresource: 'status',
-                responseKind: { group: 'extensions.example.com', version: 'v1alpha1', kind: 'Website' },
+                responseKind: { group: 'extensions.example.com', version, kind: 'Website' },
                 verbs: ['get', 'patch', 'update'],
               },
             ],
           }],
-        }],
+        })),
       }],
     });
   });

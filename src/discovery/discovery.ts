@@ -135,7 +135,31 @@ export interface GroupVersionKinds {
   kinds: readonly ResourceDefinition[];
 }
 
-/** groupVersions lists every served group/version in first-registration order (the first version of a group is preferred). */
+// kubeVersion parses v<major>[(alpha|beta)<minor>] (k8s.io/apimachinery/pkg/version/helpers.go); others rank last.
+function kubeVersion(v: string): { rank: number; major: number; minor: number } | undefined {
+  const m = /^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$/.exec(v);
+  if (!m) return undefined;
+  return { rank: m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1, major: Number(m[1]), minor: Number(m[3] ?? 0) };
+}
+
+/**
+ * compareKubeVersions orders versions as CompareKubeAwareVersionStrings does, most preferred first: GA before beta
+ * before alpha, higher numbers first, then anything else by name (v1 < v10 < v11beta2 < v10beta3 < v3beta1 <
+ * v12alpha1 < v11alpha2 < foo1 < foo10, in that function's own words).
+ */
+export function compareKubeVersions(a: string, b: string): number {
+  const x = kubeVersion(a);
+  const y = kubeVersion(b);
+  if (x && y) return y.rank - x.rank || y.major - x.major || y.minor - x.minor;
+  if (x) return -1;
+  if (y) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * groupVersions lists every served group/version: groups in first-registration order, each group's versions by
+ * kube's version priority (the first is the group's preferred version, as for a CRD's versions).
+ */
 export function groupVersions(kinds: readonly ResourceDefinition[]): GroupVersionKinds[] {
   const out: { group: string; version: string; kinds: ResourceDefinition[] }[] = [];
   for (const def of kinds) {
@@ -143,7 +167,8 @@ export function groupVersions(kinds: readonly ResourceDefinition[]): GroupVersio
     if (gv) gv.kinds.push(def);
     else out.push({ group: def.group, version: def.version, kinds: [def] });
   }
-  return out;
+  const groups = [...new Set(out.map((gv) => gv.group))];
+  return groups.flatMap((g) => out.filter((gv) => gv.group === g).sort((a, b) => compareKubeVersions(a.version, b.version)));
 }
 
 /** storageVersionHash is base64std(sha256("group/version/kind")[:8]), as apiserver discovery/storageversionhash.go computes it. */
@@ -194,7 +219,8 @@ export function apiResourceList(kinds: readonly ResourceDefinition[], group: str
     // shortNames/categories are omitempty in metav1.APIResource.
     if (def.shortNames.length) main.shortNames = [...def.shortNames];
     if (def.categories.length) main.categories = [...def.categories];
-    main.storageVersionHash = storageVersionHash(def.group, def.version, def.kind);
+    // The hash names the version objects are stored in, the same from every served version.
+    main.storageVersionHash = storageVersionHash(def.group, def.storageVersion ?? def.version, def.kind);
     resources.push(main);
     // Subresources share the parent's scope (the installer rejects a mismatch) and have no singular name.
     if (def.subresources.status) {

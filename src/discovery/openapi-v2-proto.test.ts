@@ -9,6 +9,7 @@ import { discoveryApp } from '../../test/helpers/discovery-app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { kinds } from '../kinds/index.js';
+import { servedDefinitions } from '../registry/resource.js';
 import { OPENAPI_V2_DOCUMENT, openApiV2Types } from './gnostic-openapi-v2.js';
 import { openApiV2, type OpenAPISchema, type SwaggerDocument } from './openapi.js';
 import { goautonegClauses } from './openapi-accept.js';
@@ -112,7 +113,7 @@ describe('encodeOpenApiV2', () => {
 });
 
 describe('our Swagger document in protobuf', () => {
-  const json = JSON.parse(JSON.stringify(openApiV2(kinds))) as SwaggerDocument;
+  const json = JSON.parse(JSON.stringify(openApiV2(servedDefinitions(kinds)))) as SwaggerDocument;
   const message = decode(encodeOpenApiV2(json));
 
   it('carries the header, security and definitions of the JSON document, in its order', () => {

@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenAPISchema, OpenAPIV3Discovery, OpenAPIV3Document, SwaggerDocument } from './openapi.js';
 
 const G = 'extensions.example.com';
-const V = 'v1alpha1';
+// v1, the preferred version, is examined; v1alpha1 is served beside it.
+const V = 'v1';
+const VERSIONS = ['v1', 'v1alpha1'];
 const KEY = `apis/${G}/${V}`;
-const WEBSITE = 'com.example.extensions.v1alpha1.Website';
-const WEBSITE_LIST = 'com.example.extensions.v1alpha1.WebsiteList';
+const WEBSITE = 'com.example.extensions.v1.Website';
+const WEBSITE_LIST = 'com.example.extensions.v1.WebsiteList';
 const WEBSITE_GVK = { group: G, version: V, kind: 'Website' };
 const SCALE_GVK = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -94,7 +96,7 @@ function explainLookup(doc: OpenAPIV3Document, resource: string): OpenAPISchema 
 
 describe('GET /openapi/v3', () => {
   it('lists the group/version without a leading slash, with the uppercase sha512 of the served document', async () => {
-    expect(Object.keys(index.paths)).toEqual([KEY]);
+    expect(Object.keys(index.paths)).toEqual(VERSIONS.map((v) => `apis/${G}/${v}`));
     expect(gvURL).toMatch(new RegExp(`^/openapi/v3/apis/${G.replaceAll('.', '\\.')}/${V}\\?hash=[0-9A-F]{128}$`));
     const hash = createHash('sha512').update(v3Body).digest('hex').toUpperCase();
     expect(gvURL.endsWith(`?hash=${hash}`)).toBe(true);
@@ -176,8 +178,8 @@ describe('v3 document content', () => {
       expect(gvk).toEqual(path.endsWith('/scale') ? SCALE_GVK : WEBSITE_GVK);
     }
     expect(ids.size).toBe(ops.length);
-    expect(ids.has('listExtensionsExampleComV1alpha1WebsiteForAllNamespaces')).toBe(true);
-    expect(ids.has('patchExtensionsExampleComV1alpha1NamespacedWebsite')).toBe(true);
+    expect(ids.has('listExtensionsExampleComV1WebsiteForAllNamespaces')).toBe(true);
+    expect(ids.has('patchExtensionsExampleComV1NamespacedWebsite')).toBe(true);
   });
 
   it('offers PATCH only as JSON patch, merge patch and apply (never strategic merge), with fieldValidation', () => {
@@ -216,10 +218,10 @@ describe('v3 document content', () => {
     const website = s[WEBSITE]!;
     expect(website['x-kubernetes-group-version-kind']).toEqual([WEBSITE_GVK]);
     expect(website.description).toMatch(/static website/);
-    const gitRepo = website.properties!.spec!.properties!.gitRepo!;
-    expect(gitRepo.type).toBe('string');
-    expect(gitRepo.description).toMatch(/^GitRepo is the URL of the git repository/);
-    expect(website.properties!.spec!.required).toEqual(['gitRepo']);
+    const repository = website.properties!.spec!.properties!.git!.properties!.repository!;
+    expect(repository.type).toBe('string');
+    expect(repository.description).toMatch(/^Repository is the URL of the git repository/);
+    expect(website.properties!.spec!.required).toEqual(['git']);
     expect(website.properties!.metadata).toMatchObject({ allOf: [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }] });
     expect(s[WEBSITE_LIST]!['x-kubernetes-group-version-kind']).toEqual([{ ...WEBSITE_GVK, kind: 'WebsiteList' }]);
     const meta = s['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']!;
@@ -258,15 +260,17 @@ describe('GET /openapi/v2', () => {
   });
 
   it('keeps every path under /apis/<g>/<v>/ (the aggregator drops the rest)', () => {
-    for (const p of Object.keys(v2.paths)) expect(p.startsWith(`/apis/${G}/${V}/`), p).toBe(true);
-    expect(Object.keys(v2.paths).length).toBe(5);
+    for (const p of Object.keys(v2.paths)) expect(VERSIONS.some((v) => p.startsWith(`/apis/${G}/${v}/`)), p).toBe(true);
+    // Five paths per version: collection and item, all namespaces, status, scale.
+    for (const v of VERSIONS) expect(Object.keys(v2.paths).filter((p) => p.startsWith(`/apis/${G}/${v}/`)).length, v).toBe(5);
   });
 
   it('gives every operation consumes, produces, an action and a GVK; PATCH consumes no strategic merge', () => {
     for (const { path, method, op } of operations(v2.paths)) {
       expect(op.operationId).toBeTruthy();
       expect(op['x-kubernetes-action']).toBeTruthy();
-      expect(op['x-kubernetes-group-version-kind']).toEqual(path.endsWith('/scale') ? SCALE_GVK : WEBSITE_GVK);
+      const version = path.split('/')[3];
+      expect(op['x-kubernetes-group-version-kind']).toEqual(path.endsWith('/scale') ? SCALE_GVK : { ...WEBSITE_GVK, version });
       expect(op.consumes!.length).toBeGreaterThan(0);
       expect((op.produces as string[]).length).toBeGreaterThan(0);
       if (method === 'patch') {
@@ -278,7 +282,11 @@ describe('GET /openapi/v2', () => {
 
   it('has GVK lists on the kind definitions, no v3-only keywords, and every $ref resolvable', () => {
     expect(v2.definitions[WEBSITE]!['x-kubernetes-group-version-kind']).toEqual([WEBSITE_GVK]);
-    expect(v2.definitions[WEBSITE]!.properties!.spec!.properties!.gitRepo!.description).toMatch(/^GitRepo/);
+    expect(v2.definitions[WEBSITE]!.properties!.spec!.properties!.git!.properties!.repository!.description).toMatch(/^Repository/);
+    // The other served version has its own definitions, in its own terms.
+    const alpha = v2.definitions['com.example.extensions.v1alpha1.Website']!;
+    expect(alpha['x-kubernetes-group-version-kind']).toEqual([{ ...WEBSITE_GVK, version: 'v1alpha1' }]);
+    expect(alpha.properties!.spec!.properties!.gitRepo!.description).toMatch(/^GitRepo/);
     expect(v2.definitions[WEBSITE]!.properties!.metadata!.$ref).toBe('#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
     expect(JSON.stringify(v2)).not.toMatch(/"nullable"|"allOf"|#\/components\//);
     const all = refs(v2);

@@ -52,6 +52,8 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   warningBytes(app);
   const base = `/apis/${def.group}/${def.version}`;
   const tableRows = new TableRows(def);
+  // What hooks and body parsers read of a route: the resource it serves, in which version.
+  const routeConfig = { resource: def.plural, group: def.group, version: def.version };
   const nsBase = def.namespaced ? `${base}/namespaces/:namespace/${def.plural}` : `${base}/${def.plural}`;
   // `.` and `..` are not path segment names (IsValidPathSegmentName): such a URL names no namespace, so no resource.
   const ns = (req: Req) => {
@@ -67,7 +69,8 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   app.addHook('onClose', async () => {
     closing = true;
   });
-  app.addHook('onReady', async () => {
+  // One pass per kind: the storage version's store makes it (the objects are the same in every version).
+  if (def.storageVersion === undefined || def.storageVersion === def.version) app.addHook('onReady', async () => {
     const log = app.log.child({ resource: store.gr.resource });
     store.repairStoredMetadata(
       (r) => log.warn({ namespace: r.namespace, name: r.name, dropped: r.dropped }, 'repaired stored metadata a Go client could not decode: dropped its malformed fields'),
@@ -109,7 +112,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   // Collection: list/watch, create, deletecollection.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
-    config: { resource: def.plural },
+    config: routeConfig,
     url: nsBase,
     preParsing: typedBody,
     handler: async (req, reply) => {
@@ -149,7 +152,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   if (def.namespaced) {
     app.route<{ Params: Record<string, string>; Querystring: Query }>({
       method: [...ALL_METHODS],
-      config: { resource: def.plural },
+      config: routeConfig,
       url: `${base}/${def.plural}`,
       handler: async (req, reply) => {
         if (req.method !== 'GET') throw methodNotSupported(store.gr, req.method === 'POST' ? 'create' : req.method.toLowerCase());
@@ -161,7 +164,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   // One object: get, update, patch, delete.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
-    config: { resource: def.plural },
+    config: routeConfig,
     url: `${nsBase}/:name`,
     preParsing: typedBody,
     handler: async (req, reply) => {
@@ -214,7 +217,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   // Subresources: status and scale.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
-    config: { resource: def.plural },
+    config: routeConfig,
     url: `${nsBase}/:name/:subresource`,
     preParsing: typedBody,
     handler: async (req, reply) => {

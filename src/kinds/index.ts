@@ -3,7 +3,7 @@
  * The list of kinds this server serves. Adding a kind is its folder under `src/kinds/` plus one line here.
  */
 import { website } from './website/index.js';
-import type { ResourceDefinition } from '../registry/resource.js';
+import type { KindDefinition } from '../registry/resource.js';
 
 /** kinds: every kind served, in discovery order. */
-export const kinds: readonly ResourceDefinition[] = [website];
+export const kinds: readonly KindDefinition[] = [website];

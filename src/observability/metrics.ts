@@ -41,6 +41,9 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The resource plural a route serves, for metric labels. */
     resource?: string;
+    /** The API group and version of the route's resource. */
+    group?: string;
+    version?: string;
   }
 }
 

@@ -134,26 +134,60 @@ function applyMerge(live: unknown, applied: unknown): unknown {
   return out;
 }
 
+/**
+ * FieldVersions translates a field path between two versions of the kind (undefined: no counterpart). Each entry's
+ * fields are recorded in the version it was written with (its apiVersion), as kube records them; ownership is
+ * compared in the version of the request, so an owner in another version is translated for the comparison and back.
+ */
+export type FieldVersions = (path: Path, fromApiVersion: string, toApiVersion: string) => Path | undefined;
+
 interface Owned {
   entry: ManagedFieldsEntry;
+  /** The fields, in the request's version. */
   paths: Map<string, Path>;
+  /** Fields with no counterpart in the request's version: kept as they are, never compared. */
+  foreign: Path[];
 }
 
-function decode(entries: unknown): Owned[] {
+// View is the version ownership is compared in and how to get there.
+interface View {
+  apiVersion: string;
+  fields?: FieldVersions | undefined;
+}
+
+function decode(entries: unknown, view: View | undefined): Owned[] {
   if (!Array.isArray(entries)) return [];
   return entries.filter(isObject).map((e) => {
     const entry = e as unknown as ManagedFieldsEntry;
-    return { entry, paths: new Map(fromFieldsV1(isObject(entry.fieldsV1) ? entry.fieldsV1 : {}).map((p) => [key(p), p])) };
+    const recorded = fromFieldsV1(isObject(entry.fieldsV1) ? entry.fieldsV1 : {});
+    const fields = view?.fields;
+    if (!fields || !view || entry.apiVersion === view.apiVersion) return { entry, paths: new Map(recorded.map((p) => [key(p), p])), foreign: [] };
+    const paths = new Map<string, Path>();
+    const foreign: Path[] = [];
+    for (const p of recorded) {
+      const q = fields(p, entry.apiVersion, view.apiVersion);
+      if (q) paths.set(key(q), q);
+      else foreign.push(p);
+    }
+    return { entry, paths, foreign };
   });
 }
 
 // encode drops entries that own nothing and orders the rest as kube stores them (sortEncodedManagedFields:
-// Apply before Update, then by time, manager, subresource, apiVersion).
-function encode(owned: Owned[]): ManagedFieldsEntry[] {
+// Apply before Update, then by time, manager, subresource, apiVersion). Each entry's fields go back to its version.
+function encode(owned: Owned[], view: View | undefined): ManagedFieldsEntry[] {
   const order = (a: ManagedFieldsEntry, b: ManagedFieldsEntry) =>
     byteOrder(a.operation, b.operation) || byteOrder(a.time ?? '', b.time ?? '') || byteOrder(a.manager, b.manager) ||
     byteOrder(a.subresource ?? '', b.subresource ?? '') || byteOrder(a.apiVersion, b.apiVersion);
-  return owned.filter((o) => o.paths.size > 0).map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.paths.values()]) })).sort(order);
+  const recorded = (o: Owned): Path[] => {
+    const fields = view?.fields;
+    if (!fields || !view || o.entry.apiVersion === view.apiVersion) return [...o.paths.values(), ...o.foreign];
+    const out = [...o.foreign];
+    for (const p of o.paths.values()) out.push(fields(p, view.apiVersion, o.entry.apiVersion) ?? p);
+    return out;
+  };
+  return owned.map((o) => ({ o, paths: recorded(o) })).filter((x) => x.paths.length > 0)
+    .map(({ o, paths }) => ({ ...o.entry, fieldsV1: toFieldsV1(paths) })).sort(order);
 }
 
 const sameEntry = (e: ManagedFieldsEntry, manager: string, op: string, sub: string | undefined) =>
@@ -164,9 +198,11 @@ function entryFor(owned: Owned[], manager: string, op: 'Apply' | 'Update', sub: 
   if (!o) {
     const entry: ManagedFieldsEntry = { manager, operation: op, apiVersion, time, fieldsType: 'FieldsV1', fieldsV1: {} };
     if (sub) entry.subresource = sub;
-    o = { entry, paths: new Map() };
+    o = { entry, paths: new Map(), foreign: [] };
     owned.push(o);
   }
+  // The entry now speaks the request's version: fields it held that this version cannot express are dropped.
+  if (o.entry.apiVersion !== apiVersion) o.foreign = [];
   o.entry = { ...o.entry, apiVersion, time };
   return o;
 }
@@ -178,19 +214,20 @@ function entryFor(owned: Owned[], manager: string, op: 'Apply' | 'Update', sub: 
  */
 export function trackUpdate(
   before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', apiVersion: string, time: string,
-  subresource: string | undefined = sub === 'status' ? 'status' : undefined,
+  subresource: string | undefined = sub === 'status' ? 'status' : undefined, fields?: FieldVersions,
 ): ManagedFieldsEntry[] {
-  const owned = decode(before?.metadata.managedFields);
+  const view: View = { apiVersion, fields };
+  const owned = decode(before?.metadata.managedFields, view);
   const changed = leafPaths(after, sub).filter((p) => !before || !isDeepStrictEqual(getAt(before, p), getAt(after, p)));
   const gone = before ? leafPaths(before, sub).filter((p) => getAt(after, p) === undefined) : [];
-  if (changed.length === 0 && gone.length === 0) return encode(owned);
+  if (changed.length === 0 && gone.length === 0) return encode(owned, view);
   const mine = entryFor(owned, manager, 'Update', subresource, apiVersion, time);
   for (const p of gone) for (const o of owned) o.paths.delete(key(p));
   for (const p of changed) {
     for (const o of owned) if (o !== mine) o.paths.delete(key(p));
     mine.paths.set(key(p), p);
   }
-  return encode(owned);
+  return encode(owned, view);
 }
 
 /** ApplyConflict is one field another manager owns with a different value. */
@@ -218,9 +255,10 @@ export interface ApplyScope {
  */
 export function serverSideApply(
   live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, apiVersion: string, time: string,
-  scope: ApplyScope = { part: 'main' },
+  scope: ApplyScope = { part: 'main' }, fields?: FieldVersions,
 ): KubeObject {
-  const owned = decode(live?.metadata.managedFields);
+  const view: View = { apiVersion, fields };
+  const owned = decode(live?.metadata.managedFields, view);
   const appliedPaths = leafPaths(applied, scope.part);
   const mine = entryFor(owned, manager, 'Apply', scope.subresource, apiVersion, time);
   const conflicts: ApplyConflict[] = [];
@@ -243,7 +281,7 @@ export function serverSideApply(
   const part = scope.part === 'status' ? (applied['status'] === undefined ? {} : { status: applied['status'] }) : applied;
   next = applyMerge(next, part) as KubeObject;
   mine.paths = new Map(appliedPaths.map((p) => [key(p), p]));
-  next.metadata.managedFields = encode(owned);
+  next.metadata.managedFields = encode(owned, view);
   return next;
 }
 

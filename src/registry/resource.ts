@@ -59,4 +59,75 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * PrepareForCreate sets an initial status. Without it the status is the client's and the controllers' alone.
    */
   standaloneStatus?(obj: T): unknown;
+  /** The version objects are stored in, when not this one (servedVersions sets it; discovery hashes it). */
+  storageVersion?: string;
+}
+
+/**
+ * VersionConversion converts one served version to and from the storage version, in code (no webhook). Both ways
+ * must be lossless: what one version cannot hold survives a round trip (in an annotation, as kube does).
+ * The field-path functions translate managedFields paths the same way, so ownership recorded in one version is
+ * honoured in another; a path with no counterpart answers undefined and is kept as it is.
+ */
+export interface VersionConversion<T extends KubeObject, Hub extends KubeObject> {
+  toStorage(obj: T): Hub;
+  fromStorage(obj: Hub): T;
+  fieldToStorage(path: readonly string[]): string[] | undefined;
+  fieldFromStorage(path: readonly string[]): string[] | undefined;
+}
+
+/** ConvertedVersion is a served version other than the storage version, with its conversion. */
+export interface ConvertedVersion<T extends KubeObject, Hub extends KubeObject> {
+  definition: ResourceDefinition<T>;
+  conversion: VersionConversion<T, Hub>;
+}
+
+/**
+ * KindDefinition is a kind as registered: the version its objects are stored in and the other versions it serves.
+ * Every version is served from the same objects: a write in any version is converted to the storage version, a read
+ * or watch event converted to the version asked for. Discovery prefers the highest version (kube's version priority).
+ */
+export interface KindDefinition<Hub extends KubeObject = KubeObject> {
+  storage: ResourceDefinition<Hub>;
+  /** The other served versions (same group, kind and names as `storage`). */
+  converted?: readonly ConvertedVersion<KubeObject, Hub>[];
+}
+
+/** ServedVersion is one served version as the machinery sees it: its definition and its way to the storage form. */
+export interface ServedVersion {
+  definition: ResourceDefinition;
+  /** The storage version's apiVersion (group/version). */
+  storageApiVersion: string;
+  /** Absent for the storage version itself. */
+  conversion?: VersionConversion<KubeObject, KubeObject>;
+}
+
+/**
+ * servedVersions lists a kind's versions with what the machinery needs for each: a converted version's definition
+ * takes the storage version's standaloneStatus through the conversion (status is the kind's, not a version's).
+ */
+export function servedVersions(kind: KindDefinition): ServedVersion[] {
+  const storage = kind.storage;
+  const storageApiVersion = `${storage.group}/${storage.version}`;
+  const out: ServedVersion[] = [{ definition: storage, storageApiVersion }];
+  for (const { definition, conversion } of kind.converted ?? []) {
+    const checks: [string, unknown, unknown][] = [
+      ['group', definition.group, storage.group], ['kind', definition.kind, storage.kind], ['plural', definition.plural, storage.plural],
+      ['namespaced', definition.namespaced, storage.namespaced],
+    ];
+    for (const [what, got, want] of checks) {
+      if (got !== want) throw new Error(`${storage.kind} ${definition.version}: ${what} ${String(got)} differs from the storage version's ${String(want)}`);
+    }
+    const standaloneStatus = storage.standaloneStatus;
+    const served: ResourceDefinition = standaloneStatus
+      ? { ...definition, storageVersion: storage.version, standaloneStatus: (o: KubeObject) => standaloneStatus.call(storage, conversion.toStorage(o)) }
+      : { ...definition, storageVersion: storage.version };
+    out.push({ definition: served, storageApiVersion, conversion });
+  }
+  return out;
+}
+
+/** servedDefinitions is every served version's definition of every kind, storage versions first. */
+export function servedDefinitions(kinds: readonly KindDefinition[]): ResourceDefinition[] {
+  return kinds.flatMap((k) => servedVersions(k).map((v) => v.definition));
 }

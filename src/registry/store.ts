@@ -34,7 +34,7 @@ import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandl
 import { invalidOptions, unsafeDeleteCollection, validateDeleteOptions } from '../apis/meta/options-validation.js';
 import { decodeFailure, groupOf, invalidPatch, type DecodeMode } from './decode-errors.js';
 import { goMarshal } from '../apis/meta/go-json.js';
-import { getAt, leafPaths, serverSideApply, setAt, trackUpdate, type ApplyScope } from './managed-fields.js';
+import { getAt, leafPaths, serverSideApply, setAt, trackUpdate, type ApplyScope, type FieldVersions } from './managed-fields.js';
 import { jsonPatch, mergePatch, type PatchType } from './patch.js';
 import type { FieldValidation } from '../apis/meta/types.js';
 import { rfc3339 } from '../apis/meta/go-time.js';
@@ -120,6 +120,8 @@ export interface StoreOptions {
   admission?: CreateAdmission | undefined;
   /** No cluster is configured: the kind's standaloneStatus, if it has one, is written at create and on spec changes. */
   standalone?: boolean | undefined;
+  /** How managedFields paths translate between the kind's versions (a kind served in several versions). */
+  fieldVersions?: FieldVersions | undefined;
 }
 
 /** ResourceStore implements every verb of one kind on top of a Storage. */
@@ -131,10 +133,12 @@ export class ResourceStore {
   readonly #resourceKey: string;
   readonly #admission: CreateAdmission | undefined;
   readonly #systemStatus: ((obj: KubeObject) => unknown) | undefined;
+  readonly #fields: FieldVersions | undefined;
 
   constructor(def: ResourceDefinition, storage: Storage, opts: StoreOptions = {}) {
     this.def = def;
     this.#admission = opts.admission;
+    this.#fields = opts.fieldVersions;
     this.#systemStatus = def.subresources.status && opts.standalone && def.standaloneStatus ? (o) => def.standaloneStatus?.(o) : undefined;
     this.gr = { group: def.group, resource: def.plural };
     this.#storage = storage;
@@ -344,7 +348,7 @@ export class ResourceStore {
       const res = await this.#guaranteedUpdate(namespace, name, opts, warnings, (c) => {
         const rv = obj.metadata.resourceVersion;
         if (rv && rv !== c.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
-        const merged = serverSideApply(c, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope);
+        const merged = serverSideApply(c, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope, this.#fields);
         return this.#prepareUpdate(c, merged, sub, { kind: 'apply' });
       });
       return { ...res, created: false };
@@ -387,7 +391,7 @@ export class ResourceStore {
       // The applied configuration in the object's own terms: only its replicas field.
       const applied: KubeObject = { metadata: {} };
       setAt(applied, this.#replicasPath(cur), replicas);
-      const merged = serverSideApply(cur, applied, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope);
+      const merged = serverSideApply(cur, applied, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope, this.#fields);
       return this.#prepareUpdate(cur, merged, 'main', { kind: 'apply' });
     });
     return this.#toScale(res.object);
@@ -644,7 +648,7 @@ export class ResourceStore {
     }
     this.#validate(next, cur, schemaErrs);
     if (own.kind === 'update') {
-      next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined));
+      next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.apiVersion, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined), this.#fields);
     }
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) throw new DeleteInstead();
     return isDeepStrictEqual(next, cur) ? null : next;

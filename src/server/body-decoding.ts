@@ -102,7 +102,7 @@ export function unsupportedBody(method: string, contentType: string | undefined,
   return undefined;
 }
 
-/** RoleKind is what bodyRoleOf needs of a resource: its plural (the routes' `config.resource`) and its type. */
+/** RoleKind is what bodyRoleOf needs of a resource: its group, version and plural (the routes' `config`) and its type. */
 export interface RoleKind {
   plural: string;
   kind: string;
@@ -115,13 +115,13 @@ export interface RoleKind {
  * subresource (a Scale for /scale) and its method (a DELETE carries DeleteOptions).
  */
 export function bodyRoleOf(kinds: readonly RoleKind[]): (req: FastifyRequest, contentType: 'json' | 'yaml' | 'merge-patch' | 'apply') => BodyRole {
-  const byPlural = new Map(kinds.map((k) => [k.plural, k]));
+  const byResource = new Map(kinds.map((k) => [`${k.group}/${k.version}/${k.plural}`, k]));
   return (req, contentType) => {
     if (contentType === 'merge-patch') return { role: 'merge-patch' };
     if (contentType === 'apply') return { role: 'apply' };
     if (req.method === 'DELETE') return { role: 'delete' };
-    const resource = (req.routeOptions.config as { resource?: string } | undefined)?.resource;
-    const def = resource === undefined ? undefined : byPlural.get(resource);
+    const route = req.routeOptions.config;
+    const def = route?.resource === undefined ? undefined : byResource.get(`${route.group}/${route.version}/${route.resource}`);
     if (!def) return { role: 'other' };
     if ((req.params as Record<string, string> | undefined)?.['subresource'] === 'scale') return { role: 'object', kind: 'Scale', apiVersion: 'autoscaling/v1' };
     return { role: 'object', kind: def.kind, apiVersion: `${def.group}/${def.version}` };

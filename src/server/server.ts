@@ -25,12 +25,12 @@ import { requestAttributes, type RequestAttributes } from '../auth/request-info.
 import type { UserInfo } from '../auth/user.js';
 import { registerDiscoveryRoutes } from '../discovery/routes.js';
 import { registerStandaloneCoreRoutes } from '../discovery/core-routes.js';
-import { registerResourceRoutes } from '../endpoints/resource-routes.js';
 import { WatchRegistry, type WatchSettings } from '../endpoints/watch.js';
 import { routeUpgrades } from '../endpoints/watch-websocket.js';
 import { decodeJsonPatchBody } from '../registry/patch.js';
-import type { ResourceDefinition } from '../registry/resource.js';
-import { ResourceStore, type CreateAdmission } from '../registry/store.js';
+import { servedDefinitions, type KindDefinition, type ResourceDefinition } from '../registry/resource.js';
+import type { CreateAdmission, ResourceStore } from '../registry/store.js';
+import { registerKind } from '../endpoints/kind-routes.js';
 import { isStorageError } from '../storage/errors.js';
 import type { Storage } from '../storage/interface.js';
 import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './graceful-shutdown.js';
@@ -69,7 +69,8 @@ export interface ServerConfig {
   /** Serve HTTPS with these; omit only in tests that use app.inject(). */
   tls?: TlsConfig;
   storage: Storage;
-  kinds: readonly ResourceDefinition[];
+  /** The kinds to serve, each in every version it has. */
+  kinds: readonly KindDefinition[];
   logger: Logger;
   authentication: Authentication;
   /** Defaults to allowing every authenticated user (standalone). */
@@ -100,6 +101,8 @@ export interface ApiServer {
   app: FastifyInstance;
   /** registry is the Prometheus registry /metrics serves (the controllers add theirs to it). */
   registry: Registry;
+  /** storeOf is a served kind's store in its storage version (the one its controllers read and write). */
+  storeOf(kind: KindDefinition): ResourceStore;
   /**
    * shutdown is kube-apiserver's graceful termination: /readyz fails, `preShutdown` runs during the shutdown delay,
    * then new requests are refused, watches end cleanly, requests begun are answered, and the storage is flushed.
@@ -192,7 +195,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
     cfg.logger.debug({ method: req.method, url: req.url, code, user: req.user?.name, ms }, 'request');
   });
 
-  registerBodyParsers(app, cfg.kinds);
+  const served = servedDefinitions(cfg.kinds);
+  registerBodyParsers(app, served);
 
   app.setErrorHandler((err: FastifyError | StatusError, req, reply) => {
     const status = toStatusError(err as Error);
@@ -208,7 +212,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
     reply.code(status.code).type('application/json').send(status.status);
   });
   app.setNotFoundHandler((req, reply) => {
-    const e = unsupportedMethod(req, cfg.kinds) ?? notFoundPath();
+    const e = unsupportedMethod(req, served) ?? notFoundPath();
     reply.code(e.code).type('application/json').send(e.status);
   });
 
@@ -216,9 +220,13 @@ export function createServer(cfg: ServerConfig): ApiServer {
   const metrics = createMetrics(watches);
   registerMetrics(app, metrics);
   auditor.registerMetrics(metrics.registry);
-  registerDiscoveryRoutes(app, cfg.kinds);
-  if (cfg.standalone) registerStandaloneCoreRoutes(app, cfg.kinds, cfg.storage);
-  for (const def of cfg.kinds) registerResourceRoutes(app, new ResourceStore(def, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone }), watches);
+  registerDiscoveryRoutes(app, served);
+  if (cfg.standalone) registerStandaloneCoreRoutes(app, served, cfg.storage);
+  const stores = new Map<KindDefinition, ResourceStore>();
+  for (const kind of cfg.kinds) {
+    const [stored] = registerKind(app, kind, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone }, watches);
+    if (stored) stores.set(kind, stored);
+  }
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
   // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by
@@ -251,6 +259,11 @@ export function createServer(cfg: ServerConfig): ApiServer {
   return {
     app,
     registry: metrics.registry,
+    storeOf(kind) {
+      const store = stores.get(kind);
+      if (!store) throw new Error(`kind ${kind.storage.kind} is not served`);
+      return store;
+    },
     async shutdown(preShutdown) {
       const report = await graceful.run(preShutdown);
       await app.close();

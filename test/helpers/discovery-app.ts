@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerDiscoveryRoutes } from '../../src/discovery/routes.js';
 import { kinds } from '../../src/kinds/index.js';
+import { servedDefinitions } from '../../src/registry/resource.js';
 import { toStatusError } from '../../src/server/server.js';
 
 export async function discoveryApp(): Promise<FastifyInstance> {
@@ -13,7 +14,7 @@ export async function discoveryApp(): Promise<FastifyInstance> {
     const s = toStatusError(err);
     return reply.code(s.code).send(s.status);
   });
-  registerDiscoveryRoutes(app, kinds);
+  registerDiscoveryRoutes(app, servedDefinitions(kinds));
   await app.ready();
   return app;
 }

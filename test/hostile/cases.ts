@@ -1300,7 +1300,7 @@ function pathCases(fixtures: Fixture[]): HostileCase[] {
   for (const r of ['Websites', 'WEBSITES', 'ws', 'website', 'websites.extensions.example.com', 'websitesx', '']) {
     add(`GET resource ${JSON.stringify(r)}`, { method: 'GET', path: `${API}/namespaces/${FX}/${r}`, expect: r === '' ? [404] : [404] });
   }
-  for (const v of ['v1', 'v1beta1', 'V1ALPHA1', 'v1alpha2', '']) add(`GET version ${JSON.stringify(v)}`, { method: 'GET', path: `/apis/extensions.example.com/${v}/websites`, expect: [404] });
+  for (const v of ['v2', 'v1beta1', 'V1ALPHA1', 'V1', 'v1alpha2', '']) add(`GET version ${JSON.stringify(v)}`, { method: 'GET', path: `/apis/extensions.example.com/${v}/websites`, expect: [404] });
   for (const g of ['Extensions.Example.Com', 'extensions.example.com.', 'example.com', 'apps']) add(`GET group ${g}`, { method: 'GET', path: `/apis/${g}/v1alpha1/websites`, expect: [404] });
   add('GET a 100 KiB path', { method: 'GET', path: `/apis/${'a'.repeat(100 * 1024)}`, expect: [404, 414, 431] });
   add('GET a path of 5000 segments', { method: 'GET', path: `${API}/${'a/'.repeat(5000)}`, expect: [404, 414, 431] });

@@ -1,12 +1,21 @@
 /**
  * @module kinds/website/v1alpha1
- * The Website kind (extensions.example.com/v1alpha1): types, structural schema, printer columns, semantic validation.
- * The kind itself (this version plus what the server does for it) is `index.ts`; `src/kinds/index.ts` lists it.
+ * Website in extensions.example.com/v1alpha1, the first version: types, structural schema, printer columns and
+ * semantic validation. Served beside v1 (the storage version) and converted to and from it by `conversion.ts`.
+ * v1's `spec.service.nodePort` has no field here: v1alpha1 carries it in the annotation NODE_PORT_ANNOTATION.
  */
 import { invalid, path, type FieldError } from '../../apis/meta/field-path.js';
-import { isDNS1123Subdomain } from '../../apis/meta/validation.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { JSONSchema, ResourceDefinition } from '../../registry/resource.js';
+import {
+  DESCRIPTION, names, NODE_PORT_RANGE, phase, podSelector, SERVICE_TYPES, statusSchema, typeMetaProperties, validateGit,
+  type WebsiteStatus,
+} from './common.js';
+
+export type { WebsiteCondition, WebsiteStatus } from './common.js';
+
+/** NODE_PORT_ANNOTATION holds v1's spec.service.nodePort on a v1alpha1 object (kube keeps newer fields so). */
+export const NODE_PORT_ANNOTATION = 'extensions.example.com/node-port';
 
 /** WebsiteSpec is what the user asks for. */
 export interface WebsiteSpec {
@@ -23,69 +32,19 @@ export interface SecretReference {
   name: string;
 }
 
-/** WebsiteCondition mirrors metav1.Condition. */
-export interface WebsiteCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  observedGeneration?: number;
-}
-
-/** WebsiteStatus is written only through the status subresource. */
-export interface WebsiteStatus {
-  observedGeneration?: number;
-  replicas?: number;
-  readyReplicas?: number;
-  selector?: string;
-  deployment?: string;
-  service?: string;
-  nodePort?: number;
-  conditions?: WebsiteCondition[];
-}
-
-/** Website is the stored object. */
+/** Website is a v1alpha1 Website. */
 export interface Website extends KubeObject {
   spec: WebsiteSpec;
   status?: WebsiteStatus;
 }
 
-const GROUP = 'extensions.example.com';
-const VERSION = 'v1alpha1';
-
-// http(s)://, ssh://, git:// URLs or scp-like git@host:path, as git itself accepts them.
-const GIT_URL = /^(?:(?:https?|ssh|git):\/\/[^\s/]+(?:\/\S*)?|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:\S+)$/;
-
-const conditionSchema: JSONSchema = {
-  type: 'object',
-  description: 'Condition is one aspect of the current state (metav1.Condition).',
-  required: ['type', 'status'],
-  properties: {
-    type: { type: 'string', description: 'Type of condition: Ready, Progressing or Degraded.' },
-    status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition: True, False or Unknown.' },
-    reason: { type: 'string', description: "Machine-readable CamelCase reason for the condition's last transition." },
-    message: { type: 'string', description: 'Human-readable details about the transition.' },
-    lastTransitionTime: { type: 'string', format: 'date-time', description: 'Last time the condition changed status.' },
-    observedGeneration: { type: 'integer', minimum: 0, description: 'The .metadata.generation the condition was set for.' },
-  },
-};
-
 /** websiteSchema is the structural schema: one source for validation, pruning, defaults, OpenAPI and explain. */
 export const websiteSchema: JSONSchema = {
   type: 'object',
-  description: 'Website is a static website served by nginx from a git repository that a git-sync sidecar keeps up to date.',
+  description: DESCRIPTION,
   required: ['spec'],
   properties: {
-    apiVersion: {
-      type: 'string',
-      description: 'APIVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
-    },
-    kind: {
-      type: 'string',
-      description: 'Kind is a string value representing the REST resource this object represents. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
-    },
-    metadata: { type: 'object', description: "Standard object's metadata.", 'x-kubernetes-preserve-unknown-fields': true },
+    ...typeMetaProperties,
     spec: {
       type: 'object',
       description: 'WebsiteSpec is the desired state of a Website.',
@@ -118,7 +77,7 @@ export const websiteSchema: JSONSchema = {
         },
         serviceType: {
           type: 'string',
-          enum: ['NodePort', 'ClusterIP', 'LoadBalancer'],
+          enum: [...SERVICE_TYPES],
           default: 'NodePort',
           description: 'ServiceType is the type of the Service exposing the site: NodePort (default), ClusterIP or LoadBalancer.',
         },
@@ -132,54 +91,28 @@ export const websiteSchema: JSONSchema = {
         },
       },
     },
-    status: {
-      type: 'object',
-      description: 'WebsiteStatus is the observed state of a Website, written by the reconciler through the status subresource.',
-      properties: {
-        observedGeneration: { type: 'integer', minimum: 0, description: 'The .metadata.generation the reconciler last acted on.' },
-        replicas: { type: 'integer', minimum: 0, description: 'Number of pods that exist for this website.' },
-        readyReplicas: { type: 'integer', minimum: 0, description: 'Number of pods that are ready.' },
-        selector: { type: 'string', description: 'Label selector of the pods, in string form (for the scale subresource).' },
-        deployment: { type: 'string', description: 'Name of the Deployment serving the site.' },
-        service: { type: 'string', description: 'Name of the Service exposing the site.' },
-        nodePort: { type: 'integer', minimum: 0, maximum: 65535, description: 'Node port of the Service, when it has one.' },
-        conditions: {
-          type: 'array',
-          description: 'Conditions: Ready, Progressing, Degraded.',
-          items: conditionSchema,
-          'x-kubernetes-list-type': 'map',
-          'x-kubernetes-list-map-keys': ['type'],
-        },
-      },
-    },
+    status: statusSchema,
   },
 };
 
-const condition = (w: Website, type: string) => w.status?.conditions?.find((c) => c.type === type);
-
-// STATUS column: Ready when the Ready condition is True, otherwise the most telling reason we have.
-function phase(w: Website): string {
-  const ready = condition(w, 'Ready');
-  if (w.metadata.deletionTimestamp) return 'Terminating';
-  if (ready?.status === 'True') return 'Ready';
-  if (condition(w, 'Degraded')?.status === 'True') return condition(w, 'Degraded')?.reason ?? 'Degraded';
-  if (ready?.reason) return ready.reason;
-  return 'Pending';
+/**
+ * nodePortAnnotation reads NODE_PORT_ANNOTATION as v1's nodePort: a decimal port in the node port range, else
+ * undefined (an annotation an earlier release stored may hold anything; it is then kept as an annotation).
+ */
+export function nodePortAnnotation(value: string | undefined): number | undefined {
+  if (value === undefined || !/^[1-9][0-9]{0,4}$/.test(value)) return undefined;
+  const n = Number(value);
+  return n >= NODE_PORT_RANGE.min && n <= NODE_PORT_RANGE.max ? n : undefined;
 }
 
-/** websiteDefinition registers Website with the generic machinery. */
+/** websiteDefinition is Website v1alpha1 as the machinery serves it. */
 export const websiteDefinition: ResourceDefinition<Website> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'Website',
-  listKind: 'WebsiteList',
-  plural: 'websites',
-  singular: 'website',
-  shortNames: ['ws'],
-  categories: ['all'],
-  namespaced: true,
+  ...names,
+  shortNames: [...names.shortNames],
+  categories: [...names.categories],
+  version: 'v1alpha1',
   schema: websiteSchema,
-  description: websiteSchema.description ?? '',
+  description: DESCRIPTION,
   printerColumns: [
     { name: 'Git-Repo', type: 'string', description: 'Git repository the site is served from.', priority: 0, cell: (w) => w.spec?.gitRepo ?? '' },
     {
@@ -203,25 +136,24 @@ export const websiteDefinition: ResourceDefinition<Website> = {
         w.spec.replicas = n;
       },
       statusReplicas: (w) => w.status?.replicas ?? 0,
-      selector: (w) => w.status?.selector ?? `app.kubernetes.io/instance=${w.metadata.name},app.kubernetes.io/name=website`,
+      selector: podSelector,
     },
   },
-  validate(w): FieldError[] {
-    const errs: FieldError[] = [];
-    const repo = w.spec?.gitRepo;
-    if (typeof repo === 'string' && repo !== '' && !GIT_URL.test(repo)) {
-      errs.push(invalid(path('spec', 'gitRepo'), repo, 'must be an http(s)://, ssh:// or git:// URL, or user@host:path'));
+  validate(w, old): FieldError[] {
+    const errs = validateGit({
+      repo: { value: w.spec?.gitRepo, at: path('spec', 'gitRepo') },
+      branch: { value: w.spec?.branch, at: path('spec', 'branch') },
+      secretRef: { value: w.spec?.secretRef, at: path('spec', 'secretRef') },
+    });
+    // The annotation stands for v1's nodePort, so it is checked as that field is; a value an earlier release stored
+    // may stay as it is (validation ratchets), it is then an annotation like any other.
+    const port = w.metadata.annotations?.[NODE_PORT_ANNOTATION];
+    if (port !== undefined && nodePortAnnotation(port) === undefined && port !== old?.metadata.annotations?.[NODE_PORT_ANNOTATION]) {
+      errs.push(invalid(`metadata.annotations[${NODE_PORT_ANNOTATION}]`, port,
+        `must be a node port, ${NODE_PORT_RANGE.min} to ${NODE_PORT_RANGE.max} (it is spec.service.nodePort in extensions.example.com/v1)`));
     }
-    const secret = w.spec?.secretRef?.name;
-    if (typeof secret === 'string' && secret !== '') {
-      for (const msg of isDNS1123Subdomain(secret)) errs.push(invalid(path('spec', 'secretRef', 'name'), secret, msg));
-      if (typeof repo === 'string' && repo.startsWith('git://')) {
-        errs.push(invalid(path('spec', 'secretRef'), w.spec.secretRef, 'git:// URLs have no authentication: use an http(s):// or ssh URL for a private repository'));
-      }
-    }
-    const branch = w.spec?.branch;
-    if (typeof branch === 'string' && branch !== '' && (/[\s~^:?*[\\]|\.\.|@\{/.test(branch) || branch.startsWith('-'))) {
-      errs.push(invalid(path('spec', 'branch'), branch, 'must be a valid git branch name'));
+    if (port !== undefined && w.spec?.serviceType === 'ClusterIP' && nodePortAnnotation(port) !== undefined) {
+      errs.push(invalid(`metadata.annotations[${NODE_PORT_ANNOTATION}]`, port, 'may only be set when spec.serviceType is NodePort or LoadBalancer'));
     }
     return errs;
   },

@@ -1,20 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import type { Website } from '../v1alpha1.js';
+import type { Website } from '../v1.js';
 import { childLabels, DEFAULT_IMAGES, desiredDeployment, desiredService, selectorString } from './children.js';
 
-const site = (spec: Partial<Website['spec']> = {}): Website => ({
-  apiVersion: 'extensions.example.com/v1alpha1',
+const site = (over: { git?: Partial<Website['spec']['git']>; service?: Partial<Website['spec']['service']> } = {}): Website => ({
+  apiVersion: 'extensions.example.com/v1',
   kind: 'Website',
   metadata: { name: 'kubia', namespace: 'team', uid: 'u-1', generation: 3 },
-  spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', replicas: 2, syncIntervalSeconds: 30, serviceType: 'NodePort', ...spec },
+  spec: {
+    replicas: 2,
+    git: { repository: 'https://github.com/luksa/kubia-website-example.git', syncIntervalSeconds: 30, ...over.git },
+    service: { type: 'NodePort', ...over.service },
+  },
 });
 
 describe('desired children of a Website', () => {
   it('a Deployment <name>-website: nginx and git-sync sharing an emptyDir, labels, selector, controller ownerReference', () => {
-    const d = desiredDeployment(site({ branch: 'main' }), DEFAULT_IMAGES);
+    const d = desiredDeployment(site({ git: { branch: 'main' } }), DEFAULT_IMAGES);
     expect(d.metadata).toMatchObject({ name: 'kubia-website', namespace: 'team' });
     expect(d.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'website', 'app.kubernetes.io/instance': 'kubia', 'app.kubernetes.io/managed-by': 'website-apiserver' });
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', name: 'kubia', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'extensions.example.com/v1', kind: 'Website', name: 'kubia', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
     expect(d.spec.replicas).toBe(2);
     expect(d.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'website', 'app.kubernetes.io/instance': 'kubia' });
     // The selector must match the pod labels, or the API server rejects the Deployment.
@@ -38,7 +42,7 @@ describe('desired children of a Website', () => {
   });
 
   it('lets git-sync ride out about 30 s of failed syncs, then exit with its last log lines as the termination message', () => {
-    const sync = (interval: number) => desiredDeployment(site({ syncIntervalSeconds: interval }), DEFAULT_IMAGES).spec.template.spec.containers[1];
+    const sync = (interval: number) => desiredDeployment(site({ git: { syncIntervalSeconds: interval } }), DEFAULT_IMAGES).spec.template.spec.containers[1];
     expect(sync(5)?.args).toContain('--max-failures=6');
     expect(sync(30)?.args).toContain('--max-failures=3');
     expect(sync(3600)?.args).toContain('--max-failures=3');
@@ -54,7 +58,7 @@ describe('desired children of a Website', () => {
   });
 
   it('mounts spec.secretRef for git-sync: username and password file for an https URL', () => {
-    const spec = desiredDeployment(site({ gitRepo: 'https://git.example.com/private.git', secretRef: { name: 'site-creds' } }), DEFAULT_IMAGES).spec.template.spec;
+    const spec = desiredDeployment(site({ git: { repository: 'https://git.example.com/private.git', secretRef: { name: 'site-creds' } } }), DEFAULT_IMAGES).spec.template.spec;
     const sync = spec.containers[1];
     expect(spec.securityContext).toEqual({ fsGroup: 65533 });
     expect(spec.volumes).toContainEqual({ name: 'git-secret', secret: { secretName: 'site-creds', defaultMode: 0o440 } });
@@ -67,7 +71,7 @@ describe('desired children of a Website', () => {
 
   it('mounts spec.secretRef for git-sync: a key and known_hosts for ssh:// and scp-like URLs', () => {
     for (const gitRepo of ['ssh://git@git.example.com/site.git', 'git@github.com:luksa/kubia-website-example.git']) {
-      const sync = desiredDeployment(site({ gitRepo, secretRef: { name: 'deploy-key' } }), DEFAULT_IMAGES).spec.template.spec.containers[1];
+      const sync = desiredDeployment(site({ git: { repository: gitRepo, secretRef: { name: 'deploy-key' } } }), DEFAULT_IMAGES).spec.template.spec.containers[1];
       expect(sync?.args).toEqual(expect.arrayContaining([
         '--ssh-key-file=/etc/git-secret/ssh-privatekey', '--ssh-known-hosts=true', '--ssh-known-hosts-file=/etc/git-secret/known_hosts',
       ]));
@@ -77,7 +81,7 @@ describe('desired children of a Website', () => {
   });
 
   it('a Service <name>-website of spec.serviceType on port 80 selecting the pods', () => {
-    const s = desiredService(site({ serviceType: 'ClusterIP' }));
+    const s = desiredService(site({ service: { type: 'ClusterIP' } }));
     expect(s.metadata).toMatchObject({ name: 'kubia-website', namespace: 'team', labels: childLabels(site()) });
     expect(s.spec).toEqual({
       type: 'ClusterIP',

@@ -1,10 +1,11 @@
 /**
  * @module kinds/website/controllers/children
  * The objects a Website runs as (PRODUCT.md §4): a Deployment `<name>-website` with nginx serving an emptyDir that a
- * git-sync sidecar keeps filled from `spec.gitRepo`, and a Service `<name>-website` of `spec.serviceType` on port 80.
+ * git-sync sidecar keeps filled from `spec.git`, and a Service `<name>-website` of `spec.service.type` on port 80
+ * (on `spec.service.nodePort` when set).
  * Pure functions: the reconciler server-side-applies exactly these bodies, so whatever they leave out is not ours.
  */
-import type { Website } from '../v1alpha1.js';
+import type { Website } from '../v1.js';
 
 export const MANAGED_BY = 'website-apiserver';
 export const FIELD_MANAGER = 'website-apiserver';
@@ -40,7 +41,7 @@ export function childLabels(w: Website): Record<string, string> {
 /** ownerReference makes the Website the controlling owner (the garbage collector and kubectl follow it). */
 export function ownerReference(w: Website) {
   return {
-    apiVersion: w.apiVersion ?? 'extensions.example.com/v1alpha1',
+    apiVersion: w.apiVersion ?? 'extensions.example.com/v1',
     kind: 'Website',
     name: w.metadata.name ?? '',
     uid: w.metadata.uid ?? '',
@@ -92,9 +93,9 @@ export const isSSHRepo = (repo: string) => repo.startsWith('ssh://') || /^[A-Za-
  * password file) for http(s), a key and known_hosts for SSH. The Secret is only mounted, never read by the server.
  */
 function credentials(w: Website): { args: string[]; env: EnvVar[]; mounts: VolumeMount[]; volumes: Volume[] } {
-  const secretName = w.spec.secretRef?.name;
+  const secretName = w.spec.git.secretRef?.name;
   if (!secretName) return { args: [], env: [], mounts: [], volumes: [] };
-  const ssh = isSSHRepo(w.spec.gitRepo);
+  const ssh = isSSHRepo(w.spec.git.repository);
   return {
     args: ssh
       ? [`--ssh-key-file=${SECRET_DIR}/ssh-privatekey`, '--ssh-known-hosts=true', `--ssh-known-hosts-file=${SECRET_DIR}/known_hosts`]
@@ -109,13 +110,13 @@ function credentials(w: Website): { args: string[]; env: EnvVar[]; mounts: Volum
 export function desiredDeployment(w: Website, images: Images) {
   const creds = credentials(w);
   const syncArgs = [
-    `--repo=${w.spec.gitRepo}`,
+    `--repo=${w.spec.git.repository}`,
     `--root=${GIT_ROOT}`,
     '--link=html',
-    `--period=${w.spec.syncIntervalSeconds}s`,
+    `--period=${w.spec.git.syncIntervalSeconds}s`,
     '--depth=1',
-    `--max-failures=${maxFailures(w.spec.syncIntervalSeconds)}`,
-    ...(w.spec.branch ? [`--ref=${w.spec.branch}`] : []),
+    `--max-failures=${maxFailures(w.spec.git.syncIntervalSeconds)}`,
+    ...(w.spec.git.branch ? [`--ref=${w.spec.git.branch}`] : []),
     ...creds.args,
   ];
   return {
@@ -165,9 +166,12 @@ export function desiredService(w: Website) {
     kind: 'Service',
     metadata: { name: childName(w), namespace: w.metadata.namespace, labels: childLabels(w), ownerReferences: [ownerReference(w)] },
     spec: {
-      type: w.spec.serviceType,
+      type: w.spec.service.type,
       selector: selectorLabels(w),
-      ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
+      ports: [{
+        name: 'http', port: 80, targetPort: 'http', protocol: 'TCP',
+        ...(w.spec.service.nodePort !== undefined && w.spec.service.type !== 'ClusterIP' ? { nodePort: w.spec.service.nodePort } : {}),
+      }],
     },
   };
 }

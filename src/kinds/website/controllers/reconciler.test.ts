@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { websiteDefinition, type Website } from '../v1alpha1.js';
+import { websiteDefinition, type Website } from '../v1.js';
 import { ResourceStore } from '../../../registry/store.js';
 import { MemoryStorage } from '../../../storage/memory-storage.js';
 import { DEFAULT_IMAGES } from './children.js';
@@ -47,7 +47,7 @@ const setup = () => {
   const cluster = fakeCluster();
   const reconcile = websiteReconciler({ store, cluster: cluster.client, images: DEFAULT_IMAGES, logger: pino({ level: 'silent' }), deletePollMs: 10 });
   const opts = { dryRun: false, fieldValidation: 'Strict' as const, manager: 'test' };
-  const create = (name: string) => store.create('ns', { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name }, spec: { gitRepo: 'https://example.com/r.git' } }, opts);
+  const create = (name: string) => store.create('ns', { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://example.com/r.git' } } }, opts);
   const get = (name: string) => store.get('ns', name) as Website;
   return { store, cluster, reconcile, create, get, opts };
 };

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../../../apis/meta/types.js';
-import type { Website } from '../v1alpha1.js';
+import type { Website } from '../v1.js';
 import type { ResourceStore } from '../../../registry/store.js';
 import { splitKey } from '../../../controllers/store-source.js';
 import { childName, desiredDeployment, desiredService, FIELD_MANAGER, type Images } from './children.js';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Website } from '../v1alpha1.js';
+import type { Website } from '../v1.js';
 import { noClusterStatus, websiteStatus, type ObservedDeployment } from './status.js';
 
 const site = (status?: Website['status']): Website => ({
-  apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website',
+  apiVersion: 'extensions.example.com/v1', kind: 'Website',
   metadata: { name: 'kubia', namespace: 'team', uid: 'u', generation: 4 },
-  spec: { gitRepo: 'https://example.com/r.git', replicas: 2, syncIntervalSeconds: 60, serviceType: 'NodePort' },
+  spec: { replicas: 2, git: { repository: 'https://example.com/r.git', syncIntervalSeconds: 60 }, service: { type: 'NodePort' } },
   ...(status ? { status } : {}),
 });
 const deployment = (ready: number, updated = 2, extra: Partial<NonNullable<ObservedDeployment['status']>> = {}): ObservedDeployment => ({

@@ -3,7 +3,8 @@
  * What a Website's status says, computed from its children as observed in the cluster. Conditions follow
  * metav1.Condition rules: lastTransitionTime moves only when a condition's status changes.
  */
-import type { Website, WebsiteCondition, WebsiteStatus } from '../v1alpha1.js';
+import { mergeConditions, type NewCondition } from '../../../apis/meta/conditions.js';
+import type { Website, WebsiteStatus } from '../v1.js';
 import { rfc3339 } from '../../../apis/meta/go-time.js';
 import { childName, selectorString } from './children.js';
 
@@ -97,16 +98,7 @@ export function gitSyncFailure(pods: ObservedPod[] | undefined): string | undefi
   return undefined;
 }
 
-type Cond = Omit<WebsiteCondition, 'lastTransitionTime' | 'observedGeneration'>;
-
-/** mergeConditions keeps lastTransitionTime for conditions whose status did not change. */
-export function mergeConditions(old: WebsiteCondition[] | undefined, next: Cond[], generation: number, now: string): WebsiteCondition[] {
-  return next.map((c) => {
-    const prev = old?.find((o) => o.type === c.type);
-    const lastTransitionTime = prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : now;
-    return { ...c, lastTransitionTime, observedGeneration: generation };
-  });
-}
+type Cond = NewCondition;
 
 /** conditionsFor derives Ready, Progressing and Degraded. */
 export function conditionsFor(w: Website, o: Observed): Cond[] {

@@ -1,0 +1,210 @@
+/**
+ * @module registry/versioned-storage
+ * The storage as one served version sees it (the role of kube's storage codec): objects are kept in the kind's
+ * storage version, and this view converts every object it hands out to its own version and every object it is given
+ * back to the storage version. A ResourceStore over it reads, writes and watches in its version only.
+ *
+ * Objects written by an earlier release in another version (an upgrade) are converted on the way out as well, and
+ * rewritten in the storage version by migrateStorageVersion before serving starts.
+ */
+import type { KubeObject } from '../apis/meta/types.js';
+import { isStorageError } from '../storage/errors.js';
+import type {
+  ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
+} from '../storage/interface.js';
+import type { FieldVersions } from './managed-fields.js';
+import type { ServedVersion } from './resource.js';
+
+/** ToStorage and FromStorage convert whole objects between one served version and the storage version. */
+export interface VersionCodec {
+  /** The served version's apiVersion (group/version). */
+  apiVersion: string;
+  /** The storage version's apiVersion. */
+  storageApiVersion: string;
+  /** toStorage converts an object of this version (or already stored) into the storage version. */
+  toStorage(obj: KubeObject): KubeObject;
+  /** fromStorage converts a stored object (of any served version, the storage one normally) into this version. */
+  fromStorage(obj: KubeObject): KubeObject;
+}
+
+/**
+ * versionCodecs builds a codec per served version of one kind. A stored object in a version other than the storage
+ * version (written before an upgrade) first goes to the storage version through that version's conversion.
+ */
+export function versionCodecs(versions: readonly ServedVersion[]): Map<string, VersionCodec> {
+  const byApiVersion = new Map(versions.map((v) => [`${v.definition.group}/${v.definition.version}`, v]));
+  const out = new Map<string, VersionCodec>();
+  for (const v of versions) {
+    const apiVersion = `${v.definition.group}/${v.definition.version}`;
+    const storageApiVersion = v.storageApiVersion;
+    const toStorageForm = (obj: KubeObject): KubeObject => {
+      if (obj.apiVersion === storageApiVersion || obj.apiVersion === undefined) return obj;
+      const from = byApiVersion.get(obj.apiVersion);
+      if (!from?.conversion) return obj;
+      return { ...from.conversion.toStorage(obj), apiVersion: storageApiVersion };
+    };
+    const conversion = v.conversion;
+    out.set(apiVersion, {
+      apiVersion,
+      storageApiVersion,
+      toStorage: toStorageForm,
+      fromStorage: conversion
+        ? (obj) => (obj.apiVersion === apiVersion ? obj : { ...conversion.fromStorage(toStorageForm(obj)), apiVersion })
+        : toStorageForm,
+    });
+  }
+  return out;
+}
+
+/** versionedStorage is `inner` as seen in one served version (the storage version itself passes objects through). */
+export function versionedStorage(inner: Storage, codec: VersionCodec): Storage {
+  if (codec.apiVersion === codec.storageApiVersion) return new StorageVersionView(inner, codec);
+  return new ConvertingView(inner, codec);
+}
+
+// StorageVersionView serves the storage version: stored objects are already in it, except an earlier release's.
+class StorageVersionView implements Storage {
+  constructor(protected readonly inner: Storage, protected readonly codec: VersionCodec) {}
+
+  // Converted objects and events are remembered per stored one, so that every watcher of this version gets the same
+  // converted event (its encoding is shared) and a stored object is converted once however often it is read.
+  readonly #objects = new WeakMap<KubeObject, KubeObject>();
+  readonly #events = new WeakMap<ChangeEvent, ChangeEvent>();
+
+  protected out(obj: KubeObject): KubeObject {
+    if (obj.apiVersion === this.codec.apiVersion) return obj;
+    let v = this.#objects.get(obj);
+    if (!v) {
+      v = this.codec.fromStorage(obj);
+      this.#objects.set(obj, v);
+    }
+    return v;
+  }
+
+  protected in(obj: KubeObject): KubeObject {
+    return this.codec.toStorage(obj);
+  }
+
+  protected event(e: ChangeEvent): ChangeEvent {
+    if (e.object.apiVersion === this.codec.apiVersion && (!e.prevObject || e.prevObject.apiVersion === this.codec.apiVersion)) return e;
+    let v = this.#events.get(e);
+    if (!v) {
+      v = { ...e, object: this.out(e.object), ...(e.prevObject ? { prevObject: this.out(e.prevObject) } : {}) };
+      this.#events.set(e, v);
+    }
+    return v;
+  }
+
+  currentRevision(): number {
+    return this.inner.currentRevision();
+  }
+
+  compactedRevision(): number {
+    return this.inner.compactedRevision();
+  }
+
+  get(key: ObjectKey): KubeObject | undefined {
+    const obj = this.inner.get(key);
+    return obj && this.out(obj);
+  }
+
+  list(prefix: KeyPrefix, req: ListRequest = {}): ListResult {
+    const filter = req.filter;
+    const r = this.inner.list(prefix, {
+      ...req,
+      ...(filter ? { filter: (o: KubeObject) => filter(this.out(o)) } : {}),
+      ...(this.passesEncoded() ? {} : { encoded: false }),
+    });
+    if (r.encoded) return r;
+    return { ...r, items: r.items.map((o) => this.out(o)) };
+  }
+
+  // The stored JSON text is this version's only when no conversion applies (migrateStorageVersion has run).
+  protected passesEncoded(): boolean {
+    return true;
+  }
+
+  async create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {
+    return this.out(await this.inner.create(key, this.in(obj)));
+  }
+
+  async update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject> {
+    return this.out(await this.inner.update(key, (cur) => {
+      const next = tryUpdate(this.out(cur));
+      return next === null ? null : this.in(next);
+    }));
+  }
+
+  async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
+    return this.out(await this.inner.delete(key, check && ((cur) => check(this.out(cur)))));
+  }
+
+  watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    return this.inner.watch(prefix, fromRevision, {
+      onEvent: (e) => sink.onEvent(this.event(e)),
+      onError: (err) => sink.onError(err),
+      ...(sink.ready ? { ready: () => sink.ready?.() ?? Promise.resolve() } : {}),
+    });
+  }
+
+  writable(): boolean {
+    return this.inner.writable?.() ?? true;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+// ConvertingView serves a version other than the storage version: every object crosses a conversion.
+class ConvertingView extends StorageVersionView {
+  protected override passesEncoded(): boolean {
+    return false;
+  }
+}
+
+/**
+ * migrateStorageVersion rewrites every stored object of one resource that is not in the storage version (an earlier
+ * release's), as kube's storage version migration does: a no-op update that stores the converted form (a new
+ * resourceVersion, a MODIFIED event with the same content in every version). Returns how many it rewrote.
+ */
+export async function migrateStorageVersion(
+  storage: Storage, resource: string, codec: VersionCodec, stopped: () => boolean = () => false,
+): Promise<{ checked: number; migrated: number }> {
+  let checked = 0;
+  let migrated = 0;
+  let after: { namespace: string; name: string } | undefined;
+  for (;;) {
+    if (stopped()) break;
+    const page = storage.list({ resource }, { limit: 500, ...(after ? { after } : {}) });
+    for (const obj of page.items) {
+      checked++;
+      if (obj.apiVersion === codec.storageApiVersion) continue;
+      const key = { resource, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+      try {
+        await storage.update(key, (cur) => (cur.apiVersion === codec.storageApiVersion ? null : codec.toStorage(cur)));
+        migrated++;
+      } catch (e) {
+        // Deleted since the page was read: nothing to migrate.
+        if (!isStorageError(e, 'KeyNotFound')) throw e;
+      }
+    }
+    if (!page.more || !page.last) break;
+    after = { namespace: page.last.namespace, name: page.last.name };
+  }
+  return { checked, migrated };
+}
+
+/** fieldVersions translates managedFields paths between a kind's versions, through the storage version. */
+export function fieldVersions(versions: readonly ServedVersion[]): FieldVersions {
+  const conversions = new Map(versions.map((v) => [`${v.definition.group}/${v.definition.version}`, v.conversion]));
+  return (path, from, to) => {
+    if (from === to) return path;
+    if (!conversions.has(from) || !conversions.has(to)) return undefined;
+    const source = conversions.get(from);
+    const stored = source ? source.fieldToStorage(path) : [...path];
+    if (!stored) return undefined;
+    const target = conversions.get(to);
+    return target ? target.fieldFromStorage(stored) : stored;
+  };
+}

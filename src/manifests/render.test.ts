@@ -10,8 +10,11 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { airport } from '../../test/kinds/airport.js';
+import { flightTicket } from '../../test/kinds/flight-ticket.js';
 import {
   APISERVICE_NAME,
+  APISERVICE_NAMES,
   DEFAULT_IMAGE,
   DEFAULT_NAMESPACE,
   SERVING_CERTIFICATE_FILE,
@@ -23,6 +26,7 @@ import {
   type ServingCertificate,
 } from './render.js';
 
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const REPO_MANIFESTS = path.resolve(import.meta.dirname, '../../manifests');
 const OID_SERVER_AUTH = '1.3.6.1.5.5.7.3.1';
 const DAY_MS = 86_400_000;
@@ -162,6 +166,24 @@ describe('RBAC', () => {
     // Only websites: the aggregated roles must not widen the built-in roles beyond our group.
     for (const to of ['admin', 'edit', 'view']) expect(aggregated(to).every((r) => r.apiGroups!.join() === G)).toBe(true);
   });
+
+  it('generates those roles and the APIServices from the kinds list: test-only kinds get theirs, by their subresources', () => {
+    const files = renderManifests({ servingCert: sc, kinds: [{ storage: flightTicket }, { storage: airport }] });
+    const rbac = files.find((f) => f.name === '10-rbac.yaml')!.objects;
+    const aggregated = (to: string): Rule[] =>
+      rbac.filter((r) => r.kind === 'ClusterRole' && r.metadata.labels?.[`rbac.authorization.k8s.io/aggregate-to-${to}`] === 'true').flatMap(rulesOf);
+    const T = 'testing.example.com';
+    expect(aggregated('view')).toEqual([{ apiGroups: [T], resources: ['flighttickets', 'flighttickets/status', 'airports'], verbs: ['get', 'list', 'watch'] }]);
+    for (const to of ['edit', 'admin']) {
+      expect(allows(aggregated(to), T, 'airports', 'create')).toBe(true);
+      expect(allows(aggregated(to), T, 'flighttickets', 'deletecollection')).toBe(true);
+      // No kind has /scale, so no rule names one.
+      expect(aggregated(to).some((r) => r.resources!.some((x) => x.endsWith('/scale')))).toBe(false);
+    }
+    expect(aggregated('view').some((r) => r.apiGroups!.includes('extensions.example.com'))).toBe(false);
+    const services = files.at(-1)!.objects.filter((o) => o.kind === 'APIService');
+    expect(services.map((o) => [o.metadata.name, (o as any).spec.versionPriority])).toEqual([['v1.testing.example.com', 15]]);
+  });
 });
 
 describe('apiserver workload', () => {
@@ -265,16 +287,21 @@ describe('apiserver workload', () => {
 });
 
 describe('serving certificate and APIService', () => {
-  it('registers v1alpha1.extensions.example.com with the CA as caBundle', () => {
+  it('registers v1.extensions.example.com and v1alpha1.extensions.example.com (v1 preferred) with the CA as caBundle', () => {
     const files = renderManifests({ servingCert: sc });
     expect(files.at(-1)!.name).toBe(SERVING_CERTIFICATE_FILE);
+    expect(APISERVICE_NAMES).toEqual(['v1.extensions.example.com', 'v1alpha1.extensions.example.com']);
+    expect(APISERVICE_NAME).toBe('v1.extensions.example.com');
+    const alpha = find(files, 'APIService', 'v1alpha1.extensions.example.com') as K8sObject & { spec: any };
+    expect(alpha.spec).toMatchObject({ group: 'extensions.example.com', version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15 });
+    expect(alpha.spec.caBundle).toBe(b64(sc.caCert));
     const api = find(files, 'APIService', APISERVICE_NAME) as K8sObject & { spec: any };
     expect(api.apiVersion).toBe('apiregistration.k8s.io/v1');
     expect(api.spec).toMatchObject({
       group: 'extensions.example.com',
-      version: 'v1alpha1',
+      version: 'v1',
       groupPriorityMinimum: 1000,
-      versionPriority: 15,
+      versionPriority: 20,
       service: { namespace: DEFAULT_NAMESPACE, name: 'website-apiserver', port: 443 },
     });
     expect(api.spec.insecureSkipTLSVerify).toBeUndefined();

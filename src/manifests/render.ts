@@ -5,10 +5,13 @@
  * same options give the same bytes, which is what lets a test pin the committed files to this code.
  *
  * Files: 00-namespace.yaml (Namespace), 10-rbac.yaml (ServiceAccount and RBAC), 20-apiserver.yaml (Service,
- * StatefulSet), 30-serving-certificate.yaml (TLS Secret and APIService; only with a servingCert, since it
+ * StatefulSet), 30-serving-certificate.yaml (TLS Secret and an APIService per served version; only with a servingCert, since it
  * holds a private key and a caBundle that differ per install).
  */
 import { stringify } from 'yaml';
+import { groupVersions } from '../discovery/discovery.js';
+import { kinds } from '../kinds/index.js';
+import { servedDefinitions, type KindDefinition } from '../registry/resource.js';
 import { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate } from './serving-cert.js';
 
 // Re-exported so callers (the e2e suite imports dist/manifests/render.js) need one module.
@@ -21,11 +24,17 @@ export const DEFAULT_NAMESPACE = 'website-system';
 export const DEFAULT_IMAGE = 'website-apiserver:0.1.0';
 /** SERVING_SECRET_NAME is the kubernetes.io/tls Secret mounted as the serving certificate. */
 export const SERVING_SECRET_NAME = 'website-apiserver-serving-cert';
-/** API_GROUP and API_VERSION are what the APIService registers. */
-export const API_GROUP = 'extensions.example.com';
-export const API_VERSION = 'v1alpha1';
-/** APISERVICE_NAME is `<version>.<group>`, the only name kube-aggregator accepts. */
-export const APISERVICE_NAME = `${API_VERSION}.${API_GROUP}`;
+/**
+ * groupVersionsOf lists the group/versions the kinds serve, each group's preferred version first (kube's version
+ * priority, as discovery orders them): one APIService each.
+ */
+export function groupVersionsOf(list: readonly KindDefinition[]): { group: string; version: string }[] {
+  return groupVersions(servedDefinitions(list)).map(({ group, version }) => ({ group, version }));
+}
+/** APISERVICE_NAMES are the APIServices of the served kinds, `<version>.<group>` (the only name kube-aggregator accepts). */
+export const APISERVICE_NAMES: readonly string[] = groupVersionsOf(kinds).map((gv) => `${gv.version}.${gv.group}`);
+/** APISERVICE_NAME is the preferred version's APIService (v1.extensions.example.com). */
+export const APISERVICE_NAME = APISERVICE_NAMES[0] ?? '';
 /** CONTAINER_PORT is the HTTPS port the server listens on inside the pod. */
 export const CONTAINER_PORT = 8443;
 /** DEFAULT_SERVICE_PORT is the Service port the APIService points at (the APIService default too). */
@@ -70,6 +79,8 @@ export interface RenderOptions {
   storageClassName?: string;
   /** dataVolumeSize is the data volume claim's request; default 1Gi. */
   dataVolumeSize?: string;
+  /** The kinds served (their APIServices and the roles that extend view/edit/admin to them); default: src/kinds. */
+  kinds?: readonly KindDefinition[];
 }
 
 /** ServerPod is what the StatefulSet's pod is rendered from. */
@@ -127,11 +138,11 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
 
   const files: Array<[string, K8sObject[]]> = [
     ['00-namespace.yaml', [namespaceObject(ns)]],
-    ['10-rbac.yaml', rbacObjects(ns)],
+    ['10-rbac.yaml', rbacObjects(ns, opts.kinds ?? kinds)],
     ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, pod), podDisruptionBudgetObject(ns)]],
   ];
   if (opts.servingCert !== undefined) {
-    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), apiServiceObject(ns, servicePort, opts.servingCert)]]);
+    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, opts.kinds ?? kinds)]]);
   }
   return files.map(([name, objects]) => ({ name, objects, text: toYaml(name, objects) }));
 }
@@ -202,7 +213,25 @@ export const CLUSTER_ROLE_NAME = SERVICE_NAME;
 export const AGGREGATE_VIEW_ROLE = `${SERVICE_NAME}:aggregate-to-view`;
 export const AGGREGATE_EDIT_ROLE = `${SERVICE_NAME}:aggregate-to-edit`;
 
-function rbacObjects(ns: string): K8sObject[] {
+// kindRules are the rules that extend the built-in roles to the served kinds, one rule per group and verb set,
+// split as the bootstrap policy splits deployments: view reads (objects, /status, /scale), edit writes (objects,
+// /scale). /status stays with the server's controllers, as deployments/status is read-only for edit.
+function kindRules(list: readonly KindDefinition[]): { view: PolicyRule[]; edit: PolicyRule[] } {
+  const view: PolicyRule[] = [];
+  const edit: PolicyRule[] = [];
+  for (const group of new Set(list.map((k) => k.storage.group))) {
+    const defs = list.filter((k) => k.storage.group === group).map((k) => k.storage);
+    const readable = defs.flatMap((d) => [d.plural, ...(d.subresources.status ? [`${d.plural}/status`] : []), ...(d.subresources.scale ? [`${d.plural}/scale`] : [])]);
+    view.push(rule([group], readable, READ));
+    edit.push(rule([group], defs.map((d) => d.plural), ['create', 'update', 'patch', 'delete', 'deletecollection']));
+    const scalable = defs.filter((d) => d.subresources.scale).map((d) => `${d.plural}/scale`);
+    if (scalable.length) edit.push(rule([group], scalable, ['update', 'patch']));
+  }
+  return { view, edit };
+}
+
+function rbacObjects(ns: string, list: readonly KindDefinition[]): K8sObject[] {
+  const { view, edit } = kindRules(list);
   const aggregate = (to: 'admin' | 'edit' | 'view') => ({ [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' });
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(SERVICE_NAME, ns) },
@@ -250,17 +279,14 @@ function rbacObjects(ns: string): K8sObject[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: meta(AGGREGATE_VIEW_ROLE, undefined, { ...aggregate('admin'), ...aggregate('edit'), ...aggregate('view') }),
-      rules: [rule([API_GROUP], ['websites', 'websites/status', 'websites/scale'], READ)],
+      rules: view,
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: meta(AGGREGATE_EDIT_ROLE, undefined, { ...aggregate('admin'), ...aggregate('edit') }),
-      rules: [
-        rule([API_GROUP], ['websites'], ['create', 'update', 'patch', 'delete', 'deletecollection']),
-        // /scale is written by `kubectl scale` and autoscalers; /status stays with the server's reconciler.
-        rule([API_GROUP], ['websites/scale'], ['update', 'patch']),
-      ],
+      // /scale is written by `kubectl scale` and autoscalers; /status stays with the server's controllers.
+      rules: edit,
     },
   ];
 }
@@ -418,21 +444,28 @@ function secretObject(ns: string, sc: ServingCertificate): K8sObject {
   };
 }
 
-function apiServiceObject(ns: string, port: number, sc: ServingCertificate): K8sObject {
-  return {
-    apiVersion: 'apiregistration.k8s.io/v1',
-    kind: 'APIService',
-    metadata: meta(APISERVICE_NAME),
-    spec: {
-      group: API_GROUP,
-      version: API_VERSION,
-      groupPriorityMinimum: 1000,
-      versionPriority: 15,
-      service: { namespace: ns, name: SERVICE_NAME, port },
-      // The aggregator verifies our certificate against this CA for ServerName website-apiserver.<ns>.svc.
-      caBundle: b64(sc.caCert),
-    },
-  };
+// One APIService per served group/version, all pointing at the one Service. kube-aggregator orders a group's
+// versions by versionPriority (higher first): the preferred version gets the highest, 5 apart, the last 15.
+function apiServiceObjects(ns: string, port: number, sc: ServingCertificate, list: readonly KindDefinition[]): K8sObject[] {
+  const gvs = groupVersionsOf(list);
+  return gvs.map(({ group, version }) => {
+    const inGroup = gvs.filter((gv) => gv.group === group);
+    const rank = inGroup.findIndex((gv) => gv.version === version);
+    return {
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: meta(`${version}.${group}`),
+      spec: {
+        group,
+        version,
+        groupPriorityMinimum: 1000,
+        versionPriority: 15 + 5 * (inGroup.length - 1 - rank),
+        service: { namespace: ns, name: SERVICE_NAME, port },
+        // The aggregator verifies our certificate against this CA for ServerName website-apiserver.<ns>.svc.
+        caBundle: b64(sc.caCert),
+      },
+    };
+  });
 }
 
 /** servingCertificateFromObjects finds the serving-certificate Secret in parsed objects and decodes it. */

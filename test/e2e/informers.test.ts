@@ -69,6 +69,7 @@ async function deleteWebsites(list: string[], parallel = 4): Promise<void> {
 /** serving waits until kube-apiserver says the APIService is Available and a list in our namespace goes through. */
 async function serving(timeoutMs = 90_000): Promise<void> {
   await waitFor('APIService Available=True', async () => {
+    // The informers here list and watch v1alpha1: its APIService is the one that must be Available.
     const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', 'v1alpha1.extensions.example.com', '-o', 'json'])) as { status?: { conditions?: { type: string; status: string }[] } };
     const c = o.status?.conditions?.find((x) => x.type === 'Available');
     // Thrown (not returned) so that a timeout reports the last condition seen.

@@ -12,6 +12,11 @@ import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { API_VERSION, GR, GROUP, REPO, kubectlAs, table, websiteManifest } from './helpers-kubectl.js';
 
+// kubectl reads and writes in the group's preferred version, v1; the manifests here are v1alpha1 (API_VERSION),
+// which kubectl sends as they are.
+const PREFERRED = `${GROUP}/v1`;
+const V1_SPEC = { replicas: 1, git: { repository: REPO, syncIntervalSeconds: 60 }, service: { type: 'NodePort' } };
+
 const env = e2e();
 const k = kubectlAs(env.kubeconfig.admin);
 // Namespaces of this file only (the suite shares one control plane).
@@ -55,7 +60,7 @@ describe('kubectl as admin through kube-apiserver', () => {
   it('create, apply, apply again (unchanged) and apply --server-side, each printing what kubectl prints for a built-in', async () => {
     expect((await ok(['create', '-f', '-'], { input: manifest('created') })).trim()).toBe(`${GR}/created created`);
     const created = await getJson('created');
-    expect(created.spec).toEqual({ gitRepo: REPO, replicas: 1, serviceType: 'NodePort', syncIntervalSeconds: 60 });
+    expect(created.spec).toEqual(V1_SPEC);
     expect(created.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.metadata.generation).toBe(1);
 
@@ -83,7 +88,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect((await ok(['patch', 'ws', 'ssa', '--type', 'merge', '--field-manager=other', '-p', '{"spec":{"replicas":5}}'])).trim()).toBe(`${GR}/ssa patched`);
     const conflict = await k(['apply', '--server-side', '-n', NS, '-f', '-'], { input: manifest('ssa', { replicas: 3 }) });
     expect(conflict.code).toBe(1);
-    expect(conflict.stderr).toContain(`error: Apply failed with 1 conflict: conflict with "other" using ${API_VERSION}: .spec.replicas`);
+    expect(conflict.stderr).toContain(`error: Apply failed with 1 conflict: conflict with "other" using ${PREFERRED}: .spec.replicas`);
     expect((await getJson('ssa')).spec.replicas).toBe(5);
   });
 
@@ -111,7 +116,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(wideOther.rows).toEqual([expect.objectContaining({ NAME: 'branched', BRANCH: 'main', DEPLOYMENT: '' })]);
 
     const yaml = YAML.parse(await ok(['get', 'ws', 'kubia', '-o', 'yaml']));
-    expect(yaml).toMatchObject({ apiVersion: API_VERSION, kind: 'Website', metadata: { name: 'kubia', namespace: NS, generation: 1 } });
+    expect(yaml).toMatchObject({ apiVersion: PREFERRED, kind: 'Website', metadata: { name: 'kubia', namespace: NS, generation: 1 } });
     expect(yaml.metadata.resourceVersion).toMatch(/^[1-9]\d*$/);
   });
 
@@ -123,7 +128,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(out).toMatch(new RegExp(`^Namespace:\\s+${NS}$`, 'm'));
     expect(out).toMatch(/^Labels:\s+app=kubia$/m);
     expect(out).toMatch(/^Annotations:\s+<none>$/m);
-    expect(out).toMatch(new RegExp(`^API Version:\\s+${API_VERSION.replace(/\./g, '\\.')}$`, 'm'));
+    expect(out).toMatch(new RegExp(`^API Version:\\s+${PREFERRED.replace(/\./g, '\\.')}$`, 'm'));
     expect(out).toMatch(/^Kind:\s+Website$/m);
     expect(out).toMatch(new RegExp(`^\\s+UID:\\s+${uid}$`, 'm'));
     expect(out).toMatch(/^Spec:$/m);
@@ -153,12 +158,12 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(s.after.metadata.annotations).toEqual({ 'example.com/note': 'hello' });
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation);
 
-    s = await step(['patch', 'ws', 'verbs', '--type', 'merge', '-p', '{"spec":{"branch":"main"}}'], 'patched');
-    expect(s.after.spec.branch).toBe('main');
+    s = await step(['patch', 'ws', 'verbs', '--type', 'merge', '-p', '{"spec":{"git":{"branch":"main"}}}'], 'patched');
+    expect(s.after.spec.git.branch).toBe('main');
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
-    s = await step(['patch', 'ws', 'verbs', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/syncIntervalSeconds","value":30}]'], 'patched');
-    expect(s.after.spec.syncIntervalSeconds).toBe(30);
+    s = await step(['patch', 'ws', 'verbs', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/git/syncIntervalSeconds","value":30}]'], 'patched');
+    expect(s.after.spec.git.syncIntervalSeconds).toBe(30);
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
     // scale goes through the /scale subresource (autoscaling/v1 Scale), proxied like the rest.
@@ -169,13 +174,13 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(scale).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 3 } });
 
     const editor = join(work, 'editor.sh');
-    writeFileSync(editor, "#!/bin/sh\nsed -i 's/serviceType: NodePort/serviceType: ClusterIP/' \"$1\"\n");
+    writeFileSync(editor, "#!/bin/sh\nsed -i 's/type: NodePort/type: ClusterIP/' \"$1\"\n");
     chmodSync(editor, 0o755);
     s = await step(['edit', 'ws', 'verbs'], 'edited', { KUBE_EDITOR: editor });
-    expect(s.after.spec.serviceType).toBe('ClusterIP');
+    expect(s.after.spec.service.type).toBe('ClusterIP');
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
-    expect(s.after.spec).toEqual({ gitRepo: REPO, branch: 'main', replicas: 3, syncIntervalSeconds: 30, serviceType: 'ClusterIP' });
+    expect(s.after.spec).toEqual({ replicas: 3, git: { repository: REPO, branch: 'main', syncIntervalSeconds: 30 }, service: { type: 'ClusterIP' } });
     expect(s.after.metadata.labels).toEqual({ app: 'kubia', tier: 'web' });
     expect(s.after.metadata.generation).toBe(5);
   });
@@ -186,7 +191,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     const r = await k(['patch', 'ws', 'smp', '-n', NS, '-p', '{"spec":{"replicas":4}}']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`application/strategic-merge-patch+json is not supported by ${API_VERSION}, Kind=Website`);
+    expect(r.stderr).toContain(`application/strategic-merge-patch+json is not supported by ${PREFERRED}, Kind=Website`);
     expect(r.stderr).toContain('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json');
     const after = await getJson('smp');
     expect(after.spec.replicas).toBe(1);

@@ -249,7 +249,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     expect(pods[0]?.status.phase).toBe('Running');
     expect(pods[0]?.status.containerStatuses?.find((c) => c.name === 'nginx')?.restartCount).toBe(0);
 
-    await k(['patch', 'ws', 'broken', '-n', NS, '--type', 'merge', '-p', JSON.stringify({ spec: { gitRepo: repoUrl('site.git') } })]);
+    await k(['patch', 'ws', 'broken', '-n', NS, '--type', 'merge', '-p', JSON.stringify({ spec: { git: { repository: repoUrl('site.git') } } })]);
     const fixed = await readyWebsite('broken', 120_000);
     expect(cond(fixed, 'Degraded')?.status).toBe('False');
     expect((await firstPage(fixed))?.body).toContain('version 2');

@@ -38,7 +38,8 @@ describe('Website reconciler through a real cluster', () => {
     const labels = { 'app.kubernetes.io/name': 'website', 'app.kubernetes.io/instance': 'kubia', 'app.kubernetes.io/managed-by': 'website-apiserver' };
     expect(d.metadata.labels).toMatchObject(labels);
     const w = await json(['get', 'ws', 'kubia', '-n', NS]);
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', name: 'kubia', uid: w.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    // The reconciler reads Websites in the storage version, v1, and names that version as the owner's.
+    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'extensions.example.com/v1', kind: 'Website', name: 'kubia', uid: w.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     expect(w.metadata.finalizers).toContain('extensions.example.com/cleanup');
     expect(d.spec.replicas).toBe(2);
     const containers = d.spec.template.spec.containers;

@@ -16,7 +16,7 @@ import { delimiter, join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import YAML from 'yaml';
 import { buildBinaries, startControlPlane } from '../plane.mjs';
-import { generateServingCertificate, renderManifests, DEFAULT_NAMESPACE, APISERVICE_NAME, SERVICE_NAME } from '../../../src/manifests/render.js';
+import { generateServingCertificate, renderManifests, DEFAULT_NAMESPACE, APISERVICE_NAMES, SERVICE_NAME } from '../../../src/manifests/render.js';
 import { kubectlOk, waitFor } from './kubectl.js';
 import type { E2EState } from './state.js';
 import { startWebsiteServer, stopWebsiteServer } from './website-server.js';
@@ -162,9 +162,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
     // The Secret and the APIService exactly as rendered (caBundle, no insecureSkipTLSVerify).
     await kubectlOk(admin, ['apply', '-f', join(manifestsDir, byName('30')?.name ?? '')]);
-    await waitFor('APIService Available=True', async () => {
-      const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', APISERVICE_NAME, '-o', 'json'])) as { status?: { conditions?: { type: string; status: string }[] } };
-      return o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+    // One APIService per served version (v1 and v1alpha1): every one must be Available.
+    await waitFor('APIServices Available=True', async () => {
+      const list = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', ...APISERVICE_NAMES, '-o', 'json'])) as { items: { status?: { conditions?: { type: string; status: string }[] } }[] };
+      return list.items.length === APISERVICE_NAMES.length && list.items.every((o) => o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
     }, 90_000, 500);
     await waitFor('websites in discovery', async () => (await kubectlOk(admin, ['api-resources', '--api-group=extensions.example.com'])).includes('websites'), 60_000, 500);
     log(`APIService available; setup took ${Date.now() - t0} ms`);

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { APISERVICE_NAMES } from '../../../src/manifests/render.js';
 import { kubectlOk, waitFor } from './kubectl.js';
 import type { E2EState } from './state.js';
 import { startWebsiteServer, stopWebsiteServer } from './website-server.js';
@@ -14,8 +15,9 @@ async function restart(env: E2EState, args: string[]): Promise<void> {
   await stopWebsiteServer(env.website.pidFile);
   await startWebsiteServer({ args, logFile: env.website.logFile, pidFile: env.website.pidFile, url: env.website.url });
   await waitFor('APIService Available and websites reachable', async () => {
-    const o = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'apiservice', 'v1alpha1.extensions.example.com', '-o', 'json']));
-    if (!o.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Available' && c.status === 'True')) return false;
+    const list = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'apiservice', ...APISERVICE_NAMES, '-o', 'json']));
+    const available = (o: any) => o.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Available' && c.status === 'True');
+    if (list.items.length !== APISERVICE_NAMES.length || !list.items.every(available)) return false;
     await kubectlOk(env.kubeconfig.admin, ['get', 'websites', '-A', '-o', 'name']);
     return true;
   }, 60_000, 200);

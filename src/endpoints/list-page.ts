@@ -18,16 +18,10 @@ import { decodeContinue, encodeContinue } from './continue-token.js';
 import type { ListOptions } from './query.js';
 
 const WAIT_MS = 3000;
-const POLL_MS = 25;
 
 /** waitForRevision waits (up to 3 s, as kube-apiserver does) until the store has committed `wanted`; false if it never did. */
-export async function waitForRevision(store: ResourceStore, wanted: number): Promise<boolean> {
-  const deadline = Date.now() + WAIT_MS;
-  while (store.currentRevision() < wanted) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  return true;
+export function waitForRevision(store: ResourceStore, wanted: number): Promise<boolean> {
+  return store.currentRevision() >= wanted ? Promise.resolve(true) : store.waitForRevision(wanted, WAIT_MS);
 }
 
 /** readListPage reads the page the options ask for, waiting or failing as the semantics say. */

@@ -155,6 +155,11 @@ export class ResourceStore {
     return this.#storage.currentRevision();
   }
 
+  /** waitForRevision resolves true once the storage has committed `revision`, false after `timeoutMs`. */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    return this.#storage.waitForRevision(revision, timeoutMs);
+  }
+
   /** key builds the storage key of an object. */
   key(namespace: string | undefined, name: string): ObjectKey {
     return { resource: this.#resourceKey, namespace: this.def.namespaced ? namespace ?? '' : '', name };

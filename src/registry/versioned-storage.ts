@@ -103,6 +103,10 @@ class StorageVersionView implements Storage {
     return this.inner.compactedRevision();
   }
 
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    return this.inner.waitForRevision(revision, timeoutMs);
+  }
+
   get(key: ObjectKey): KubeObject | undefined {
     const obj = this.inner.get(key);
     return obj && this.out(obj);

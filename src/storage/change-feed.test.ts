@@ -354,3 +354,34 @@ describe('ChangeFeed replay', () => {
     expect(slow.errors).toEqual([]);
   });
 });
+
+describe.each(backends)('%s storage: waitForRevision', (_name, make) => {
+  it('wakes a reader when its revision commits and answers false at the timeout', async () => {
+    const s = make();
+    await s.create(key('ns', 'first'), obj('ns', 'first'));
+    // Already committed: answered at once.
+    expect(await s.waitForRevision(s.currentRevision(), 10)).toBe(true);
+    const next = s.currentRevision() + 2;
+    let woke = false;
+    const waiting = s.waitForRevision(next, 5_000).then((r) => {
+      woke = r;
+      return r;
+    });
+    await s.create(key('ns', 'second'), obj('ns', 'second'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(woke).toBe(false); // one revision short
+    const started = Date.now();
+    await s.create(key('ns', 'third'), obj('ns', 'third'));
+    expect(await waiting).toBe(true);
+    // Woken by the delivery, not by a poll or the 5 s timeout.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await s.waitForRevision(s.currentRevision() + 100, 30)).toBe(false);
+  });
+
+  it('tells a reader still waiting at close that its revision will not come', async () => {
+    const s = make();
+    const waiting = s.waitForRevision(50, 10_000);
+    await s.close();
+    expect(await waiting).toBe(false);
+  });
+});

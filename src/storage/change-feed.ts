@@ -38,6 +38,8 @@ export class ChangeFeed {
   readonly #history: History;
   readonly #pending = new Map<number, ChangeEvent>();
   readonly #subscribers = new Set<Subscriber>();
+  // Readers waiting for a revision to be delivered (a list or watch at a resourceVersion not yet committed).
+  readonly #waiting = new Set<{ revision: number; done: (reached: boolean) => void }>();
   #lastDelivered: number;
 
   /** @param startRevision the revision already committed when the feed starts. */
@@ -88,10 +90,31 @@ export class ChangeFeed {
     };
   }
 
-  /** closeAll drops every subscriber (shutdown). */
+  /** closeAll drops every subscriber (shutdown); waiting readers are told their revision will not come. */
   closeAll(): void {
     for (const s of this.#subscribers) s.stopped = true;
     this.#subscribers.clear();
+    for (const w of [...this.#waiting]) w.done(false);
+  }
+
+  /**
+   * waitForRevision resolves true once `revision` has been delivered (it is committed and every event up to it
+   * published), or false after `timeoutMs`. Woken by the delivery itself: nothing polls.
+   */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (revision <= this.#lastDelivered) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = {
+        revision,
+        done: (reached: boolean) => {
+          clearTimeout(timer);
+          this.#waiting.delete(w);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => w.done(false), timeoutMs);
+      this.#waiting.add(w);
+    });
   }
 
   async #replay(sub: Subscriber, from: number): Promise<void> {
@@ -133,7 +156,7 @@ export class ChangeFeed {
   #drain(): void {
     for (;;) {
       const next = this.#lastDelivered + 1;
-      if (!this.#pending.has(next)) return;
+      if (!this.#pending.has(next)) break;
       const e = this.#pending.get(next) as ChangeEvent;
       this.#pending.delete(next);
       this.#lastDelivered = next;
@@ -147,5 +170,6 @@ export class ChangeFeed {
         }
       }
     }
+    for (const w of this.#waiting) if (w.revision <= this.#lastDelivered) w.done(true);
   }
 }

@@ -103,6 +103,11 @@ export interface Storage {
   /** compactedRevision is the oldest revision a watch can resume from or a list can read (older ones are Expired). */
   compactedRevision(): number;
   /**
+   * waitForRevision resolves true once `revision` is committed and its events delivered, false after `timeoutMs`
+   * (a list or watch at a resourceVersion this replica has not seen yet waits so long, as kube-apiserver's cache does).
+   */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean>;
+  /**
    * list returns the objects under the prefix, ordered by namespace then name, at one revision.
    * Throws StorageError('Expired') for a revision older than compactedRevision, ('TooLarge') for a future one.
    */

@@ -186,6 +186,10 @@ export class LmdbStorage implements Storage {
     return cause && describeFault(cause);
   }
 
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    return this.#feed.waitForRevision(revision, timeoutMs);
+  }
+
   currentRevision(): number {
     return this.#meta.get(REVISION) ?? 0;
   }

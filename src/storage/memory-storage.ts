@@ -25,6 +25,10 @@ export class MemoryStorage implements Storage {
     this.#feed = new ChangeFeed(0, this.#history);
   }
 
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    return this.#feed.waitForRevision(revision, timeoutMs);
+  }
+
   currentRevision(): number {
     return this.#revision;
   }

@@ -2,7 +2,9 @@
  * The machinery is generic: a server whose kinds list holds Website and two test-only kinds (test/kinds/: the
  * namespaced FlightTicket with a status subresource and no scale, the cluster-scoped Airport with no subresources,
  * in their own API group) serves each through the same code, in standalone mode on a real lmdb file, through
- * createServer's authentication, routes and error mapping (app.inject). Each kind registers without a cast.
+ * createServer's authentication, routes and error mapping (app.inject). Each kind registers without a cast. Their
+ * controllers (test/kinds/controllers.ts) are chosen and run by the same code as the server's own
+ * (controllers/kind-controllers.ts and the manager), in standalone mode since they need no cluster.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,11 @@ import { createServer } from '../src/server/server.js';
 import { LmdbStorage } from '../src/storage/lmdb-storage.js';
 import { airport } from './kinds/airport.js';
 import { flightTicket } from './kinds/flight-ticket.js';
+import { airportKind, flightTicketKind } from './kinds/controllers.js';
+import { kindControllers } from '../src/controllers/kind-controllers.js';
+import { startManager, type Manager } from '../src/controllers/manager.js';
+import type { Kind } from '../src/registry/kind-controller.js';
+import { Registry } from 'prom-client';
 
 const authentication: Authentication = {
   authenticate: async () => ({ name: 'admin', groups: ['system:masters', 'system:authenticated'] }),
@@ -109,5 +116,53 @@ describe('kinds beside Website, through the same machinery', () => {
     expect((await call('GET', '/apis/testing.example.com/v1/namespaces/travel/airports')).code).toBe(404);
     // No status subresource: a status in the body is the object's own, kept as sent.
     expect((await call('GET', `${AIRPORTS}/icn/status`)).code).toBe(404);
+  });
+});
+
+describe('the controller manager runs the test kinds\' controllers, standalone', () => {
+  const dir2 = mkdtempSync(join(tmpdir(), 'kinds-controllers-'));
+  const storage2 = new LmdbStorage({ path: join(dir2, 'data') });
+  const served: readonly Kind[] = [website, flightTicketKind, airportKind];
+  const srv = createServer({ storage: storage2, kinds: served, logger: pino({ level: 'silent' }), authentication, standalone: true });
+  let manager: Manager | undefined;
+  afterAll(async () => {
+    await manager?.stop();
+    await srv.app.close();
+    await storage2.close();
+    rmSync(dir2, { recursive: true, force: true });
+  });
+  const inject = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
+    const r = await srv.app.inject({ method, url, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    return r.json() as Obj & Record<string, unknown>;
+  };
+  const eventually = async (what: string, cond: () => Promise<boolean>) => {
+    for (let i = 0; i < 200; i++) {
+      if (await cond()) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`${what} did not happen in 5 s`);
+  };
+
+  it('starts the controllers that need no cluster (not Website\'s), with their flags, and they reconcile through the stores', async () => {
+    await srv.app.ready();
+    const { controllers, off } = await kindControllers(served, {
+      cluster: undefined, enabled: true, storeOf: (k) => srv.storeOf(k), flags: new Map([['seat-class', 'business']]),
+    });
+    expect(controllers.map((c) => c.name)).toEqual(['flightticket', 'airport']);
+    expect(off).toEqual([{ controller: 'website', kind: 'Website', why: 'no cluster is configured (standalone mode)' }]);
+    manager = startManager({ storage: storage2, controllers, cluster: undefined, maxConcurrentReconciles: 2, resyncPeriodMs: 60_000, registry: new Registry(), logger: pino({ level: 'silent' }) });
+
+    await inject('POST', TICKETS, ticket('seat-1'));
+    await inject('POST', AIRPORTS, { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'sfo' }, spec: { city: 'San Francisco' } });
+    await eventually('the ticket is booked', async () => (await inject('GET', `${TICKETS}/seat-1`)).status?.['booked'] === true);
+    expect((await inject('GET', `${TICKETS}/seat-1`)).status).toEqual({ booked: true, note: 'booked in business' });
+    await eventually('the airport is labelled', async () => {
+      const a = await inject('GET', `${AIRPORTS}/sfo`);
+      return (a.metadata as { labels?: Record<string, string> }).labels?.['testing.example.com/reconciled'] === 'sfo';
+    });
+    // Nothing reconciles without a cause: the disabled switch turns every controller off.
+    const none = await kindControllers(served, { cluster: undefined, enabled: false, storeOf: (k) => srv.storeOf(k), flags: new Map() });
+    expect(none.controllers).toEqual([]);
+    expect(none.off.map((c) => c.why)).toEqual(Array(3).fill('--enable-reconcilers=false'));
   });
 });

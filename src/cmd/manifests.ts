@@ -10,13 +10,17 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { kinds } from '../kinds/index.js';
 import { writeManifests } from '../manifests/generate.js';
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, SERVING_CERTIFICATE_FILE, validateNamespace } from '../manifests/render.js';
 
 // dist/cmd/manifests.js → <package root>/manifests, independent of the working directory.
 const REPO_MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
 
-const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--nginx-image IMG] [--git-sync-image IMG]
+// The kinds' controller flags (--nginx-image, --git-sync-image): set here, they are passed to the server.
+const KIND_FLAGS = kinds.flatMap((k) => k.controllers?.flags ?? []);
+
+const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] ${KIND_FLAGS.map((f) => `[--${f.name} VALUE]`).join(' ')}
                              [--image-pull-policy P] [--storage-class NAME] [--data-volume-size SIZE] [--force]
 
 Writes the Kubernetes manifests of website-apiserver and its serving certificate, then:
@@ -25,8 +29,7 @@ Writes the Kubernetes manifests of website-apiserver and its serving certificate
   --namespace NS  namespace to install into (default ${DEFAULT_NAMESPACE}); any other needs --out
   --out DIR       output directory (default: the repository's manifests/)
   --image IMG     container image (default ${DEFAULT_IMAGE})
-  --nginx-image IMG, --git-sync-image IMG
-                  images of every Website's nginx and git-sync containers (default: the server's built-in defaults)
+${KIND_FLAGS.map((f) => `  --${f.name} VALUE\n                  ${f.help} (default: the server's, ${f.default})`).join('\n')}
   --image-pull-policy P
                   Always, IfNotPresent (default) or Never
   --storage-class NAME
@@ -43,8 +46,8 @@ function fail(message: string): never {
 
 let values: {
   namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean;
-  'nginx-image'?: string; 'git-sync-image'?: string; 'image-pull-policy'?: string; 'storage-class'?: string; 'data-volume-size'?: string;
-};
+  'image-pull-policy'?: string; 'storage-class'?: string; 'data-volume-size'?: string;
+} & Record<string, string | boolean | undefined>;
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
@@ -52,8 +55,7 @@ try {
       namespace: { type: 'string' },
       out: { type: 'string' },
       image: { type: 'string' },
-      'nginx-image': { type: 'string' },
-      'git-sync-image': { type: 'string' },
+      ...Object.fromEntries(KIND_FLAGS.map((f) => [f.name, { type: 'string' as const }])),
       'image-pull-policy': { type: 'string' },
       'storage-class': { type: 'string' },
       'data-volume-size': { type: 'string' },
@@ -92,8 +94,7 @@ try {
     outDir,
     namespace,
     ...(values.image !== undefined ? { image: values.image } : {}),
-    ...(values['nginx-image'] !== undefined ? { nginxImage: values['nginx-image'] } : {}),
-    ...(values['git-sync-image'] !== undefined ? { gitSyncImage: values['git-sync-image'] } : {}),
+    kindFlags: Object.fromEntries(KIND_FLAGS.flatMap((f) => (typeof values[f.name] === 'string' ? [[f.name, values[f.name] as string]] : []))),
     ...(pullPolicy !== undefined ? { imagePullPolicy: pullPolicy } : {}),
     ...(values['storage-class'] !== undefined ? { storageClassName: values['storage-class'] } : {}),
     ...(values['data-volume-size'] !== undefined ? { dataVolumeSize: values['data-volume-size'] } : {}),

@@ -7,7 +7,7 @@
 import type { AccessMode } from '../cluster/access.js';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { DEFAULT_IMAGES } from '../kinds/website/controllers/children.js';
+import { kinds } from '../kinds/index.js';
 import { LOG_LEVELS } from '../observability/logger.js';
 
 /** Options is the validated configuration of one server process. */
@@ -30,13 +30,13 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   readonly authenticationMode: AccessMode;
   readonly authorizationMode: AccessMode;
-  readonly nginxImage: string;
-  readonly gitSyncImage: string;
+  /** The values of the kinds' controller flags (`--nginx-image`...), by flag name. */
+  readonly kindFlags: ReadonlyMap<string, string>;
   readonly maxConcurrentReconciles: number;
-  /** How often every Website is reconciled even without a change, in ms. */
+  /** How often every object is reconciled even without a change, in ms. */
   readonly resyncPeriodMs: number;
   readonly leaderElect: boolean;
-  /** Run the reconcilers when a cluster is configured. */
+  /** Run the kinds' controllers (those that need a cluster only when one is configured). */
   readonly enableReconcilers: boolean;
   readonly leaderElectNamespace: string;
   /** --request-timeout in ms; on shutdown it bounds how long requests already begun may take (kube's ShutdownTimeout). */
@@ -71,6 +71,9 @@ interface FlagSpec {
   help: string;
 }
 
+/** KIND_FLAGS are the flags the kinds' controllers take (their images and the like). */
+export const KIND_FLAGS: readonly FlagSpec[] = kinds.flatMap((k) => k.controllers?.flags ?? []).map((f) => ({ name: f.name, default: f.default, help: f.help }));
+
 /** FLAGS documents every flag; --help prints them. */
 export const FLAGS: readonly FlagSpec[] = [
   { name: 'port', default: '8443', help: 'HTTPS port to serve on (0 picks a free port).' },
@@ -86,11 +89,9 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
   { name: 'kubeconfig', help: 'kubeconfig of the cluster this server extends; without it the in-cluster service account is used when running in a pod, else the server runs standalone.' },
   { name: 'authentication-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (client certificates from our own CA only) or delegated (also the front proxy, the cluster\'s client CA and TokenReview).' },
-  { name: 'nginx-image', default: DEFAULT_IMAGES.nginx, help: 'Image of the nginx container serving each website.' },
-  { name: 'git-sync-image', default: DEFAULT_IMAGES.gitSync, help: 'Image of the git-sync sidecar that keeps each website\'s content up to date.' },
-  { name: 'max-concurrent-reconciles', default: '2', help: 'How many Websites are reconciled at once.' },
-  { name: 'resync-period', default: '10m', help: 'How often every Website is reconciled even when nothing changed (a duration).' },
-  { name: 'enable-reconcilers', default: 'true', help: 'Run the reconcilers when a cluster is configured (false serves the API only).' },
+  { name: 'max-concurrent-reconciles', default: '2', help: 'How many objects of each kind are reconciled at once.' },
+  { name: 'resync-period', default: '10m', help: 'How often every object is reconciled even when nothing changed (a duration).' },
+  { name: 'enable-reconcilers', default: 'true', help: 'Run the kinds\' controllers: all of them with a cluster, without one those that need none (false serves the API only).' },
   { name: 'leader-elect', default: 'false', help: 'Reconcile only while holding the Lease website-apiserver (true when several replicas share a cluster).' },
   { name: 'leader-elect-namespace', default: 'default', help: 'Namespace of the leader-election Lease (the manifests use the server\'s own).' },
   { name: 'authorization-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).' },
@@ -108,6 +109,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'audit-log-maxbackup', default: '0', help: 'The maximum number of old audit log files to retain (0: all).' },
   { name: 'audit-log-maxage', default: '0', help: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename (0: no limit).' },
   { name: 'shutdown-watch-termination-grace-period', default: '0s', help: 'Over how long open watches are ended on shutdown (at least 200 a second); 0 ends them all at once.' },
+  // Each kind's controllers declare their own (src/kinds/<kind>/controllers/registration.ts).
+  ...KIND_FLAGS,
 ];
 
 /** parseDuration reads a Go-style duration (`1h30m`, `90s`, `250ms`) into milliseconds; undefined if malformed. */
@@ -213,8 +216,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       kubeconfig: get('kubeconfig') || undefined,
       authenticationMode: modes['authentication-mode'] as AccessMode,
       authorizationMode: modes['authorization-mode'] as AccessMode,
-      nginxImage: get('nginx-image') ?? '',
-      gitSyncImage: get('git-sync-image') ?? '',
+      kindFlags: new Map(KIND_FLAGS.map((f) => [f.name, get(f.name) ?? ''])),
       maxConcurrentReconciles,
       resyncPeriodMs: durations['resync-period'] as number,
       leaderElect: leaderText === 'true',

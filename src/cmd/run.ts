@@ -7,10 +7,9 @@ import { ensureCertificates } from '../certs/self-signed.js';
 import { setupAccess } from '../cluster/access.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { LeaderElection } from '../controllers/leader-election.js';
 import type { Manager } from '../controllers/manager.js';
-import { website } from '../kinds/website/index.js';
+import { kindControllers } from '../controllers/kind-controllers.js';
 import { createLogger } from '../observability/logger.js';
 import { createAuditor } from '../observability/audit.js';
 import { kinds } from '../kinds/index.js';
@@ -100,18 +99,18 @@ export async function run(o: Options): Promise<Running> {
   if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
   logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() }, 'serving');
   logger.info(access.describe, 'access');
-  if (!access.cluster) logger.info('reconcilers are off: no cluster is configured (standalone mode); Websites get Ready=False, reason NoCluster');
-  const cluster = o.enableReconcilers ? access.cluster : undefined;
-  if (access.cluster && !cluster) logger.info('reconcilers are off (--enable-reconcilers=false)');
+  const cluster = access.cluster;
+  // With a cluster every kind's controllers run, without one those that need none (controllers/kind-controllers.ts).
+  const { controllers, off } = await kindControllers(kinds, { cluster, enabled: o.enableReconcilers, storeOf: (k) => server.storeOf(k), flags: o.kindFlags });
+  for (const c of off) logger.info({ controller: c.controller, kind: c.kind }, `controller off: ${c.why}`);
   let manager: Manager | undefined;
-  // Loaded only with a cluster to reconcile against (see loadClusterConfig).
-  const managerModule = cluster ? await import('../controllers/manager.js') : undefined;
-  const websiteControllers = cluster ? await import('../kinds/website/controllers/index.js') : undefined;
-  const electionModule = cluster && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
-  const startReconcilers = (kc: KubeConfig) => managerModule?.startManager({
+  // Loaded only when something runs: the manager, and leader election (with a cluster).
+  const managerModule = controllers.length ? await import('../controllers/manager.js') : undefined;
+  const electionModule = cluster && controllers.length && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
+  const startReconcilers = () => managerModule?.startManager({
     storage,
-    controllers: websiteControllers ? [websiteControllers.websiteController(server.storeOf(website), { nginx: o.nginxImage, gitSync: o.gitSyncImage })] : [],
-    cluster: kc,
+    controllers,
+    cluster,
     maxConcurrentReconciles: o.maxConcurrentReconciles,
     resyncPeriodMs: o.resyncPeriodMs,
     registry: server.registry,
@@ -124,7 +123,7 @@ export async function run(o: Options): Promise<Running> {
       kc: cluster, ...lease, logger: logger.child({ subsystem: 'leader-election' }),
       onStartedLeading: () => {
         logger.info(lease, 'leading: reconcilers started');
-        manager = startReconcilers(cluster);
+        manager = startReconcilers();
       },
       onStoppedLeading: () => {
         logger.info(lease, 'not leading: reconcilers stopped');
@@ -133,8 +132,8 @@ export async function run(o: Options): Promise<Running> {
         void m?.stop();
       },
     });
-  } else if (cluster) {
-    manager = startReconcilers(cluster);
+  } else if (controllers.length) {
+    manager = startReconcilers();
   }
   const stop = async () => {
     // kube's pre-shutdown hooks, run during the shutdown delay: drain the reconcilers before the Lease is released,

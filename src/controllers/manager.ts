@@ -2,8 +2,8 @@
  * @module controllers/manager
  * Runs the reconcilers in this process (controller-runtime's manager): each kind's controller fed by our own
  * store's change feed and by the kind's own sources (informers on the children it manages); a periodic resync; and,
- * when asked (leader-election.ts), only on the replica that leads. Without a cluster nothing runs: each kind's
- * standaloneStatus is what the store records instead.
+ * when asked (leader-election.ts), only on the replica that leads. Without a cluster only the controllers that need
+ * none run (cmd/run.ts leaves the others out): each such kind's standaloneStatus is what the store records instead.
  */
 import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
 
@@ -11,46 +11,20 @@ import { VersionApi, type KubeConfig } from '@kubernetes/client-node';
 const RECOVERY_PROBE_MS = 1000;
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ResourceStore } from '../registry/store.js';
 import type { Storage } from '../storage/interface.js';
 import { realClock, sleep } from './clock.js';
-import { startController, type Controller, type ReconcileResult } from './controller.js';
+import { startController, type Controller } from './controller.js';
 import { controllerMetrics } from './metrics.js';
 import { objectKey, watchStoreKeys } from './store-source.js';
-/** ControllerContext is what the manager gives a kind's controller when it starts. */
-export interface ControllerContext {
-  cluster: KubeConfig;
-  /** enqueue asks for a reconcile of `namespace/name` (the kind's own sources: informers on what it creates). */
-  enqueue(key: string): void;
-  logger: Logger;
-}
-
-/** RunningController is a kind's started controller: its reconcile function and its own sources. */
-export interface RunningController {
-  reconcile(key: string): Promise<ReconcileResult | void>;
-  /** synced: the controller's own sources have listed. */
-  synced(): boolean;
-  stop(): Promise<void>;
-}
-
-/**
- * KindController is one kind's controller as the manager runs it: the manager feeds it the keys of the kind's
- * objects (from the store's change feed, a periodic resync and, once an unreachable cluster answers again, all of
- * them), with controller-runtime's queue semantics; the kind supplies the reconcile function.
- */
-export interface KindController {
-  /** name of the controller in logs and metrics (`website`). */
-  name: string;
-  /** store of the kind whose objects it reconciles. */
-  store: ResourceStore;
-  start(ctx: ControllerContext): RunningController;
-}
+import type { ControllerContext, KindController, RunningController } from '../registry/kind-controller.js';
+export type { ControllerContext, KindController, RunningController };
 
 export interface ManagerOptions {
   storage: Storage;
   /** The controllers to run, each kind's from its folder (`src/kinds/<kind>/controllers/`). */
   controllers: readonly KindController[];
-  cluster: KubeConfig;
+  /** The cluster to reconcile against; undefined in standalone mode. */
+  cluster: KubeConfig | undefined;
   maxConcurrentReconciles: number;
   resyncPeriodMs: number;
   registry: Registry;
@@ -70,11 +44,11 @@ export function startManager(o: ManagerOptions): Manager {
   const metrics = controllerMetrics(o.registry);
   let stopped = false;
   let probing = false;
-  const version = o.cluster.makeApiClient(VersionApi);
+  const version = o.cluster?.makeApiClient(VersionApi);
   // No HTTP status: the cluster could not be reached. Watch for its return so every key is retried then, instead of
   // each waiting out its own backoff (which grows toward 1000 s the longer the outage lasts).
   const watchForRecovery = async () => {
-    if (probing) return;
+    if (probing || !version) return;
     probing = true;
     try {
       for (;;) {

@@ -21,7 +21,7 @@ import {
 } from './render.js';
 
 /** WriteOptions configures writeManifests. */
-export interface WriteOptions extends Pick<RenderOptions, 'nginxImage' | 'gitSyncImage' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize'> {
+export interface WriteOptions extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize'> {
   outDir: string;
   namespace?: string;
   image?: string;
@@ -70,7 +70,7 @@ export function writeManifests(opts: WriteOptions): WriteResult {
     image: opts.image ?? DEFAULT_IMAGE,
     servingCert,
     ...(opts.servicePort !== undefined ? { servicePort: opts.servicePort } : {}),
-    ...pickDefined(opts, ['nginxImage', 'gitSyncImage', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize']),
+    ...pickDefined(opts, ['kindFlags', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize']),
   });
   mkdirSync(opts.outDir, { recursive: true });
   const files = rendered.map((f) => {

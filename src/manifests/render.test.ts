@@ -263,7 +263,7 @@ describe('apiserver workload', () => {
 
   it('passes the Website pods\' images, pull policy and volume options through only when given', () => {
     const custom = renderManifests({
-      image: 'r.example/ws:1', nginxImage: 'r.example/nginx:1', gitSyncImage: 'r.example/git-sync:4', imagePullPolicy: 'Always',
+      image: 'r.example/ws:1', kindFlags: { 'nginx-image': 'r.example/nginx:1', 'git-sync-image': 'r.example/git-sync:4' }, imagePullPolicy: 'Always',
       storageClassName: 'fast-ssd', dataVolumeSize: '20Gi',
     });
     const s2 = find(custom, 'StatefulSet', 'website-apiserver') as K8sObject & { spec: any };
@@ -273,7 +273,9 @@ describe('apiserver workload', () => {
     expect(s2.spec.volumeClaimTemplates[0].spec).toEqual({ accessModes: ['ReadWriteOnce'], storageClassName: 'fast-ssd', resources: { requests: { storage: '20Gi' } } });
     expect(c.imagePullPolicy).toBe('IfNotPresent');
     expect(c.args.some((a: string) => /^--(nginx|git-sync)-image/.test(a))).toBe(false);
-    expect(() => renderManifests({ nginxImage: 'a b' })).toThrow(/nginxImage/);
+    expect(() => renderManifests({ kindFlags: { 'nginx-image': 'a b' } })).toThrow(/--nginx-image/);
+    // Only the kinds' own flags: anything else would be refused by the server at start.
+    expect(() => renderManifests({ kindFlags: { 'port': '1' } })).toThrow(/unknown flag --port: the kinds' controllers take --nginx-image, --git-sync-image/);
     expect(() => renderManifests({ dataVolumeSize: 'lots' })).toThrow(/dataVolumeSize/);
     expect(() => renderManifests({ storageClassName: 'Fast_SSD' })).toThrow(/storageClassName/);
   });

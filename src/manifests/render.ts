@@ -11,6 +11,7 @@
 import { stringify } from 'yaml';
 import { groupVersions } from '../discovery/discovery.js';
 import { kinds } from '../kinds/index.js';
+import type { Kind } from '../registry/kind-controller.js';
 import { servedDefinitions, type KindDefinition } from '../registry/resource.js';
 import { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate } from './serving-cert.js';
 
@@ -70,9 +71,8 @@ export interface RenderOptions {
   servingCert?: ServingCertificate;
   /** servicePort is the Service port and the APIService's service.port; default 443. */
   servicePort?: number;
-  /** nginxImage and gitSyncImage become the server's --nginx-image / --git-sync-image (the Website pods' images). */
-  nginxImage?: string;
-  gitSyncImage?: string;
+  /** kindFlags are values of the kinds' controller flags (`nginx-image`...), passed to the server as `--name=value`. */
+  kindFlags?: Readonly<Record<string, string>>;
   /** imagePullPolicy of the server container; default IfNotPresent. */
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   /** storageClassName of the data volume claim; default unset (the cluster's default class). */
@@ -80,7 +80,7 @@ export interface RenderOptions {
   /** dataVolumeSize is the data volume claim's request; default 1Gi. */
   dataVolumeSize?: string;
   /** The kinds served (their APIServices and the roles that extend view/edit/admin to them); default: src/kinds. */
-  kinds?: readonly KindDefinition[];
+  kinds?: readonly Kind[];
 }
 
 /** ServerPod is what the StatefulSet's pod is rendered from. */
@@ -117,8 +117,11 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   if (!Number.isInteger(servicePort) || servicePort < 1 || servicePort > 65535) {
     throw new Error(`invalid servicePort ${servicePort}: must be 1..65535`);
   }
-  for (const [flag, v] of [['nginxImage', opts.nginxImage], ['gitSyncImage', opts.gitSyncImage]] as const) {
-    if (v !== undefined && (v === '' || /\s/.test(v))) throw new Error(`invalid ${flag} ${JSON.stringify(v)}`);
+  const list = opts.kinds ?? kinds;
+  const known = new Set(list.flatMap((k) => k.controllers?.flags ?? []).map((f) => f.name));
+  for (const [flag, v] of Object.entries(opts.kindFlags ?? {})) {
+    if (!known.has(flag)) throw new Error(`unknown flag --${flag}: the kinds' controllers take ${[...known].map((f) => `--${f}`).join(', ') || 'none'}`);
+    if (v === '' || /\s/.test(v)) throw new Error(`invalid --${flag} ${JSON.stringify(v)}`);
   }
   if (opts.storageClassName !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(opts.storageClassName)) {
     throw new Error(`invalid storageClassName ${JSON.stringify(opts.storageClassName)}`);
@@ -128,21 +131,18 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   const pod: ServerPod = {
     image,
     imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
-    args: [
-      ...(opts.nginxImage !== undefined ? [`--nginx-image=${opts.nginxImage}`] : []),
-      ...(opts.gitSyncImage !== undefined ? [`--git-sync-image=${opts.gitSyncImage}`] : []),
-    ],
+    args: Object.entries(opts.kindFlags ?? {}).map(([flag, v]) => `--${flag}=${v}`),
     ...(opts.storageClassName !== undefined ? { storageClassName: opts.storageClassName } : {}),
     dataVolumeSize,
   };
 
   const files: Array<[string, K8sObject[]]> = [
     ['00-namespace.yaml', [namespaceObject(ns)]],
-    ['10-rbac.yaml', rbacObjects(ns, opts.kinds ?? kinds)],
+    ['10-rbac.yaml', rbacObjects(ns, list)],
     ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, pod), podDisruptionBudgetObject(ns)]],
   ];
   if (opts.servingCert !== undefined) {
-    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, opts.kinds ?? kinds)]]);
+    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, list)]]);
   }
   return files.map(([name, objects]) => ({ name, objects, text: toYaml(name, objects) }));
 }
@@ -186,7 +186,9 @@ interface PolicyRule {
   verbs: string[];
 }
 
-const rule = (apiGroups: string[], resources: string[], verbs: string[]): PolicyRule => ({ apiGroups, resources, verbs });
+// Copies, so that no two rules share an array (YAML would print anchors and aliases for a shared one).
+const rule = (apiGroups: readonly string[], resources: readonly string[], verbs: readonly string[]): PolicyRule =>
+  ({ apiGroups: [...apiGroups], resources: [...resources], verbs: [...verbs] });
 const READ = ['get', 'list', 'watch'];
 
 function meta(name: string, ns?: string, extraLabels: Record<string, string> = {}): K8sObject['metadata'] {
@@ -230,7 +232,7 @@ function kindRules(list: readonly KindDefinition[]): { view: PolicyRule[]; edit:
   return { view, edit };
 }
 
-function rbacObjects(ns: string, list: readonly KindDefinition[]): K8sObject[] {
+function rbacObjects(ns: string, list: readonly Kind[]): K8sObject[] {
   const { view, edit } = kindRules(list);
   const aggregate = (to: 'admin' | 'edit' | 'view') => ({ [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' });
   return [
@@ -249,14 +251,8 @@ function rbacObjects(ns: string, list: readonly KindDefinition[]): K8sObject[] {
       rules: [
         // Namespace lifecycle: an informer on namespaces (404 for missing, 403 for terminating).
         rule([''], ['namespaces'], READ),
-        // The reconciler owns one Deployment and one Service per Website, in the Website's namespace, and
-        // writes them with server-side apply (patch) and deletes them when the spec asks for it.
-        rule(['apps'], ['deployments'], [...READ, 'create', 'update', 'patch', 'delete']),
-        // Read-only: git-sync failures show only in the pods' container statuses, which become Degraded's reason.
-        rule([''], ['pods'], READ),
-        rule([''], ['services'], [...READ, 'create', 'update', 'patch', 'delete']),
-        // Events on Websites; client-go's recorder patches the count of a repeated event.
-        rule(['', 'events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+        // What each kind's controllers declare they need (Website's: its Deployments, Services, pods and events).
+        ...list.flatMap((k) => (k.controllers?.clusterRules ?? []).map((r) => rule(r.apiGroups, r.resources, r.verbs))),
       ],
     },
     binding('ClusterRoleBinding', CLUSTER_ROLE_NAME, undefined, 'ClusterRole', CLUSTER_ROLE_NAME, ns),

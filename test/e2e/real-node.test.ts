@@ -131,7 +131,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     mkdirSync(manifests);
     const files = renderManifests({
       namespace: DEFAULT_NAMESPACE, servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
-      image: images.websiteApiserver.ref, nginxImage: images.nginx.ref, gitSyncImage: images.gitSync.ref,
+      image: images.websiteApiserver.ref, kindFlags: { 'nginx-image': images.nginx.ref, 'git-sync-image': images.gitSync.ref },
     });
     for (const f of files) writeFileSync(join(manifests, f.name), f.text);
     // The PVC's stand-in: a hostPath PersistentVolume with no class, which the claim (no class either) binds to.

@@ -1,9 +1,10 @@
 /**
  * @module kinds/website/controllers
  * Website's controller as the manager runs it: the reconciler (reconciler.ts) over informers on the Deployments,
- * Services and pods it manages (cluster-children.ts). Loaded only when there is a cluster to reconcile against.
+ * Services and pods it manages (cluster-children.ts). Loaded only when there is a cluster to reconcile against
+ * (registration.ts declares it so).
  */
-import type { KindController } from '../../../controllers/manager.js';
+import type { KindController } from '../../../registry/kind-controller.js';
 import type { ResourceStore } from '../../../registry/store.js';
 import type { Images } from './children.js';
 import { clusterChildren } from './cluster-children.js';
@@ -15,6 +16,7 @@ export function websiteController(store: ResourceStore, images: Images): KindCon
     name: 'website',
     store,
     start: ({ cluster, enqueue, logger }) => {
+      if (!cluster) throw new Error('the website controller needs a cluster');
       const children = clusterChildren(cluster, enqueue, logger);
       return {
         reconcile: websiteReconciler({ store, cluster: children, images, logger }),

@@ -59,7 +59,7 @@ async function createWebsites(list: string[], parallel = 4): Promise<Map<string,
 
 async function patchWebsites(list: string[], parallel = 4): Promise<void> {
   await Promise.all(chunks(list, parallel).map((c) =>
-    kubectlOk(admin, ['patch', 'websites', '-n', NS, ...c, '--type', 'merge', '-p', '{"spec":{"branch":"informer-update"}}'])));
+    kubectlOk(admin, ['patch', 'websites', '-n', NS, ...c, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"informer-update"}}}'])));
 }
 
 async function deleteWebsites(list: string[], parallel = 4): Promise<void> {

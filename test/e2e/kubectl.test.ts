@@ -132,10 +132,12 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(out).toMatch(/^Kind:\s+Website$/m);
     expect(out).toMatch(new RegExp(`^\\s+UID:\\s+${uid}$`, 'm'));
     expect(out).toMatch(/^Spec:$/m);
+    // v1, kubectl's preferred version: the git fields under Git, the Service's under Service.
+    expect(out).toMatch(/^\s+Git:$/m);
     expect(out).toMatch(/^\s+Branch:\s+main$/m);
-    expect(out).toMatch(new RegExp(`^\\s+Git Repo:\\s+${REPO.replace(/\./g, '\\.')}$`, 'm'));
+    expect(out).toMatch(new RegExp(`^\\s+Repository:\\s+${REPO.replace(/\./g, '\\.')}$`, 'm'));
     expect(out).toMatch(/^\s+Replicas:\s+1$/m);
-    expect(out).toMatch(/^\s+Service Type:\s+NodePort$/m);
+    expect(out).toMatch(/^\s+Service:\n\s+Type:\s+NodePort$/m);
     expect(out).toMatch(/^Events:\s+<none>$/m);
   });
 

@@ -218,7 +218,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
 
   it('changing spec.branch serves that branch', async () => {
     publish(work, 'feature', '<h1>feature branch</h1>\n', 'feature page');
-    await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"branch":"feature"}}']);
+    await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"feature"}}}']);
     const w = await readyWebsite('kubia');
     await waitFor('the feature branch to be served', async () => (await page(w))?.body.includes('feature branch'), 60_000, 500);
   });

@@ -228,9 +228,11 @@ async function notConverged(names: string[]): Promise<string[]> {
     else {
       if (d.spec.replicas !== w.spec.replicas) problems.push(`${name}: Deployment replicas ${d.spec.replicas}, Website ${w.spec.replicas}`);
       const args: string[] = d.spec.template.spec.containers.find((c: any) => c.name === 'git-sync')?.args ?? [];
-      const want = w.spec.branch ? `--ref=${w.spec.branch}` : undefined;
+      // kubectl reads Websites in v1, its preferred version.
+      const branch = w.spec.git?.branch;
+      const want = branch ? `--ref=${branch}` : undefined;
       const ref = args.find((a) => a.startsWith('--ref='));
-      if (ref !== want) problems.push(`${name}: git-sync ${ref ?? 'without --ref'}, Website branch ${w.spec.branch ?? '(none)'}`);
+      if (ref !== want) problems.push(`${name}: git-sync ${ref ?? 'without --ref'}, Website branch ${branch ?? '(none)'}`);
     }
     if (!s) problems.push(`${name}: no Service`);
     if (w.status?.observedGeneration !== w.metadata.generation) problems.push(`${name}: observedGeneration ${w.status?.observedGeneration} of ${w.metadata.generation}`);
@@ -300,12 +302,12 @@ describe('kube-apiserver unreachable for 20 s while Websites change', () => {
     await sleepUntil(t0 + 1000);
     await change('alpha', ['scale', 'ws', 'alpha', '--replicas=3']);
     await sleepUntil(t0 + 3000);
-    await change('bravo', ['patch', 'ws', 'bravo', '--type', 'merge', '-p', '{"spec":{"branch":"develop"}}']);
+    await change('bravo', ['patch', 'ws', 'bravo', '--type', 'merge', '-p', '{"spec":{"git":{"branch":"develop"}}}']);
     await sleepUntil(t0 + 5000);
     await change('delta', ['create', '-f', '-'], JSON.stringify(websiteManifest('delta', { branch: 'release', replicas: 2 })));
     await sleepUntil(t0 + 8000);
     await change('bravo', ['scale', 'ws', 'bravo', '--replicas=2']);
-    await change('alpha', ['patch', 'ws', 'alpha', '--type', 'merge', '-p', '{"spec":{"branch":"feature-x"}}']);
+    await change('alpha', ['patch', 'ws', 'alpha', '--type', 'merge', '-p', '{"spec":{"git":{"branch":"feature-x"}}}']);
     await sleepUntil(t0 + 12_000);
     await change('charlie', ['scale', 'ws', 'charlie', '--replicas=4']);
     // Meanwhile the status says what is wrong (it lives in our own store, so it can be written during the outage).

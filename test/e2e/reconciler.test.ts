@@ -82,7 +82,7 @@ describe('Website reconciler through a real cluster', () => {
   });
 
   it('follows spec.branch and replicas, and kubectl scale', async () => {
-    await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"branch":"gh-pages","replicas":3}}']);
+    await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"gh-pages"},"replicas":3}}']);
     await waitFor('the Deployment to follow the spec', async () => {
       const d = await deployment('kubia');
       return d.spec.replicas === 3 && d.spec.template.spec.containers[1].args.includes('--ref=gh-pages');

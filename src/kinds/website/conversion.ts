@@ -28,34 +28,42 @@ function withAnnotation(meta: ObjectMeta, key: string, value: string | undefined
 // A spec that is not an object (an invalid request not yet refused by validation) is carried over as it is.
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+// ordered puts the members in the order every object is written (apiVersion, kind, metadata, spec, status, the rest).
+function ordered<T extends object>(apiVersion: string, o: { kind?: string | undefined; metadata: ObjectMeta; spec: unknown; status?: unknown }, rest: object): T {
+  const { apiVersion: _a, kind: _k, metadata: _m, spec: _s, status: _st, ...others } = rest as Record<string, unknown>;
+  return defined({ apiVersion, kind: o.kind, metadata: o.metadata, spec: o.spec, status: o.status, ...others }) as T;
+}
+
 /** toV1 converts a v1alpha1 Website to v1 (the storage version). */
 export function toV1(w: V1alpha1): V1 {
-  const { spec, apiVersion: _apiVersion, ...rest } = w;
-  if (!isObject(spec)) return { ...rest, apiVersion: 'extensions.example.com/v1', spec } as V1;
+  const { spec } = w;
+  const apiVersion = 'extensions.example.com/v1';
+  if (!isObject(spec)) return ordered<V1>(apiVersion, w, w);
   const port = nodePortAnnotation(w.metadata?.annotations?.[NODE_PORT_ANNOTATION]);
   const metadata = port === undefined ? w.metadata : withAnnotation(w.metadata, NODE_PORT_ANNOTATION, undefined);
-  return {
-    ...rest,
-    apiVersion: 'extensions.example.com/v1',
+  return ordered<V1>(apiVersion, {
+    kind: w.kind,
     metadata,
+    status: w['status'],
     spec: defined({
       replicas: spec.replicas,
       git: defined({ repository: spec.gitRepo, branch: spec.branch, syncIntervalSeconds: spec.syncIntervalSeconds, secretRef: spec.secretRef }),
       service: defined({ type: spec.serviceType, nodePort: port }),
     }),
-  };
+  }, w);
 }
 
 /** toV1alpha1 converts a v1 Website to v1alpha1. */
 export function toV1alpha1(w: V1): V1alpha1 {
-  const { spec, apiVersion: _apiVersion, ...rest } = w;
-  if (!isObject(spec)) return { ...rest, apiVersion: 'extensions.example.com/v1alpha1', spec } as V1alpha1;
+  const { spec } = w;
+  const apiVersion = 'extensions.example.com/v1alpha1';
+  if (!isObject(spec)) return ordered<V1alpha1>(apiVersion, w, w);
   const port = spec.service?.nodePort;
   const metadata = port === undefined ? w.metadata : withAnnotation(w.metadata, NODE_PORT_ANNOTATION, String(port));
-  return {
-    ...rest,
-    apiVersion: 'extensions.example.com/v1alpha1',
+  return ordered<V1alpha1>(apiVersion, {
+    kind: w.kind,
     metadata,
+    status: w['status'],
     spec: defined({
       gitRepo: spec.git?.repository,
       branch: spec.git?.branch,
@@ -64,7 +72,7 @@ export function toV1alpha1(w: V1): V1alpha1 {
       serviceType: spec.service?.type,
       secretRef: spec.git?.secretRef,
     }) as V1alpha1['spec'],
-  };
+  }, w);
 }
 
 // Where each v1alpha1 field is in v1 (the rest of a path, below the field, follows unchanged).

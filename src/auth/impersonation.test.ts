@@ -18,7 +18,7 @@ import { requestAttributes, type RequestAttributes } from './request-info.js';
 import type { UserInfo } from './user.js';
 import { createServer } from '../server/server.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
-import { kinds } from '../kinds/index.js';
+import { testKinds as kinds, tickets } from '../../test/kinds/index.js';
 
 // The request info kube's tests use: GET /api/v1/namespaces/bar/pods/foo (and friends).
 const getPod = requestAttributes('GET', '/api/v1/namespaces/bar/pods/foo');
@@ -523,7 +523,7 @@ describe('the server hook (app.inject)', () => {
     onTrustChange: () => {},
   };
   const seen: UserInfo[] = [];
-  // Authorizes like a cluster where `imp` may impersonate (legacy) and only viewer may read websites.
+  // Authorizes like a cluster where `imp` may impersonate (legacy) and only viewer may read (a test-only kind's objects).
   const authorizer: Authorizer = {
     async authorize(user, a) {
       if (a.verb === 'impersonate' || a.verb.startsWith('impersonate-on:')) return { allowed: user.name === 'imp', reason: '' };
@@ -533,7 +533,7 @@ describe('the server hook (app.inject)', () => {
     },
   };
   const { app } = createServer({ storage: new MemoryStorage(), kinds, logger: pino({ level: 'silent' }), authentication, authorizer });
-  const url = '/apis/extensions.example.com/v1alpha1/namespaces/ns/websites';
+  const url = tickets('ns');
 
   it('authorizes the request as the impersonated user', async () => {
     const r = await app.inject({ method: 'GET', url, headers: { 'x-test-user': 'imp', 'impersonate-user': 'viewer' } });
@@ -541,7 +541,7 @@ describe('the server hook (app.inject)', () => {
     expect(seen.at(-1)).toEqual(u('viewer', ['system:authenticated']));
     const denied = await app.inject({ method: 'POST', url, headers: { 'x-test-user': 'imp', 'impersonate-user': 'viewer' }, payload: {} });
     expect(denied.statusCode).toBe(403);
-    expect(denied.json().message).toBe('websites.extensions.example.com is forbidden: User "viewer" cannot create resource "websites" in API group "extensions.example.com" in the namespace "ns"');
+    expect(denied.json().message).toBe('flighttickets.testing.example.com is forbidden: User "viewer" cannot create resource "flighttickets" in API group "testing.example.com" in the namespace "ns"');
   });
 
   it('answers 400 and 403 as Status bodies, and 401 before looking at the headers', async () => {
@@ -550,7 +550,7 @@ describe('the server hook (app.inject)', () => {
     expect(bad.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
     const no = await app.inject({ method: 'GET', url, headers: { 'x-test-user': 'nobody', 'impersonate-user': 'viewer' } });
     expect(no.statusCode).toBe(403);
-    expect(no.json().message).toBe('websites.extensions.example.com is forbidden: User "nobody" cannot impersonate-on:user-info:list resource "websites" in API group "extensions.example.com" in the namespace "ns"');
+    expect(no.json().message).toBe('flighttickets.testing.example.com is forbidden: User "nobody" cannot impersonate-on:user-info:list resource "flighttickets" in API group "testing.example.com" in the namespace "ns"');
     expect((await app.inject({ method: 'GET', url, headers: { 'impersonate-group': 'g' } })).statusCode).toBe(401);
   });
 });

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Authentication } from '../auth/authentication.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { RequestAttributes } from '../auth/request-info.js';
-import { kinds } from '../kinds/index.js';
+import { testKinds as kinds, ticket } from '../../test/kinds/index.js';
 import { createServer } from '../server/server.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
 import { DISCOVERY_V2_CONTENT_TYPE } from './discovery.js';
@@ -38,9 +38,9 @@ afterAll(async () => {
 
 const get = (url: string, headers: Record<string, string> = {}, server = standalone) =>
   server.app.inject({ method: 'GET', url, headers: { 'x-user': 'admin', ...headers } });
-const site = (namespace: string, name: string) => ({ resource: 'extensions.example.com/websites', namespace, name });
-const websiteIn = (namespace: string, name: string) =>
-  storage.create(site(namespace, name), { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name, namespace }, spec: { gitRepo: 'https://example.com/r.git' } });
+// A namespace holding an object of any namespaced kind exists (here a test-only kind's).
+const objectIn = (namespace: string, name: string) =>
+  storage.create({ resource: 'testing.example.com/flighttickets', namespace, name }, ticket(name, namespace));
 
 describe('GET /api', () => {
   it('answers APIVersions with v1 and the address the client dialled (legacy.go)', async () => {
@@ -93,7 +93,7 @@ describe('GET /api/v1/namespaces/<name>', () => {
     const before = await get('/api/v1/namespaces/team-a');
     expect(before.statusCode).toBe(404);
     expect(before.json()).toEqual(notFound('team-a'));
-    await websiteIn('team-a', 'blog');
+    await objectIn('team-a', 'blog');
     const found = await get('/api/v1/namespaces/team-a');
     expect(found.statusCode).toBe(200);
     expect(found.json()).toEqual({
@@ -101,7 +101,7 @@ describe('GET /api/v1/namespaces/<name>', () => {
       metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
       spec: {}, status: { phase: 'Active' },
     });
-    await storage.delete(site('team-a', 'blog'));
+    await storage.delete({ resource: 'testing.example.com/flighttickets', namespace: 'team-a', name: 'blog' });
     expect((await get('/api/v1/namespaces/team-a')).json()).toEqual(notFound('team-a'));
   });
 

@@ -8,7 +8,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Authentication } from '../auth/authentication.js';
-import { kinds } from '../kinds/index.js';
+import { testKinds as kinds, ticket, tickets } from '../../test/kinds/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,8 @@ const authentication: Authentication = {
   trustedCAs: () => [],
   onTrustChange: () => {},
 };
-const COLLECTION = '/apis/extensions.example.com/v1alpha1/namespaces/default/websites';
+// A test-only kind: shutdown is the server's, whatever it serves.
+const COLLECTION = tickets('default');
 const tick = () => new Promise((r) => setTimeout(r, 20));
 
 function newServer() {
@@ -46,7 +47,7 @@ describe('GracefulShutdown through the handler chain', () => {
     await tick();
     expect(hookRan).toBe(true);
 
-    const refused = await app.inject({ method: 'POST', url: COLLECTION, payload: { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'x' }, spec: { gitRepo: 'https://example.com/r.git' } } });
+    const refused = await app.inject({ method: 'POST', url: COLLECTION, payload: ticket('x') });
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['x-content-type-options']).toBe('nosniff');
@@ -106,9 +107,8 @@ describe('GracefulShutdown through the handler chain', () => {
       expect(report.cutOff).toBe(1);
       // The bound, then at most the grace for answers of writes that committed as the storage closed.
       expect(performance.now() - t0).toBeLessThan(200 + 1000 + 500);
-      await expect(storage.create({ resource: 'extensions.example.com/websites', namespace: 'default', name: 'late' }, {
-        apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'late', namespace: 'default' },
-      })).rejects.toThrow('storage is closed');
+      await expect(storage.create({ resource: 'testing.example.com/flighttickets', namespace: 'default', name: 'late' }, ticket('late', 'default')))
+        .rejects.toThrow('storage is closed');
       await begun;
     } finally {
       rmSync(dir, { recursive: true, force: true });

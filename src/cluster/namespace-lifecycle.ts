@@ -9,6 +9,7 @@ import { CoreV1Api, type KubeConfig, type V1Namespace } from '@kubernetes/client
 import type { Logger } from 'pino';
 import { forbidden, notFound, type GroupResource } from '../apis/meta/errors.js';
 import { startInformer, type RunningInformer } from './informer.js';
+import { isNotFound } from '../apis/meta/errors.js';
 
 /** NamespaceLifecycle guards creates; `synced` feeds readiness. */
 export interface NamespaceLifecycle {
@@ -32,7 +33,7 @@ export function namespaceLifecycle(kc: KubeConfig, logger: Logger): NamespaceLif
     try {
       return await core.readNamespace({ name: namespace });
     } catch (e) {
-      if ((e as { code?: number }).code === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   };

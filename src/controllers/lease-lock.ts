@@ -15,6 +15,7 @@
  *   a remote timestamp (client-node types them `V1MicroTime` but hands them over as strings on read).
  */
 import { CoordinationV1Api, Observable, V1MicroTime, type ConfigurationOptions, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { isConflict, isNotFound } from '../apis/meta/errors.js';
 
 /** LeaderElectionRecord is the part of a Lease's spec that leader election reads and writes. */
 export interface LeaderElectionRecord {
@@ -43,14 +44,7 @@ export function rawRecord(r: LeaderElectionRecord): string {
   return JSON.stringify([r.holderIdentity, r.leaseDurationSeconds, r.acquireTime, r.renewTime, r.leaseTransitions]);
 }
 
-/** isConflict tells a lost optimistic-concurrency race (409 Conflict or AlreadyExists) from other failures. */
-export function isConflict(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 409;
-}
-
-function isNotFound(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 404;
-}
+export { isConflict };
 
 // A value read back is a string; one this process wrote earlier may still be a Date. Either way keep the wire text.
 function timeText(v: unknown): string {

@@ -144,3 +144,16 @@ export function successStatus(gr: GroupResource, name: string, uid: string | und
  */
 export const timeout = (message: string, retryAfterSeconds = 0) =>
   new StatusError({ code: 504, reason: 'Timeout', message: `Timeout: ${message}`, details: retryAfterSeconds ? { retryAfterSeconds } : {} });
+
+/**
+ * isNotFound tells a 404 from other failures, whoever raised it: our StatusError, or @kubernetes/client-node's
+ * ApiException (both carry the HTTP code as `code`), as apimachinery's errors.IsNotFound reads a Status.
+ */
+export function isNotFound(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 404;
+}
+
+/** isConflict tells a 409 (a lost optimistic-concurrency race, or AlreadyExists) from other failures. */
+export function isConflict(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 409;
+}

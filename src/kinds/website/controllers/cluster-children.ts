@@ -14,6 +14,7 @@ import { objectKey } from '../../../controllers/store-source.js';
 import { FIELD_MANAGER, MANAGED_BY } from './children.js';
 import type { Child, ChildClient } from './reconciler.js';
 import type { ObservedPod } from './status.js';
+import { isNotFound } from '../../../apis/meta/errors.js';
 
 const SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 const INSTANCE = 'app.kubernetes.io/instance';
@@ -25,7 +26,6 @@ export interface ClusterChildren extends ChildClient {
   stop(): Promise<void>;
 }
 
-const isNotFound = (e: unknown) => (e as { code?: number }).code === 404;
 
 /** clusterChildren starts the informers; `enqueue` receives `namespace/website` keys of changed children. */
 export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, logger: Logger): ClusterChildren {

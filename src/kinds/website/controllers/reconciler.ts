@@ -13,6 +13,7 @@ import type { ResourceStore } from '../../../registry/store.js';
 import { splitKey } from '../../../controllers/store-source.js';
 import { childName, desiredDeployment, desiredService, FIELD_MANAGER, type Images } from './children.js';
 import { websiteStatus, type ObservedDeployment, type ObservedPod, type ObservedService } from './status.js';
+import { isNotFound } from '../../../apis/meta/errors.js';
 
 export const CLEANUP_FINALIZER = 'extensions.example.com/cleanup';
 
@@ -53,7 +54,7 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
     try {
       return store.get(ns, name) as Website;
     } catch (e) {
-      if ((e as { code?: number }).code === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   };

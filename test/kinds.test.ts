@@ -160,9 +160,50 @@ describe('the controller manager runs the test kinds\' controllers, standalone',
       const a = await inject('GET', `${AIRPORTS}/sfo`);
       return (a.metadata as { labels?: Record<string, string> }).labels?.['testing.example.com/reconciled'] === 'sfo';
     });
+    // Airport's second version reads the same object, converted, at its own path.
+    const beta = await inject('GET', '/apis/testing.example.com/v1beta1/airports/sfo');
+    expect(beta['apiVersion']).toBe('testing.example.com/v1beta1');
+    expect(beta.spec).toEqual({ town: 'San Francisco' });
+    expect((beta.metadata as { labels?: Record<string, string> }).labels).toEqual({ 'testing.example.com/reconciled': 'sfo' });
     // Nothing reconciles without a cause: the disabled switch turns every controller off.
     const none = await kindControllers(served, { cluster: undefined, enabled: false, storeOf: (k) => srv.storeOf(k), flags: new Map() });
     expect(none.controllers).toEqual([]);
     expect(none.off.map((c) => c.why)).toEqual(Array(3).fill('--enable-reconcilers=false'));
+  });
+});
+
+describe('a test-only kind in two versions, through the same version machinery as Website', () => {
+  const dir3 = mkdtempSync(join(tmpdir(), 'kinds-versions-'));
+  const storage3 = new LmdbStorage({ path: join(dir3, 'data') });
+  const srv = createServer({ storage: storage3, kinds: [airportKind], logger: pino({ level: 'silent' }), authentication, standalone: true });
+  afterAll(async () => {
+    await srv.app.close();
+    await storage3.close();
+    rmSync(dir3, { recursive: true, force: true });
+  });
+  const req = async (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown, contentType = 'application/json') => {
+    const r = await srv.app.inject({ method, url, headers: { 'content-type': contentType }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    return { code: r.statusCode, body: r.json() as Record<string, any> };
+  };
+
+  it('serves v1 (stored, preferred) and v1beta1: discovery, conversion both ways, apply conflicts across versions', async () => {
+    const group = (await req('GET', '/apis/testing.example.com')).body;
+    expect(group['versions'].map((v: { version: string }) => v.version)).toEqual(['v1', 'v1beta1']);
+    expect(group['preferredVersion'].version).toBe('v1');
+    const hashes = await Promise.all(['v1', 'v1beta1'].map(async (v) => (await req('GET', `/apis/testing.example.com/${v}`)).body['resources'][0].storageVersionHash));
+    expect(hashes[0]).toBe(hashes[1]);
+
+    const created = await req('PATCH', '/apis/testing.example.com/v1beta1/airports/icn?fieldManager=beta-tool', { apiVersion: 'testing.example.com/v1beta1', kind: 'Airport', metadata: { name: 'icn' }, spec: { town: 'Incheon' } }, 'application/apply-patch+yaml');
+    expect(created.code).toBe(201);
+    expect(created.body['spec']).toEqual({ town: 'Incheon' });
+    const v1 = (await req('GET', '/apis/testing.example.com/v1/airports/icn')).body;
+    expect(v1['spec']).toEqual({ city: 'Incheon' });
+    expect(v1['metadata'].managedFields[0]).toMatchObject({ manager: 'beta-tool', apiVersion: 'testing.example.com/v1beta1', fieldsV1: { 'f:spec': { 'f:town': {} } } });
+    const conflict = await req('PATCH', '/apis/testing.example.com/v1/airports/icn?fieldManager=v1-tool', { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Seoul' } }, 'application/apply-patch+yaml');
+    expect(conflict.code).toBe(409);
+    expect(conflict.body['message']).toBe('Apply failed with 1 conflict: conflict with "beta-tool": .spec.city');
+    const table = (await srv.app.inject({ method: 'GET', url: '/apis/testing.example.com/v1beta1/airports', headers: { accept: TABLE } })).json() as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Town', 'Age']);
+    expect(table.rows.map((r) => r.cells.slice(0, 2))).toEqual([['icn', 'Incheon']]);
   });
 });

@@ -2,9 +2,11 @@
  * Controllers of the test-only kinds, registered the way a kind registers its own: they need no cluster, so the
  * manager runs them in standalone mode. FlightTicket's books each ticket through its status subresource (in the
  * seat class its flag names); Airport's, on a cluster-scoped kind (keys are bare names), labels each airport.
+ * Airport is served in two versions here (v1 stored, v1beta1 converted: airport-v1beta1.ts).
  */
 import type { Kind } from '../../src/registry/kind-controller.js';
 import { airport, type Airport } from './airport.js';
+import { airportV1beta1 } from './airport-v1beta1.js';
 import { flightTicket, type FlightTicket } from './flight-ticket.js';
 
 const OPTS = { dryRun: false, fieldValidation: 'Strict' as const, manager: 'test-controller' };
@@ -45,6 +47,7 @@ export const flightTicketKind: Kind<FlightTicket> = {
 
 export const airportKind: Kind<Airport> = {
   storage: airport,
+  converted: [airportV1beta1],
   controllers: {
     name: 'airport',
     needsCluster: false,

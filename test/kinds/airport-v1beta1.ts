@@ -12,8 +12,11 @@ export interface AirportV1beta1 extends KubeObject {
   spec: { town: string };
 }
 
+// The names are the kind's, the same in every version.
+const { group, kind, listKind, plural, singular, shortNames, categories, namespaced, description } = airport;
+
 const definition: ResourceDefinition<AirportV1beta1> = {
-  ...airport,
+  group, kind, listKind, plural, singular, shortNames, categories, namespaced, description,
   version: 'v1beta1',
   schema: objectSchema('Airport is where flights depart and land.', {
     spec: { type: 'object', required: ['town'], properties: { town: { type: 'string', minLength: 1 } } },

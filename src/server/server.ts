@@ -30,7 +30,7 @@ import { routeUpgrades } from '../endpoints/watch-websocket.js';
 import { decodeJsonPatchBody } from '../registry/patch.js';
 import { servedDefinitions, type KindDefinition, type ResourceDefinition } from '../registry/resource.js';
 import type { CreateAdmission, ResourceStore } from '../registry/store.js';
-import { registerKind } from '../endpoints/kind-routes.js';
+import { kindRoutes } from '../endpoints/kind-routes.js';
 import { isStorageError } from '../storage/errors.js';
 import type { Storage } from '../storage/interface.js';
 import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './graceful-shutdown.js';
@@ -223,9 +223,11 @@ export function createServer(cfg: ServerConfig): ApiServer {
   registerDiscoveryRoutes(app, served);
   if (cfg.standalone) registerStandaloneCoreRoutes(app, served, cfg.storage);
   const stores = new Map<KindDefinition, ResourceStore>();
+  // One plugin per kind: its versions' routes, in their own encapsulated context.
   for (const kind of cfg.kinds) {
-    const [stored] = registerKind(app, kind, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone }, watches);
-    if (stored) stores.set(kind, stored);
+    const { stores: served, plugin } = kindRoutes(kind, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone }, watches);
+    if (served[0]) stores.set(kind, served[0]);
+    void app.register(plugin);
   }
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * @module bench/ab
- * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] [--create-blocks 1]`
+ * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] [--create-blocks 1] [--api-version v1|v1alpha1]`
  *
  * An A/B of two builds of our server on the same machine: A is the checkout `--base` names, B the one `--new` names
  * (default: this one); each must be built (`npm run build`: its dist/main.js is run). Each round starts A, then B, fresh, and runs the same load against each:
@@ -21,7 +21,10 @@ import { startOurs } from './targets.mjs';
 import { websiteBody } from './workloads.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const COLLECTION = '/apis/extensions.example.com/v1alpha1/namespaces/ab/websites';
+// The version requests use (--api-version): v1, the stored one, or v1alpha1 (converted; what builds before v1 serve).
+/** @type {'v1' | 'v1alpha1'} */
+let VERSION = 'v1';
+let COLLECTION = '/apis/extensions.example.com/v1/namespaces/ab/websites';
 const CONCURRENCY = 64;
 const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
 
@@ -69,7 +72,7 @@ async function runLoad(main, objects, createBlocks = 1) {
       const first = b * perBlock;
       const count = Math.min(perBlock, objects - first);
       const name = createBlocks > 1 ? `create ${b + 1}/${createBlocks}` : 'create';
-      await stage(name, count, async (i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`w${first + i}`) }), 201));
+      await stage(name, count, async (i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`w${first + i}`, VERSION) }), 201));
     }
     await stage('get', objects * 10, async (i) => expectStatus(await client.request('GET', `${COLLECTION}/w${i % objects}`), 200));
     await stage('merge patch', objects * 2, async (i) => expectStatus(await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
@@ -121,6 +124,10 @@ async function main() {
   const rounds = Number(flag('--rounds', '5'));
   const objects = Number(flag('--objects', '2000'));
   const createBlocks = Number(flag('--create-blocks', '1'));
+  const apiVersion = flag('--api-version', 'v1');
+  if (apiVersion !== 'v1' && apiVersion !== 'v1alpha1') throw new Error('--api-version: v1 or v1alpha1');
+  VERSION = apiVersion;
+  COLLECTION = `/apis/extensions.example.com/${VERSION}/namespaces/ab/websites`;
   const mains = { A: join(resolve(base), 'dist', 'main.js'), B: join(resolve(flag('--new', REPO) ?? REPO), 'dist', 'main.js') };
   /** @type {{A: Run[], B: Run[]}} */
   const runs = { A: [], B: [] };

@@ -19,7 +19,10 @@ import { startOurs } from './targets.mjs';
 import { websiteBody } from './workloads.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const COLLECTION = '/apis/extensions.example.com/v1alpha1/namespaces/alloc/websites';
+// The version requests use (--api-version): v1, the stored one, or v1alpha1 (converted; what builds before v1 serve).
+/** @type {'v1' | 'v1alpha1'} */
+let VERSION = 'v1';
+let COLLECTION = '/apis/extensions.example.com/v1/namespaces/alloc/websites';
 const CONCURRENCY = 64;
 const INSPECTOR_PORT = 9339;
 
@@ -97,6 +100,10 @@ async function main() {
   if (!['create', 'patch', 'get'].includes(workload)) throw new Error('--workload is create, patch or get');
   const count = Number(flag('--count', '4000'));
   const top = Number(flag('--top', '25'));
+  const apiVersion = flag('--api-version', 'v1');
+  if (apiVersion !== 'v1' && apiVersion !== 'v1alpha1') throw new Error('--api-version: v1 or v1alpha1');
+  VERSION = apiVersion;
+  COLLECTION = `/apis/extensions.example.com/${VERSION}/namespaces/alloc/websites`;
   process.env.BENCH_OURS_MAIN = resolve(flag('--main', join(REPO, 'dist', 'main.js')));
   process.env.BENCH_NODE_OPTIONS = `${process.env.BENCH_NODE_OPTIONS ?? ''} --inspect=127.0.0.1:${INSPECTOR_PORT}`;
   const dir = mkdtempSync(join(tmpdir(), 'bench-alloc-'));
@@ -104,7 +111,7 @@ async function main() {
   const client = httpClient(target.url, target.tls, CONCURRENCY);
   const devtools = await inspector();
   try {
-    const create = (/** @type {string} */ prefix) => async (/** @type {number} */ i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`${prefix}${i}`) }), 201);
+    const create = (/** @type {string} */ prefix) => async (/** @type {number} */ i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`${prefix}${i}`, VERSION) }), 201);
     await runOps(count, CONCURRENCY, create('warm'));
     /** @type {Record<string, (i: number) => Promise<string | void>>} */
     const ops = {

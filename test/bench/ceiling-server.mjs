@@ -21,7 +21,7 @@ import { MAXIMUM_KEY } from 'ordered-binary';
 import { patch, tables, website } from './dist.mjs';
 
 const GROUP = 'extensions.example.com';
-const VERSION = 'v1alpha1';
+const VERSION = 'v1';
 const API_VERSION = `${GROUP}/${VERSION}`;
 const BASE = `/apis/${API_VERSION}`;
 const REVISION = 'revision';

@@ -5,8 +5,8 @@
  */
 const built = (/** @type {string} */ p) => new URL(`../../dist/${p}`, import.meta.url).href;
 
-/** @type {typeof import('../../src/kinds/website/v1alpha1.js')} */
-export const website = await import(built('kinds/website/v1alpha1.js'));
+/** @type {typeof import('../../src/kinds/website/v1.js')} */
+export const website = await import(built('kinds/website/v1.js'));
 
 /** @type {typeof import('../../src/certs/issue.js')} */
 export const certs = await import(built('certs/issue.js'));

@@ -229,7 +229,7 @@ export async function startCrd(dir, binDir, log) {
     const crd = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', websiteCrd());
     if (crd.status !== 201) throw new Error(`creating the CRD: HTTP ${crd.status} ${crd.body}`);
     for (let i = 0; ; i++) {
-      const r = await call('GET', '/apis/extensions.example.com/v1alpha1/websites?limit=1');
+      const r = await call('GET', '/apis/extensions.example.com/v1/websites?limit=1');
       if (r.status === 200) break;
       if (i > 600) throw new Error(`the CRD is not served: HTTP ${r.status} ${r.body}`);
       await sleep(50);

@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { expectStatus, httpClient, percentiles, round3, runOps, throughput } from './client.mjs';
 
-const BASE = '/apis/extensions.example.com/v1alpha1';
+// v1: the preferred and stored version, what kubectl and new clients use (the CRD baseline serves the same schema).
+const BASE = '/apis/extensions.example.com/v1';
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -65,15 +66,18 @@ export function workloadList(p) {
 }
 
 /**
- * websiteBody is the object every target stores: a plain Website; defaults fill the rest.
+ * websiteBody is the object every target stores: a plain Website; defaults fill the rest. In v1 by default;
+ * `v1alpha1` gives the same object in that version (ab.mjs and alloc.mjs measure either, and earlier builds).
  * @param {string} name
+ * @param {'v1' | 'v1alpha1'} [version]
  */
-export function websiteBody(name) {
+export function websiteBody(name, version = 'v1') {
+  const repository = `https://github.com/example/${name}.git`;
   return {
-    apiVersion: 'extensions.example.com/v1alpha1',
+    apiVersion: `extensions.example.com/${version}`,
     kind: 'Website',
     metadata: { name, labels: { app: 'bench', tier: 'web' } },
-    spec: { gitRepo: `https://github.com/example/${name}.git`, branch: 'main' },
+    spec: version === 'v1' ? { git: { repository, branch: 'main' } } : { gitRepo: repository, branch: 'main' },
   };
 }
 

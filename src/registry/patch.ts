@@ -8,7 +8,8 @@ import { cloneJson } from '../apis/meta/json-clone.js';
 import { badRequest, internalError, StatusError, tooLarge } from '../apis/meta/errors.js';
 import { decodeGoJson, GoJsonSyntaxError, goMarshal, goQuote, type GoValue } from '../apis/meta/go-json.js';
 import { applyPatch, JsonPatchDecodeError, JsonPatchError, JsonPatchPanic, patchFromJson, type Patch } from './json-patch.js';
-import type { FieldValidation } from '../apis/meta/types.js';
+import type { FieldValidation, KubeObject } from '../apis/meta/types.js';
+import { duplicatesOf } from './duplicate-fields.js';
 
 /** PatchType is the media type of a PATCH body. */
 export type PatchType = 'application/merge-patch+json' | 'application/json-patch+json' | 'application/apply-patch+yaml';
@@ -129,6 +130,37 @@ export function jsonPatch(target: unknown, ops: unknown, _kind: string, _group: 
     opts.warnings?.push(...strict);
   }
   return JSON.parse(patched);
+}
+
+/**
+ * patchObject applies a merge or JSON patch to the JSON of an object of `kind` (a JSON patch through jsonPatch);
+ * strict-decoding warnings about a JSON patch itself go to `warnings`. A merge patch must be a JSON object (400).
+ */
+export function patchObject(target: KubeObject, type: PatchType, patch: unknown, kind: string, group: string, name: string, fieldValidation: FieldValidation, warnings: string[] = []): unknown {
+  if (type === 'application/json-patch+json') return jsonPatch(target, patch, kind, group, name, { fieldValidation, warnings });
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
+  }
+  return mergePatch(target, patch);
+}
+
+/**
+ * mergePatchDuplicates: a merge patch's duplicate members are strict decoding errors of the patch (patch.go
+ * applyJSPatch: kjson.UnmarshalStrict), warnings under Warn, under Strict kube's 422 on field `patch`.
+ */
+export function mergePatchDuplicates(patch: unknown, patched: unknown, fieldValidation: FieldValidation, warnings: string[]): void {
+  if (fieldValidation === 'Ignore') return;
+  const strict = duplicatesOf(patch).map((f) => `duplicate field ${JSON.stringify(f)}`);
+  if (strict.length === 0) return;
+  if (fieldValidation === 'Warn') {
+    warnings.push(...strict);
+    return;
+  }
+  const detail = `Invalid value: ${JSON.stringify(goMarshal(patched))}: strict decoding error: ${strict.join(', ')}`;
+  throw new StatusError({
+    code: 422, reason: 'Invalid', message: ` "" is invalid: patch: ${detail}`,
+    details: { causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'patch' }] },
+  });
 }
 
 const PATCH_OP_FIELDS = new Set(['op', 'path', 'from', 'value']);

@@ -1,0 +1,53 @@
+/**
+ * @module registry/metadata-repair
+ * The repair of stored objects whose metadata a Go client could not decode into metav1.ObjectMeta (what
+ * ResourceStore.repairStoredMetadata runs over one kind).
+ */
+import { objectMetaDecodes, repairObjectMeta } from '../apis/meta/decode.js';
+import type { KeyPrefix, ObjectKey, Storage } from '../storage/interface.js';
+
+/** MetadataRepair is one repaired object: where it is and the malformed fields dropped from its metadata. */
+export interface MetadataRepair {
+  namespace: string;
+  name: string;
+  dropped: string[];
+}
+
+// How many stored objects repairStoredMetadata reads before yielding to requests.
+const REPAIR_PAGE_SIZE = 500;
+
+/**
+ * repairStoredMetadata rewrites every object under `objects` whose metadata does not decode: malformed fields
+ * dropped, name and namespace (for a `namespaced` kind) from the key, each an ordinary write to `key(namespace,
+ * name)`. Reads a page at a time, yielding between pages; `stopped` ends it early, `onRepair` hears of each repair.
+ */
+export async function repairStoredMetadata(
+  storage: Storage, objects: KeyPrefix, key: (namespace: string, name: string) => ObjectKey, namespaced: boolean,
+  onRepair: (r: MetadataRepair) => void, stopped: () => boolean,
+): Promise<{ checked: number; repaired: number }> {
+  let checked = 0;
+  let repaired = 0;
+  let after: { namespace: string; name: string } | undefined;
+  while (!stopped()) {
+    const page = storage.list(objects, { limit: REPAIR_PAGE_SIZE, ...(after ? { after } : {}) });
+    for (const item of page.items) {
+      checked++;
+      if (objectMetaDecodes(item.metadata)) continue;
+      const namespace = namespaced && typeof item.metadata?.namespace === 'string' ? item.metadata.namespace : '';
+      const name = typeof item.metadata?.name === 'string' ? item.metadata.name : '';
+      let dropped: string[] = [];
+      await storage.update(key(namespace, name), (cur) => {
+        if (objectMetaDecodes(cur.metadata)) return null;
+        const r = repairObjectMeta(cur.metadata);
+        dropped = r.dropped;
+        return { ...cur, metadata: { ...r.meta, name, ...(namespaced ? { namespace } : {}) } };
+      });
+      repaired++;
+      onRepair({ namespace, name, dropped });
+    }
+    if (!page.more || !page.last) break;
+    after = { namespace: page.last.namespace, name: page.last.name };
+    await new Promise((r) => setImmediate(r));
+  }
+  return { checked, repaired };
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * @module bench/ab
- * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] [--create-blocks 1] [--api-version v1|v1alpha1]`
+ * `node test/bench/ab.mjs --base DIR [--new DIR] [--rounds 5] [--objects 2000] [--create-blocks 1] [--api-version v1|v1alpha1] [--base-api-version v1|v1alpha1]`
  *
  * An A/B of two builds of our server on the same machine: A is the checkout `--base` names, B the one `--new` names
  * (default: this one); each must be built (`npm run build`: its dist/main.js is run). Each round starts A, then B, fresh, and runs the same load against each:
@@ -124,21 +124,25 @@ async function main() {
   const rounds = Number(flag('--rounds', '5'));
   const objects = Number(flag('--objects', '2000'));
   const createBlocks = Number(flag('--create-blocks', '1'));
-  const apiVersion = flag('--api-version', 'v1');
-  if (apiVersion !== 'v1' && apiVersion !== 'v1alpha1') throw new Error('--api-version: v1 or v1alpha1');
-  VERSION = apiVersion;
-  COLLECTION = `/apis/extensions.example.com/${VERSION}/namespaces/ab/websites`;
+  // --api-version for both sides; --base-api-version for A alone (an earlier build serves only v1alpha1).
+  const versions = { B: flag('--api-version', 'v1'), A: flag('--base-api-version', flag('--api-version', 'v1')) };
+  for (const v of Object.values(versions)) if (v !== 'v1' && v !== 'v1alpha1') throw new Error('--api-version and --base-api-version: v1 or v1alpha1');
+  const useVersion = (/** @type {'A' | 'B'} */ side) => {
+    VERSION = /** @type {'v1' | 'v1alpha1'} */ (versions[side]);
+    COLLECTION = `/apis/extensions.example.com/${VERSION}/namespaces/ab/websites`;
+  };
   const mains = { A: join(resolve(base), 'dist', 'main.js'), B: join(resolve(flag('--new', REPO) ?? REPO), 'dist', 'main.js') };
   /** @type {{A: Run[], B: Run[]}} */
   const runs = { A: [], B: [] };
   for (let i = 1; i <= rounds; i++) {
     for (const side of /** @type {const} */ (['A', 'B'])) {
+      useVersion(side);
       const run = await runLoad(mains[side], objects, createBlocks);
       runs[side].push(run);
       console.error(`round ${i} ${side}: ${Object.entries(run).map(([k, f]) => `${k} ${Math.round(f.perSecond)}/s ${Math.round(f.cpuUs)} µs`).join(', ')}`);
     }
   }
-  console.log(`A: ${mains.A}\nB: ${mains.B}\n${rounds} rounds, ${objects} objects, medians\n\n${summary(runs.A, runs.B)}`);
+  console.log(`A: ${mains.A} (${versions.A})\nB: ${mains.B} (${versions.B})\n${rounds} rounds, ${objects} objects, medians\n\n${summary(runs.A, runs.B)}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

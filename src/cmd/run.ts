@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { LeaderElection } from '../controllers/leader-election.js';
 import type { Manager } from '../controllers/manager.js';
 import { kindControllers } from '../controllers/kind-controllers.js';
+import type { Kind } from '../registry/kind-controller.js';
 import { createLogger } from '../observability/logger.js';
 import { createAuditor } from '../observability/audit.js';
 import { kinds } from '../kinds/index.js';
@@ -37,8 +38,8 @@ function clientUrl(bindAddress: string, port: number): string {
   return `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
 }
 
-/** run starts the server and returns once it listens. */
-export async function run(o: Options): Promise<Running> {
+/** run starts the server and returns once it listens; `served` is the kinds list (tests pass test-only kinds). */
+export async function run(o: Options, served: readonly Kind[] = kinds): Promise<Running> {
   const logger = createLogger(o.logLevel);
   installRejectionGuard(logger);
   const certOpts = {
@@ -69,7 +70,7 @@ export async function run(o: Options): Promise<Running> {
   const server = createServer({
     tls: { key: certs.servingKey, cert: certs.servingCert },
     storage,
-    kinds,
+    kinds: served,
     logger,
     watch: { bookmarkIntervalMs: o.watchBookmarkIntervalMs },
     shutdown: {
@@ -101,7 +102,7 @@ export async function run(o: Options): Promise<Running> {
   logger.info(access.describe, 'access');
   const cluster = access.cluster;
   // With a cluster every kind's controllers run, without one those that need none (controllers/kind-controllers.ts).
-  const { controllers, off } = await kindControllers(kinds, { cluster, enabled: o.enableReconcilers, storeOf: (k) => server.storeOf(k), flags: o.kindFlags });
+  const { controllers, off } = await kindControllers(served, { cluster, enabled: o.enableReconcilers, storeOf: (k) => server.storeOf(k), flags: o.kindFlags });
   for (const c of off) logger.info({ controller: c.controller, kind: c.kind }, `controller off: ${c.why}`);
   let manager: Manager | undefined;
   // Loaded only when something runs: the manager, and leader election (with a cluster).

@@ -467,14 +467,14 @@ describe.skipIf(mountError !== undefined)('the lmdb storage on a full disk (in p
         if (outcome === 'committed') committed.push(round);
         const refused = await (huge as Promise<unknown>).then(() => undefined, (e: unknown) => e);
         expect(isStorageError(refused, 'Unavailable'), String(refused)).toBe(true);
-        expect(store.get(key(`huge-${round}`))).toBeUndefined();
+        expect(await store.get(key(`huge-${round}`))).toBeUndefined();
       }
       expect(committed.length, 'no round had the update commit before the failing batch').toBeGreaterThan(0);
       // Every committed update was published, in order, with nothing of the refused writes between them.
       await new Promise((r) => setImmediate(r));
       expect(seen.length).toBe(committed.length);
       seen.forEach((rv, i) => expect(rv).toBe((seen[0] as number) + i));
-      const u = store.get(key('u'));
+      const u = await store.get(key('u'));
       expect(u?.metadata.resourceVersion).toBe(String(seen[seen.length - 1]));
       expect(u?.['spec']).toEqual({ n: committed[committed.length - 1] });
     } finally {

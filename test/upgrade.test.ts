@@ -128,7 +128,7 @@ describe('a data directory written by the v1alpha1 release', () => {
     await server.stop();
     const storage = new LmdbStorage({ path: dataDir });
     try {
-      const all = storage.list({ resource: 'extensions.example.com/websites' });
+      const all = await storage.list({ resource: 'extensions.example.com/websites' });
       expect(all.items.map((o) => o.apiVersion)).toEqual(Array(4).fill('extensions.example.com/v1'));
     } finally {
       await storage.close();

@@ -62,14 +62,21 @@ export function startManager(o: ManagerOptions): Manager {
         }
       }
       logger.info('cluster reachable again: reconciling every object');
-      for (const r of running) for (const k of r.allKeys()) r.controller.enqueue(k);
+      for (const r of running) {
+        try {
+          for (const k of await r.allKeys()) r.controller.enqueue(k);
+        } catch (err) {
+          // The next resync or change reaches these objects anyway.
+          logger.error({ err, controller: r.controller.name }, 'listing the objects to reconcile failed');
+        }
+      }
     } finally {
       probing = false;
     }
   };
   const running = o.controllers.map((kc) => {
     const prefix = { resource: kc.store.key('', '').resource };
-    const allKeys = () => o.storage.list(prefix).items.map((obj) => objectKey(obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
+    const allKeys = async () => (await o.storage.list(prefix)).items.map((obj) => objectKey(obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
     const log = logger.child({ controller: kc.name });
     // The kind's controller starts right after the queue it feeds: a key reaches reconcile only once `own` is set.
     let own: RunningController | undefined;

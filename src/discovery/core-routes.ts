@@ -72,9 +72,13 @@ export function namespaceObject(name: string): KubeObject {
 }
 
 /** namespaceExists tells whether a namespace holds an object of any namespaced kind (or is `default`). */
-export function namespaceExists(storage: Storage, kinds: readonly ResourceDefinition[], name: string): boolean {
+export async function namespaceExists(storage: Storage, kinds: readonly ResourceDefinition[], name: string): Promise<boolean> {
   if (name === DEFAULT_NAMESPACE) return true;
-  return kinds.some((k) => k.namespaced && storage.list({ resource: `${k.group}/${k.plural}`, namespace: name }, { limit: 1 }).items.length > 0);
+  // One kind at a time, stopping at the first that has an object there (as `some` did).
+  for (const k of kinds) {
+    if (k.namespaced && (await storage.list({ resource: `${k.group}/${k.plural}`, namespace: name }, { limit: 1 })).items.length > 0) return true;
+  }
+  return false;
 }
 
 // The address this request reached, as `host:port` (kube reports its advertised address; the Host header is what the
@@ -126,7 +130,7 @@ export function registerStandaloneCoreRoutes(app: FastifyInstance, kinds: readon
   app.get<{ Params: { name: string } }>('/api/v1/namespaces/:name', async (req, reply) => {
     const { name } = req.params;
     const target = negotiate(req.headers.accept, true);
-    if (!namespaceExists(storage, kinds, name)) throw notFound({ group: '', resource: 'namespaces' }, name);
+    if (!(await namespaceExists(storage, kinds, name))) throw notFound({ group: '', resource: 'namespaces' }, name);
     const ns = namespaceObject(name);
     switch (target.kind) {
       case 'Object':

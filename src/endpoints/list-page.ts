@@ -32,7 +32,7 @@ export async function readListPage(
   const sel = { label: opts.label, field: opts.field };
   let r;
   try {
-    r = store.list(namespace, sel, page);
+    r = await store.list(namespace, sel, page);
   } catch (e) {
     // Same 410, but telling a pager's user what to do about a token rather than about a resourceVersion.
     if (opts.continueToken !== undefined && e instanceof StatusError && e.code === 410) {

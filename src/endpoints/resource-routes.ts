@@ -179,7 +179,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         case 'GET': {
           parseGetOptions(requestQuery(req));
           const { includeObject, noHeaders } = representation(req, target);
-          return transformObject(def, store.get(ns(req), name), target, includeObject, noHeaders);
+          return transformObject(def, await store.get(ns(req), name), target, includeObject, noHeaders);
         }
         case 'PUT': {
           const opts = parseWriteOptions(requestQuery(req), 'UpdateOptions', req.headers['user-agent']);
@@ -243,7 +243,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         return scaled.object;
       }
       const target = negotiate(req.headers.accept, true);
-      if (req.method === 'GET') return transformObject(def, store.get(ns(req), name), target, 'Metadata');
+      if (req.method === 'GET') return transformObject(def, await store.get(ns(req), name), target, 'Metadata');
       const status: Subresource = 'status';
       const res = req.method === 'PUT'
         ? await store.update(ns(req), name, req.body, status, writeOpts())

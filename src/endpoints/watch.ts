@@ -302,7 +302,7 @@ export async function streamWatch(open: OpenSink, w: WatchRequest): Promise<void
       return;
     }
     if (wantInitial) {
-      const { items, revision } = store.list(w.namespace, sel);
+      const { items, revision } = await store.list(w.namespace, sel);
       for (const item of items) {
         await stream.ready();
         if (stream.ended) return;
@@ -316,7 +316,9 @@ export async function streamWatch(open: OpenSink, w: WatchRequest): Promise<void
     if (stream.ended) return;
     const handle: WatchHandle = store.watch(w.namespace, from, {
       onEvent: (e) => forward(e),
-      // The registry hands over 410 Expired as a StatusError (history compacted, or a replay that fell behind).
+      // The registry hands over 410 Expired as a StatusError: a replay that fell behind, or a compacted revision a
+      // backend reports here rather than by throwing (a remote engine learns of it only when it answers). Either
+      // way the client gets the same single ERROR event as for the throw caught below.
       onError: (err) => stream.fail(err instanceof StatusError ? err : expired(`watch ended: ${err.message}`)),
       ready: () => stream.ready(),
     });

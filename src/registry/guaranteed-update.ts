@@ -27,7 +27,7 @@ export async function guaranteedUpdate(storage: Storage, gr: GroupResource, key:
     return next;
   };
   if (dryRun) {
-    const cur = storage.get(key);
+    const cur = await storage.get(key);
     if (!cur) throw notFound(gr, name);
     try {
       const object = tryUpdate(cloneJson(cur)) ?? cur;
@@ -45,7 +45,7 @@ export async function guaranteedUpdate(storage: Storage, gr: GroupResource, key:
     if (!(e instanceof DeleteInstead)) throw e;
   }
   // The update removed the last finalizer of an object being deleted: delete it now, unless it changed meanwhile.
-  const seen = storage.get(key);
+  const seen = await storage.get(key);
   if (!seen) throw notFound(gr, name);
   try {
     const gone = await storage.delete(key, (c) => {

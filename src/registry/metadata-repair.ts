@@ -29,7 +29,7 @@ export async function repairStoredMetadata(
   let repaired = 0;
   let after: { namespace: string; name: string } | undefined;
   while (!stopped()) {
-    const page = storage.list(objects, { limit: REPAIR_PAGE_SIZE, ...(after ? { after } : {}) });
+    const page = await storage.list(objects, { limit: REPAIR_PAGE_SIZE, ...(after ? { after } : {}) });
     for (const item of page.items) {
       checked++;
       if (objectMetaDecodes(item.metadata)) continue;

@@ -108,24 +108,24 @@ export class ResourceStore {
     return this.key(namespace, name);
   }
 
-  /** get returns the object or throws 404. */
-  get(namespace: string | undefined, name: string): KubeObject {
-    const obj = this.#storage.get(this.#existingKey(namespace, name));
+  /** get resolves with the object or rejects 404. */
+  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    const obj = await this.#storage.get(this.#existingKey(namespace, name));
     if (!obj) throw notFound(this.gr, name);
     return obj;
   }
 
   /**
-   * list returns matching objects (one namespace, or all when namespace is undefined) at the snapshot revision,
+   * list resolves with matching objects (one namespace, or all when namespace is undefined) at the snapshot revision,
    * optionally one page of them (`page.after`, `page.limit`) or an older snapshot (`page.revision`).
    * A snapshot older than the retained history is 410 Expired.
    */
-  list(namespace: string | undefined, sel: Selectors, page: Omit<ListRequest, 'filter'> = {}): ListResult {
+  async list(namespace: string | undefined, sel: Selectors, page: Omit<ListRequest, 'filter'> = {}): Promise<ListResult> {
     const filtered = (sel.label && !sel.label.empty) || (sel.field && !sel.field.empty);
     // A namespace no object can be in holds nothing.
     if (namespace !== undefined && !this.#canExist(namespace, '')) return { items: [], revision: this.#storage.currentRevision(), more: false };
     try {
-      return this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
+      return await this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
     } catch (e) {
       throw asExpired(e);
     }
@@ -164,9 +164,13 @@ export class ResourceStore {
     return repairStoredMetadata(this.#storage, this.#prefix(undefined), (namespace, name) => this.key(namespace, name), this.def.namespaced, onRepair, stopped);
   }
 
-  /** watch subscribes to changes after `fromRevision` in one namespace or all. */
+  /**
+   * watch subscribes to changes after `fromRevision` in one namespace or all. A revision already compacted is 410
+   * Expired, thrown here or (from a backend that learns of it only when it answers) passed to `sink.onError`.
+   */
   watch(namespace: string | undefined, fromRevision: number, sink: WatchSink): WatchHandle {
-    // Storage speaks StorageError; watchers get the 410 Status their clients expect, at start or mid-replay.
+    // Storage speaks StorageError; watchers get the 410 Status their clients expect, whether the storage throws it at
+    // start or reports it through onError (a remote engine's Expired at start, or a replay that fell behind).
     try {
       const ready = sink.ready?.bind(sink);
       return this.#storage.watch(this.#prefix(namespace), fromRevision, {
@@ -222,13 +226,13 @@ export class ResourceStore {
    * Returns created=true on create (201).
    */
   async apply(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions, sub: Subresource = 'main'): Promise<WriteResult & { created: boolean }> {
-    if (sub === 'status') this.get(namespace, name);
+    if (sub === 'status') await this.get(namespace, name);
     checkApplyBody(body, this.apiVersion, this.def.kind);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'apply');
     if (sub === 'main' && this.def.subresources.status) delete obj['status'];
     const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status' } : { part: 'main' };
     for (let attempt = 0; ; attempt++) {
-      const cur = this.#canExist(namespace, name) ? this.#storage.get(this.key(namespace, name)) : undefined;
+      const cur = this.#canExist(namespace, name) ? await this.#storage.get(this.key(namespace, name)) : undefined;
       if (!cur) {
         if (sub === 'status') throw notFound(this.gr, name);
         const created = serverSideApply(undefined, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()));
@@ -264,9 +268,9 @@ export class ResourceStore {
     });
   }
 
-  /** getScale returns the autoscaling/v1 Scale view of the object. */
-  getScale(namespace: string | undefined, name: string): KubeObject {
-    return this.#scale.toScale(this.get(namespace, name));
+  /** getScale resolves with the autoscaling/v1 Scale view of the object. */
+  async getScale(namespace: string | undefined, name: string): Promise<KubeObject> {
+    return this.#scale.toScale(await this.get(namespace, name));
   }
 
   /**
@@ -275,7 +279,7 @@ export class ResourceStore {
    * terms (`using autoscaling/v1`, `.spec.replicas`), as kube's ScaleHandler maps them. Never creates (404).
    */
   async applyScale(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions): Promise<KubeObject> {
-    this.get(namespace, name);
+    await this.get(namespace, name);
     checkApplyBody(body, 'autoscaling/v1', 'Scale');
     const decoded = this.#scale.decode(body, name, 'apply', opts.fieldValidation).scale;
     const scale = { replicas: (body as { spec?: { replicas?: unknown } }).spec?.replicas, resourceVersion: decoded.metadata.resourceVersion };
@@ -334,7 +338,7 @@ export class ResourceStore {
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, dryRun: boolean): Promise<DeleteResult> {
     this.validateDeleteOptions(options);
     const key = this.#existingKey(namespace, name);
-    const cur = this.#storage.get(key);
+    const cur = await this.#storage.get(key);
     if (!cur) throw notFound(this.gr, name);
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential) throw unsafeDeleteRefused(this.gr, name, this.#preconditions.storageKeyText(namespace, name));
     this.#preconditions.checkPreconditionsBeforeDelete(cur, options, name);

@@ -109,14 +109,14 @@ class StorageVersionView implements Storage {
     return this.inner.waitForRevision(revision, timeoutMs);
   }
 
-  get(key: ObjectKey): KubeObject | undefined {
-    const obj = this.inner.get(key);
+  async get(key: ObjectKey): Promise<KubeObject | undefined> {
+    const obj = await this.inner.get(key);
     return obj && this.out(obj);
   }
 
-  list(prefix: KeyPrefix, req: ListRequest = {}): ListResult {
+  async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {
     const filter = req.filter;
-    const r = this.inner.list(prefix, {
+    const r = await this.inner.list(prefix, {
       ...req,
       ...(filter ? { filter: (o: KubeObject) => filter(this.out(o)) } : {}),
       ...(this.passesEncoded() ? {} : { encoded: false }),
@@ -175,9 +175,9 @@ class ConvertingView extends StorageVersionView {
     return false;
   }
 
-  override list(prefix: KeyPrefix, req: ListRequest = {}): ListResult {
+  override async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {
     if (!req.encoded || req.filter) return super.list(prefix, req);
-    const r = this.inner.list(prefix, req);
+    const r = await this.inner.list(prefix, req);
     if (!r.encoded) return { ...r, items: r.items.map((o) => this.out(o)) };
     return { ...r, encoded: r.encoded.map((bytes) => this.#converted(bytes)) };
   }
@@ -207,7 +207,7 @@ export async function migrateStorageVersion(
   let after: { namespace: string; name: string } | undefined;
   for (;;) {
     if (stopped()) break;
-    const page = storage.list({ resource }, { limit: 500, ...(after ? { after } : {}) });
+    const page = await storage.list({ resource }, { limit: 500, ...(after ? { after } : {}) });
     for (const obj of page.items) {
       checked++;
       if (obj.apiVersion === codec.storageApiVersion) continue;

@@ -20,6 +20,9 @@ async function writeConcurrently(s: LmdbStorage, n: number, prefix = 'o'): Promi
     await Promise.all(range(i, Math.min(n, i + 250) - 1).map((j) => s.create(key('ns', `${prefix}${j}`), obj('ns', `${prefix}${j}`))));
   }
 }
+async function expectListExpired(p: Promise<unknown>): Promise<void> {
+  await expect(p).rejects.toSatisfy((e) => isStorageError(e, 'Expired'));
+}
 function expectExpired(f: () => unknown): void {
   let thrown: unknown;
   try {
@@ -71,7 +74,7 @@ describe('LmdbStorage history compaction', () => {
     const s = lmdb();
     expect(s.compactedRevision()).toBe(0);
     expect(s.currentRevision()).toBe(0);
-    expect(s.list(ALL, { revision: 0 })).toEqual({ items: [], revision: 0, more: false });
+    expect(await s.list(ALL, { revision: 0 })).toEqual({ items: [], revision: 0, more: false });
     await s.create(key('ns', 'a'), obj('ns', 'a'));
     const sink = new Recorder();
     s.watch(ALL, 0, sink);
@@ -84,15 +87,15 @@ describe('LmdbStorage history compaction', () => {
     const lists = new Map<number, unknown>();
     for (let i = 0; i < 30; i++) {
       await s.create(key('ns', `o${i}`), obj('ns', `o${i}`));
-      lists.set(s.currentRevision(), s.list(ALL));
+      lists.set(s.currentRevision(), await s.list(ALL));
     }
     await s.compact();
     expect(await s.compact()).toBe(20);
     expect(s.compactedRevision()).toBe(20);
     expect(s.historySize()).toBe(10);
-    expectExpired(() => s.list(ALL, { revision: 19 }));
+    await expectListExpired(s.list(ALL, { revision: 19 }));
     expectExpired(() => s.watch(ALL, 19, new Recorder()));
-    for (let r = 20; r <= 30; r++) expect(s.list(ALL, { revision: r })).toEqual(lists.get(r));
+    for (let r = 20; r <= 30; r++) expect(await s.list(ALL, { revision: r })).toEqual(lists.get(r));
     const sink = new Recorder();
     s.watch(ALL, 20, sink);
     await vi.waitFor(() => expect(sink.revisions).toEqual(range(21, 30)));
@@ -125,17 +128,17 @@ describe('LmdbStorage history compaction', () => {
     const mid = Date.now();
     await sleep(15);
     await writeSequentially(s, 2, 'new');
-    const list5 = s.list(ALL);
+    const list5 = await s.list(ALL);
     // Ten minutes after `mid`, the first three are too old; the last two are not.
     expect(await s.compact(mid + 10 * MINUTE)).toBe(3);
     expect(s.historySize()).toBe(2);
-    expectExpired(() => s.list(ALL, { revision: 2 }));
-    expect(s.list(ALL, { revision: 3 }).items.map((o) => o.metadata.name)).toEqual(['old0', 'old1', 'old2']);
+    await expectListExpired(s.list(ALL, { revision: 2 }));
+    expect((await s.list(ALL, { revision: 3 })).items.map((o) => o.metadata.name)).toEqual(['old0', 'old1', 'old2']);
     // Much later every change is too old: only the current revision can still be read or watched from.
     expect(await s.compact(Date.now() + 10 * MINUTE + 1000)).toBe(5);
     expect(s.historySize()).toBe(0);
-    expect(s.list(ALL, { revision: 5 })).toEqual(list5);
-    expectExpired(() => s.list(ALL, { revision: 4 }));
+    expect(await s.list(ALL, { revision: 5 })).toEqual(list5);
+    await expectListExpired(s.list(ALL, { revision: 4 }));
     expectExpired(() => s.watch(ALL, 4, new Recorder()));
     const sink = new Recorder();
     s.watch(ALL, 5, sink);
@@ -239,7 +242,7 @@ describe('LmdbStorage history compaction', () => {
     for (let i = 0; i < 30; i++) {
       if (i % 3 === 2) await s1.delete(key('ns', `o${i - 1}`));
       else await s1.create(key('ns', `o${i}`), obj('ns', `o${i}`));
-      lists.set(s1.currentRevision(), s1.list(ALL));
+      lists.set(s1.currentRevision(), await s1.list(ALL));
     }
     await s1.compact();
     await s1.compact();
@@ -253,8 +256,8 @@ describe('LmdbStorage history compaction', () => {
     expect(s2.currentRevision()).toBe(30);
     expect(s2.compactedRevision()).toBe(10);
     expect(s2.historySize()).toBe(20);
-    for (let r = 10; r <= 30; r++) expect(s2.list(ALL, { revision: r })).toEqual(lists.get(r));
-    expectExpired(() => s2.list(ALL, { revision: 9 }));
+    for (let r = 10; r <= 30; r++) expect(await s2.list(ALL, { revision: r })).toEqual(lists.get(r));
+    await expectListExpired(s2.list(ALL, { revision: 9 }));
     expectExpired(() => s2.watch(ALL, 9, new Recorder()));
     const replayAfter = new Recorder();
     s2.watch(ALL, 10, replayAfter);
@@ -289,14 +292,14 @@ describe('LmdbStorage history compaction', () => {
     const s = lmdb({ path });
     expect(s.currentRevision()).toBe(3);
     expect(s.compactedRevision()).toBe(3);
-    expect(s.list(ALL, { revision: 3 }).items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
-    expectExpired(() => s.list(ALL, { revision: 2 }));
+    expect((await s.list(ALL, { revision: 3 })).items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
+    await expectListExpired(s.list(ALL, { revision: 2 }));
     expectExpired(() => s.watch(ALL, 2, new Recorder()));
     const sink = new Recorder();
     s.watch(ALL, 3, sink);
     const c = await s.create(key('ns', 'c'), obj('ns', 'c'));
     expect(c.metadata.resourceVersion).toBe('4');
     await vi.waitFor(() => expect(sink.revisions).toEqual([4]));
-    expect(s.list(ALL, { revision: 3 }).items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
+    expect((await s.list(ALL, { revision: 3 })).items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
   });
 });

@@ -71,7 +71,10 @@ export interface ListResult {
 export interface WatchSink {
   /** onEvent gets each change in revision order. */
   onEvent(e: ChangeEvent): void;
-  /** onError ends the subscription: Expired when the watcher fell behind what can be replayed or buffered. */
+  /**
+   * onError ends the subscription: Expired when the watcher fell behind what can be replayed or buffered, or (from a
+   * backend that learns of compaction only when it answers) when fromRevision was already compacted (see Storage.watch).
+   */
   onError(err: Error): void;
   /** ready paces the replay of history: the next batch is read only once it resolves (a slow client is not flooded). */
   ready?(): Promise<void>;
@@ -94,13 +97,24 @@ export interface WatchHandle {
   stop(): void;
 }
 
-/** Storage is the backend interface. */
+/**
+ * Storage is the backend interface. Reads are asynchronous so that a remote engine (etcd) can implement it as well
+ * as an embedded one (lmdb) or the in-memory one; the revision accessors stay synchronous (each backend tracks them
+ * in process). One shared conformance suite (storage/conformance.ts) states the contract every backend passes.
+ */
 export interface Storage {
-  /** currentRevision returns the revision of the latest committed write (0 for an empty store). */
+  /**
+   * currentRevision is the latest revision this process knows to be committed (0 for an empty store). lmdb: exact.
+   * A remote engine may lag behind writes of other processes until it hears of them (its watch or its next answer).
+   */
   currentRevision(): number;
-  /** get returns the object or undefined. */
-  get(key: ObjectKey): KubeObject | undefined;
-  /** compactedRevision is the oldest revision a watch can resume from or a list can read (older ones are Expired). */
+  /** get resolves with the object, or undefined when there is none. */
+  get(key: ObjectKey): Promise<KubeObject | undefined>;
+  /**
+   * compactedRevision is the oldest revision a watch can resume from or a list can read (older ones are Expired), as
+   * far as this process knows (lmdb: exact). A remote engine may compact further before it says so: its reads and
+   * watches then report Expired all the same.
+   */
   compactedRevision(): number;
   /**
    * waitForRevision resolves true once `revision` is committed and its events delivered, false after `timeoutMs`
@@ -108,10 +122,11 @@ export interface Storage {
    */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean>;
   /**
-   * list returns the objects under the prefix, ordered by namespace then name, at one revision.
-   * Throws StorageError('Expired') for a revision older than compactedRevision, ('TooLarge') for a future one.
+   * list resolves with the objects under the prefix, ordered by namespace then name, at one revision (one consistent
+   * snapshot, however the backend reads it). Rejects StorageError('Expired') for a revision older than
+   * compactedRevision, ('TooLarge') for a future one. `req.filter` is called synchronously during the read.
    */
-  list(prefix: KeyPrefix, req?: ListRequest): ListResult;
+  list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult>;
   /** create stores a new object; rejects StorageError('KeyExists') if the key is taken. */
   create(key: ObjectKey, obj: KubeObject): Promise<KubeObject>;
   /** update applies tryUpdate to the current object atomically; rejects StorageError('KeyNotFound') if absent. */
@@ -120,8 +135,12 @@ export interface Storage {
   delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject>;
   /**
    * watch delivers every change under the prefix with revision > fromRevision (history first, paced by
-   * `sink.ready`), then live changes, with no gap and no duplicate.
-   * Throws StorageError('Expired') when fromRevision is older than compactedRevision.
+   * `sink.ready`), then live changes, with no gap and no duplicate. It returns at once; events follow.
+   * When fromRevision is older than compactedRevision the watch is Expired, reported either way:
+   * - by throwing StorageError('Expired') synchronously (lmdb and memory: they know their compacted revision), or
+   * - later, through `sink.onError(StorageError('Expired'))` (a remote engine learns of the compaction only when it
+   *   answers); no event precedes that error, and the subscription is over (stop() is then a no-op).
+   * Every consumer must treat both forms alike.
    */
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle;
   /**

@@ -203,12 +203,13 @@ export class LmdbStorage implements Storage {
     return this.#events.getKeysCount();
   }
 
-  get(key: ObjectKey): KubeObject | undefined {
+  async get(key: ObjectKey): Promise<KubeObject | undefined> {
     return this.#objects.get(keyTuple(key));
   }
 
-  list(prefix: KeyPrefix, req?: ListRequest): ListResult {
-    // One read transaction for the counter, the scan and the history, so the snapshot is exact.
+  async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
+    // One read transaction for the counter, the scan and the history, so the snapshot is exact: the whole read is
+    // synchronous (no await between opening the transaction and done()), the promise only carries the result.
     const txn = this.#root.useReadTransaction();
     // Unfiltered, the snapshot code never looks inside an item: current objects can stay the stored bytes
     // (older states rebuilt from the history are objects, encoded below).

@@ -37,12 +37,12 @@ export class MemoryStorage implements Storage {
     return this.#history.compacted();
   }
 
-  get(key: ObjectKey): KubeObject | undefined {
+  async get(key: ObjectKey): Promise<KubeObject | undefined> {
     const e = this.#objects.get(keyString(key));
     return e && cloneJson(e.object);
   }
 
-  list(prefix: KeyPrefix, req?: ListRequest): ListResult {
+  async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
     const sorted = () => [...this.#objects.values()].filter((e) => inPrefix(e.key, prefix)).sort((a, b) => compareKeys(a.key, b.key));
     const r = readList({
       revision: this.#revision,

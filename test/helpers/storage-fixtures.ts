@@ -1,13 +1,14 @@
 /**
  * Shared fixtures of the storage unit tests (src/storage/*.test.ts): keys and objects, both backends with their
- * temporary directories cleaned up after each test, and a recording watch sink whose pacing a test controls.
+ * temporary directories cleaned up after each test, and a recording watch sink whose pacing a test controls (the
+ * conformance suite's, src/storage/conformance.ts, which every backend runs).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { KubeObject } from '../../src/apis/meta/types.js';
-import type { ChangeEvent, KeyPrefix, ObjectKey, Storage, WatchSink } from '../../src/storage/interface.js';
+import type { KeyPrefix, ObjectKey, Storage } from '../../src/storage/interface.js';
 import { LmdbStorage, type LmdbStorageOptions } from '../../src/storage/lmdb-storage.js';
 import { MemoryStorage } from '../../src/storage/memory-storage.js';
 
@@ -46,54 +47,13 @@ export function memory(historyEvents?: number): MemoryStorage {
   return s;
 }
 
-/** Backend is [name, make(historyEvents?), settle]: settle finishes any compaction so the bound holds as of now. */
-export type Backend = [string, (historyEvents?: number) => Storage, (s: Storage) => Promise<void>];
+/** Backend is [name, make]: the backends of this repository, for tests of what they share beyond the contract. */
+export type Backend = [string, () => Storage];
 
 export const backends: Backend[] = [
-  ['memory', (historyEvents) => memory(historyEvents), async () => undefined],
-  ['lmdb', (historyEvents) => lmdb(historyEvents ? { historyEvents } : {}), async (s) => {
-    // A write-path compaction may be running with an older target; the second run applies the bound as of now.
-    await (s as LmdbStorage).compact();
-    await (s as LmdbStorage).compact();
-  }],
+  ['memory', () => memory()],
+  ['lmdb', () => lmdb()],
 ];
 
-/** Recorder records a subscription; when gated, each ready() waits until open() (or ungate()) is called. */
-export class Recorder implements WatchSink {
-  readonly events: ChangeEvent[] = [];
-  readonly errors: Error[] = [];
-  readyCalls = 0;
-  #waiting: (() => void)[] = [];
-  #gated: boolean;
-
-  constructor(gated = false) {
-    this.#gated = gated;
-  }
-  onEvent(e: ChangeEvent): void {
-    this.events.push(e);
-  }
-  onError(err: Error): void {
-    this.errors.push(err);
-  }
-  ready(): Promise<void> {
-    this.readyCalls++;
-    if (!this.#gated) return Promise.resolve();
-    return new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-  get revisions(): number[] {
-    return this.events.map((e) => e.revision);
-  }
-  /** waiting: the replay is paused in ready(). */
-  get waiting(): boolean {
-    return this.#waiting.length > 0;
-  }
-  /** open lets every paused ready() resolve; the next one pauses again. */
-  open(): void {
-    for (const r of this.#waiting.splice(0)) r();
-  }
-  /** ungate turns pacing off for the rest of the replay. */
-  ungate(): void {
-    this.#gated = false;
-    this.open();
-  }
-}
+/** Recorder records a subscription (the conformance suite's, shared). */
+export { Recorder } from '../../src/storage/conformance.js';

@@ -31,7 +31,7 @@ export const flightTicketKind: Kind<FlightTicket> = {
           const [ns, name] = split(key);
           let t: FlightTicket;
           try {
-            t = store.get(ns, name) as FlightTicket;
+            t = (await store.get(ns, name)) as FlightTicket;
           } catch {
             return; // deleted meanwhile
           }
@@ -59,7 +59,7 @@ export const airportKind: Kind<Airport> = {
           const [ns, name] = split(key);
           let a: Airport;
           try {
-            a = store.get(ns, name) as Airport;
+            a = (await store.get(ns, name)) as Airport;
           } catch {
             return;
           }

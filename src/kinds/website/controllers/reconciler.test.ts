@@ -48,7 +48,7 @@ const setup = () => {
   const reconcile = websiteReconciler({ store, cluster: cluster.client, images: DEFAULT_IMAGES, logger: pino({ level: 'silent' }), deletePollMs: 10 });
   const opts = { dryRun: false, fieldValidation: 'Strict' as const, manager: 'test' };
   const create = (name: string) => store.create('ns', { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://example.com/r.git' } } }, opts);
-  const get = (name: string) => store.get('ns', name) as Website;
+  const get = async (name: string) => (await store.get('ns', name)) as Website;
   return { store, cluster, reconcile, create, get, opts };
 };
 
@@ -57,7 +57,7 @@ describe('websiteReconciler', () => {
     const t = setup();
     await t.create('a');
     await t.reconcile('ns/a');
-    const w = t.get('a');
+    const w = await t.get('a');
     expect(w.metadata.finalizers).toEqual([CLEANUP_FINALIZER]);
     expect([...t.cluster.objects.keys()].sort()).toEqual(['Deployment/ns/a-website', 'Service/ns/a-website']);
     expect(w.status).toMatchObject({ observedGeneration: 1, nodePort: 30080, deployment: 'a-website' });
@@ -65,7 +65,7 @@ describe('websiteReconciler', () => {
     // Level-based and idempotent: a second run with nothing changed writes nothing.
     const rv = w.metadata.resourceVersion;
     await t.reconcile('ns/a');
-    expect(t.get('a').metadata.resourceVersion).toBe(rv);
+    expect((await t.get('a')).metadata.resourceVersion).toBe(rv);
     expect(t.cluster.events).toHaveLength(2);
   });
 
@@ -74,12 +74,12 @@ describe('websiteReconciler', () => {
     await t.create('b');
     t.cluster.failApply('apiserver unreachable');
     await expect(t.reconcile('ns/b')).rejects.toThrow('apiserver unreachable');
-    const w = t.get('b');
+    const w = await t.get('b');
     expect(w.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'ReconcileError', message: 'apiserver unreachable' });
     expect(t.cluster.events).toContain('Warning/ReconcileFailed');
     t.cluster.failApply(undefined);
     await t.reconcile('ns/b');
-    expect(t.get('b').status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
+    expect((await t.get('b')).status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
   });
 
   it('on deletion removes both children first and only then the finalizer (the store then deletes the Website)', async () => {
@@ -87,13 +87,13 @@ describe('websiteReconciler', () => {
     await t.create('c');
     await t.reconcile('ns/c');
     await t.store.delete('ns', 'c', {}, false);
-    expect(t.get('c').metadata.deletionTimestamp).toBeDefined();
+    expect((await t.get('c')).metadata.deletionTimestamp).toBeDefined();
     t.cluster.hold('Deployment/ns/c-website');
     expect(await t.reconcile('ns/c')).toEqual({ requeueAfter: 10 });
-    expect(t.get('c').metadata.finalizers).toEqual([CLEANUP_FINALIZER]);
+    expect((await t.get('c')).metadata.finalizers).toEqual([CLEANUP_FINALIZER]);
     t.cluster.release('Deployment/ns/c-website');
     await t.reconcile('ns/c');
-    expect(() => t.get('c')).toThrow(/not found/);
+    await expect(t.get('c')).rejects.toThrow(/not found/);
     expect(t.cluster.objects.size).toBe(0);
   });
 
@@ -117,15 +117,15 @@ describe('websiteReconciler', () => {
     };
     t.cluster.setPods('ns/d', [failing]);
     await t.reconcile('ns/d');
-    const degraded = t.get('d').status?.conditions?.find((c) => c.type === 'Degraded');
+    const degraded = (await t.get('d')).status?.conditions?.find((c) => c.type === 'Degraded');
     expect(degraded).toMatchObject({ status: 'True', reason: 'GitSyncFailed' });
     expect(degraded?.message).toBe(`git-sync in pod d-website-5d8f-abcde exited with code 1: too many failures, aborting: ${JSON.parse(logLine).error}`);
-    expect(t.get('d').status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    expect((await t.get('d')).status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
 
     // The fixed repository rolls out a new pod that syncs and turns ready; the old one is gone.
     t.cluster.setPods('ns/d', [{ metadata: { name: 'd-website-77aa-fghij' }, status: { conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'git-sync', ready: true, restartCount: 0 }] } }]);
     await t.reconcile('ns/d');
-    expect(t.get('d').status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
+    expect((await t.get('d')).status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
   });
 
   it('does nothing for a Website that no longer exists', async () => {

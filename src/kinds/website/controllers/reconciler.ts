@@ -50,9 +50,9 @@ export type ReconcileResult = { requeueAfter?: number } | void;
 /** websiteReconciler returns the reconcile function for keys `namespace/name`. */
 export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) => Promise<ReconcileResult> {
   const { store, cluster } = o;
-  const read = (ns: string, name: string): Website | undefined => {
+  const read = async (ns: string, name: string): Promise<Website | undefined> => {
     try {
-      return store.get(ns, name) as Website;
+      return (await store.get(ns, name)) as Website;
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
@@ -70,7 +70,7 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
 
   return async (key) => {
     const { namespace, name } = splitKey(key);
-    let w = read(namespace, name);
+    let w = await read(namespace, name);
     if (!w) return; // gone: its children are gone too (finalizer), or the garbage collector takes them
     const finalizers = w.metadata.finalizers ?? [];
     const child = childName(w);
@@ -103,7 +103,7 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
       const message = `${(e as Error).message ?? String(e)}${cause ? `: ${cause}` : ''}`;
       o.logger.warn({ key, err: message }, 'reconcile failed');
       await cluster.event(w, 'Warning', 'ReconcileFailed', message).catch(() => undefined);
-      const current = read(namespace, name);
+      const current = await read(namespace, name);
       if (current) {
         await writeStatus(current, websiteStatus(current, {
           deployment: cluster.cached('Deployment', namespace, child), service: cluster.cached('Service', namespace, child),

@@ -124,7 +124,8 @@ export interface Storage {
   /**
    * list resolves with the objects under the prefix, ordered by namespace then name, at one revision (one consistent
    * snapshot, however the backend reads it). Rejects StorageError('Expired') for a revision older than
-   * compactedRevision, ('TooLarge') for a future one. `req.filter` is called synchronously during the read.
+   * compactedRevision, ('TooLarge') for a future one. `req.filter` stays a synchronous predicate, applied to the
+   * snapshot's objects before the limit.
    */
   list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult>;
   /** create stores a new object; rejects StorageError('KeyExists') if the key is taken. */

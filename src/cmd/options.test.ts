@@ -165,3 +165,19 @@ describe('cluster delegation flags', () => {
     }
   });
 });
+
+describe('storage backend flags', () => {
+  it('defaults to lmdb, and reads etcd servers, prefix and TLS files as kube-apiserver names them', () => {
+    expect(ok(parseOptions([], {})).storageBackend).toBe('lmdb');
+    const o = ok(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'https://10.0.0.1:2379, https://10.0.0.2:2379', '--etcd-cafile', 'ca.crt', '--etcd-certfile', 'c.crt', '--etcd-keyfile', 'c.key'], {}));
+    expect(o).toMatchObject({ storageBackend: 'etcd', etcdServers: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'], etcdPrefix: '/registry', etcdCaFile: 'ca.crt', etcdCertFile: 'c.crt', etcdKeyFile: 'c.key' });
+    expect(ok(parseOptions([], { WEBSITE_APISERVER_STORAGE_BACKEND: 'etcd', WEBSITE_APISERVER_ETCD_SERVERS: 'http://127.0.0.1:2379' })).etcdServers).toEqual(['http://127.0.0.1:2379']);
+  });
+
+  it('refuses an unknown backend, etcd without servers, a server that is not a URL and a certificate without its key', () => {
+    expect(errors(parseOptions(['--storage-backend', 'bolt'], {}))).toEqual(['--storage-backend: must be lmdb or etcd, got "bolt"']);
+    expect(errors(parseOptions(['--storage-backend', 'etcd'], {}))).toEqual(['--etcd-servers: required with --storage-backend=etcd']);
+    expect(errors(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'localhost:2379'], {}))).toEqual(['--etcd-servers: "localhost:2379" is not an http:// or https:// URL of a server']);
+    expect(errors(parseOptions(['--etcd-certfile', 'c.crt'], {}))).toEqual(['--etcd-certfile and --etcd-keyfile must be given together']);
+  });
+});

@@ -30,6 +30,14 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   readonly authenticationMode: AccessMode;
   readonly authorizationMode: AccessMode;
+  /** lmdb (embedded) or etcd. */
+  readonly storageBackend: 'lmdb' | 'etcd';
+  /** With etcd: its servers, prefix and TLS files. */
+  readonly etcdServers: readonly string[];
+  readonly etcdPrefix: string;
+  readonly etcdCaFile: string | undefined;
+  readonly etcdCertFile: string | undefined;
+  readonly etcdKeyFile: string | undefined;
   /** The values of the kinds' controller flags (`--nginx-image`...), by flag name. */
   readonly kindFlags: ReadonlyMap<string, string>;
   readonly maxConcurrentReconciles: number;
@@ -79,6 +87,13 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'port', default: '8443', help: 'HTTPS port to serve on (0 picks a free port).' },
   { name: 'bind-address', default: '127.0.0.1', help: 'IP address to listen on (0.0.0.0 for all interfaces).' },
   { name: 'data-dir', default: './data', help: 'Directory of the lmdb database.' },
+  { name: 'storage-backend', default: 'lmdb', help: 'lmdb (embedded, one replica: --data-dir) or etcd (several replicas: --etcd-servers).' },
+  // kube-apiserver's names (k8s.io/apiserver pkg/server/options/etcd.go).
+  { name: 'etcd-servers', help: 'With --storage-backend=etcd: the etcd servers to connect to, comma-separated (http:// or https://).' },
+  { name: 'etcd-cafile', help: 'SSL Certificate Authority file used to secure etcd communication.' },
+  { name: 'etcd-certfile', help: 'SSL certification file used to secure etcd communication.' },
+  { name: 'etcd-keyfile', help: 'SSL key file used to secure etcd communication.' },
+  { name: 'etcd-prefix', default: '/registry', help: 'The prefix to prepend to all resource paths in etcd.' },
   { name: 'cert-dir', default: './certs', help: 'Directory for the generated CA, serving and admin certificates and the admin kubeconfig.' },
   { name: 'tls-cert-file', help: 'Serving certificate (PEM) to use instead of generating one; needs --tls-private-key-file.' },
   { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
@@ -202,6 +217,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   if (!['true', 'false'].includes(leaderText)) errors.push(`--leader-elect: must be true or false, got "${leaderText}"`);
   const reconcilersText = get('enable-reconcilers') ?? 'true';
   if (!['true', 'false'].includes(reconcilersText)) errors.push(`--enable-reconcilers: must be true or false, got "${reconcilersText}"`);
+  const backend = get('storage-backend') ?? 'lmdb';
+  if (backend !== 'lmdb' && backend !== 'etcd') errors.push(`--storage-backend: must be lmdb or etcd, got "${backend}"`);
+  const etcdServers = (get('etcd-servers') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (backend === 'etcd' && etcdServers.length === 0) errors.push('--etcd-servers: required with --storage-backend=etcd');
+  for (const url of etcdServers) if (!/^https?:\/\/[^/\s]+\/?$/.test(url)) errors.push(`--etcd-servers: "${url}" is not an http:// or https:// URL of a server`);
+  if (!!get('etcd-certfile') !== !!get('etcd-keyfile')) errors.push('--etcd-certfile and --etcd-keyfile must be given together');
   const shutdown = parseShutdownFlags(get, errors);
   const audit = parseAuditFlags(get, errors);
   const connection = parseConnectionFlags(get, errors);
@@ -216,6 +237,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       kubeconfig: get('kubeconfig') || undefined,
       authenticationMode: modes['authentication-mode'] as AccessMode,
       authorizationMode: modes['authorization-mode'] as AccessMode,
+      storageBackend: backend as 'lmdb' | 'etcd',
+      etcdServers: Object.freeze(etcdServers),
+      etcdPrefix: get('etcd-prefix') ?? '/registry',
+      etcdCaFile: get('etcd-cafile') || undefined,
+      etcdCertFile: get('etcd-certfile') || undefined,
+      etcdKeyFile: get('etcd-keyfile') || undefined,
       kindFlags: new Map(KIND_FLAGS.map((f) => [f.name, get(f.name) ?? ''])),
       maxConcurrentReconciles,
       resyncPeriodMs: durations['resync-period'] as number,

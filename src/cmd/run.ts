@@ -18,6 +18,9 @@ import type { ShutdownReport } from '../server/graceful-shutdown.js';
 import { storageChecks } from '../server/health.js';
 import { createServer, type ApiServer } from '../server/server.js';
 import { LmdbStorage } from '../storage/lmdb-storage.js';
+import type { Storage } from '../storage/interface.js';
+import type { Logger } from 'pino';
+import { readFileSync } from 'node:fs';
 import type { Options } from './options.js';
 import { installRejectionGuard } from './rejection-guard.js';
 
@@ -36,6 +39,34 @@ export interface Running {
 function clientUrl(bindAddress: string, port: number): string {
   const host = bindAddress === '0.0.0.0' ? '127.0.0.1' : bindAddress === '::' ? '::1' : bindAddress;
   return `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+// openLmdb opens the embedded store in --data-dir.
+function openLmdb(o: Options, logger: Logger): Storage {
+  const storage: LmdbStorage = new LmdbStorage({
+    path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs,
+    onWritableChange: (writable, cause) => {
+      if (writable) logger.info({ dataDir: o.dataDir }, 'storage commits writes again');
+      else if (storage.needsRestart()) logger.fatal({ dataDir: o.dataDir, err: cause }, 'storage environment is fatal (MDB_PANIC): /livez fails, only a restart reopens it');
+      else logger.error({ dataDir: o.dataDir, err: cause }, 'storage cannot commit writes: writes answer 503 and /readyz fails until one commits');
+    },
+  });
+  return storage;
+}
+
+// openEtcd connects to --etcd-servers (loaded only then: the embedded default needs no gRPC).
+async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
+  const { EtcdStorage } = await import('../storage/etcd-storage.js');
+  const read = (f: string | undefined) => (f ? readFileSync(f) : undefined);
+  const ca = read(o.etcdCaFile);
+  const cert = read(o.etcdCertFile);
+  const key = read(o.etcdKeyFile);
+  const storage = await EtcdStorage.open({
+    servers: [...o.etcdServers], prefix: o.etcdPrefix,
+    ...(ca ? { tls: { ca, ...(cert ? { cert } : {}), ...(key ? { key } : {}) } } : {}),
+  });
+  logger.info({ servers: o.etcdServers, prefix: o.etcdPrefix, revision: storage.currentRevision() }, 'connected to etcd');
+  return storage;
 }
 
 /** run starts the server and returns once it listens; `served` is the kinds list (tests pass test-only kinds). */
@@ -58,14 +89,7 @@ export async function run(o: Options, served: readonly Kind[] = kinds): Promise<
   const access = await setupAccess({
     kubeconfig: o.kubeconfig, authenticationMode: o.authenticationMode, authorizationMode: o.authorizationMode, ownCA: certs.caCert, logger,
   });
-  const storage = new LmdbStorage({
-    path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs,
-    onWritableChange: (writable, cause) => {
-      if (writable) logger.info({ dataDir: o.dataDir }, 'storage commits writes again');
-      else if (storage.needsRestart()) logger.fatal({ dataDir: o.dataDir, err: cause }, 'storage environment is fatal (MDB_PANIC): /livez fails, only a restart reopens it');
-      else logger.error({ dataDir: o.dataDir, err: cause }, 'storage cannot commit writes: writes answer 503 and /readyz fails until one commits');
-    },
-  });
+  const storage = o.storageBackend === 'etcd' ? await openEtcd(o, logger) : openLmdb(o, logger);
   const storageHealth = storageChecks(storage);
   const server = createServer({
     tls: { key: certs.servingKey, cert: certs.servingCert },

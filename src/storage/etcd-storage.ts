@@ -1,0 +1,384 @@
+/**
+ * @module storage/etcd-storage
+ * EtcdStorage: the Storage contract on etcd v3, shaped like kube-apiserver's etcd3 store (k8s.io/apiserver
+ * pkg/storage/etcd3/store.go), so several replicas can serve one set of objects:
+ * - one key per object under a prefix: `<prefix>/<group>/<plural>/<namespace>/<name>` (cluster-scoped kinds
+ *   without the namespace), the value the object's JSON without its resourceVersion;
+ * - resourceVersion is etcd's mod revision: every write's revision is etcd's, global across keys;
+ * - creates, updates and deletes are transactions compared on the key's create or mod revision (optimistic
+ *   concurrency: an update retries on the state the failed transaction read back);
+ * - lists are ranges at one revision (a page's later pages read the same revision), with a limit and the count
+ *   of what follows; an older revision etcd has compacted is Expired, a future one TooLarge;
+ * - watches are etcd watches on the prefix from a revision, with the previous value (for DELETED's object and
+ *   selector transitions); a watch etcd cancels for compaction reports Expired through the sink.
+ * Ordering of lists is etcd's key order (as kube-apiserver's): by namespace then name, except that a namespace
+ * that is a prefix of another and a '/' (`a/` after `a-b/`) sort as bytes.
+ */
+import { Etcd3, type IOptions, type Watcher } from 'etcd3';
+import type { KubeObject } from '../apis/meta/types.js';
+import { StorageError } from './errors.js';
+import type {
+  ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
+} from './interface.js';
+
+/** EtcdStorageOptions are the --etcd-* flags. */
+export interface EtcdStorageOptions {
+  /** etcd endpoints, `https://host:2379` or `http://host:2379`. */
+  servers: string[];
+  /** Key prefix of every object (kube-apiserver's --etcd-prefix); default `/registry`. */
+  prefix?: string;
+  /** TLS: the CA that signed etcd's certificate, and the client certificate and key etcd asks for. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /**
+   * How often the history is compacted, as kube-apiserver's --etcd-compaction-interval (default 5 minutes; 0: never,
+   * leave it to etcd's own --auto-compaction-*): each time to the revision seen one interval before, so a watch or a
+   * paginated list has at least one interval to resume or finish.
+   */
+  compactionIntervalMs?: number;
+}
+
+// kube-apiserver's default --etcd-compaction-interval.
+const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60 * 1000;
+
+// How often etcd is probed for /readyz, and how long it may take to answer.
+const HEALTH_INTERVAL_MS = 2000;
+const HEALTH_DEADLINE_MS = 1000;
+
+// Keys in a range read per round trip when a filter may drop some.
+const FILTERED_BATCH = 500;
+
+type KV = { key: Buffer; value: Buffer; mod_revision: string; create_revision: string };
+
+const enc = (s: string) => Buffer.from(s, 'utf8');
+
+// rangeEnd is the first key after every key starting with `prefix` (etcd's prefix range end).
+function rangeEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if ((end[i] as number) < 0xff) {
+      end[i] = (end[i] as number) + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+// asStorageError names etcd's answers for compacted and future revisions as the contract's errors.
+function asStorageError(e: unknown, revision: number | undefined): unknown {
+  const message = e instanceof Error ? e.message : String(e);
+  if (/compacted/.test(message)) return new StorageError('Expired', `too old resource version: ${revision ?? 0}`);
+  if (/future revision/.test(message)) return new StorageError('TooLarge', `too large resource version: ${revision ?? 0}`);
+  return e;
+}
+
+/** EtcdStorage implements Storage on etcd v3. */
+export class EtcdStorage implements Storage {
+  readonly #client: Etcd3;
+  readonly #prefix: string;
+  #revision = 0;
+  #compacted = 0;
+  readonly #waiting = new Set<{ revision: number; done: (reached: boolean) => void }>();
+  readonly #watchers = new Set<Watcher>();
+  #revisionWatch: Watcher | undefined;
+  #closed = false;
+  // etcd answered the last health probe (a one-key range within a second): /readyz's storage check.
+  #healthy = true;
+  #probe: NodeJS.Timeout | undefined;
+  #compactor: NodeJS.Timeout | undefined;
+
+  private constructor(o: EtcdStorageOptions) {
+    const options: IOptions = {
+      hosts: o.servers,
+      ...(o.tls ? { credentials: { rootCertificate: o.tls.ca, ...(o.tls.key ? { privateKey: o.tls.key } : {}), ...(o.tls.cert ? { certChain: o.tls.cert } : {}) } } : {}),
+    };
+    this.#client = new Etcd3(options);
+    this.#prefix = `${(o.prefix ?? '/registry').replace(/\/+$/, '')}/`;
+  }
+
+  /** open connects, learns the current revision and follows it (a watch on the prefix), so reads can wait for one. */
+  static async open(o: EtcdStorageOptions): Promise<EtcdStorage> {
+    const s = new EtcdStorage(o);
+    const prefix = enc(s.#prefix);
+    const head = await s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true });
+    s.#seen(Number(head.header.revision));
+    const w = await s.#client.watch().prefix(prefix).startRevision(String(s.#revision + 1)).create();
+    w.on('data', (res) => s.#seen(Number(res.header.revision)));
+    w.on('error', () => undefined);
+    s.#revisionWatch = w;
+    s.#probe = setInterval(() => {
+      s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true }, { deadline: Date.now() + HEALTH_DEADLINE_MS }).then(
+        (r) => {
+          s.#healthy = true;
+          s.#seen(Number(r.header.revision));
+        },
+        () => {
+          s.#healthy = false;
+        },
+      );
+    }, HEALTH_INTERVAL_MS);
+    s.#probe.unref();
+    const every = o.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS;
+    if (every > 0) {
+      let target = s.#revision;
+      s.#compactor = setInterval(() => {
+        const to = target;
+        target = s.#revision;
+        if (to > s.#compacted) s.compact(to).catch(() => undefined);
+      }, every);
+      s.#compactor.unref();
+    }
+    return s;
+  }
+
+  // #seen records a revision etcd reported (every response header carries the store's revision).
+  #seen(revision: number): void {
+    if (revision <= this.#revision) return;
+    this.#revision = revision;
+    for (const w of this.#waiting) if (w.revision <= revision) w.done(true);
+  }
+
+  #key(key: ObjectKey): Buffer {
+    return enc(`${this.#prefix}${key.resource}/${key.namespace ? `${key.namespace}/` : ''}${key.name}`);
+  }
+
+  #collection(prefix: KeyPrefix): Buffer {
+    return enc(`${this.#prefix}${prefix.resource}/${prefix.namespace ? `${prefix.namespace}/` : ''}`);
+  }
+
+  // #objectKey reads an object's key back from an etcd key of `resource`.
+  #objectKey(resource: string, key: Buffer): ObjectKey {
+    const rest = key.toString('utf8').slice(this.#prefix.length + resource.length + 1);
+    const slash = rest.indexOf('/');
+    return slash < 0 ? { resource, namespace: '', name: rest } : { resource, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+  }
+
+  #decode(kv: KV, revision = kv.mod_revision): KubeObject {
+    const obj = JSON.parse(kv.value.toString('utf8')) as KubeObject;
+    obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
+    return obj;
+  }
+
+  // The stored value leaves the resourceVersion out: the key's mod revision is it.
+  #value(obj: KubeObject): Buffer {
+    const { resourceVersion: _rv, ...metadata } = obj.metadata;
+    return enc(JSON.stringify({ ...obj, metadata }));
+  }
+
+  currentRevision(): number {
+    return this.#revision;
+  }
+
+  compactedRevision(): number {
+    return this.#compacted;
+  }
+
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (revision <= this.#revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = {
+        revision,
+        done: (reached: boolean) => {
+          clearTimeout(timer);
+          this.#waiting.delete(w);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => w.done(false), timeoutMs);
+      this.#waiting.add(w);
+      // A write outside our prefix moves etcd's revision without an event here: ask once.
+      const prefix = enc(this.#prefix);
+      this.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true })
+        .then((r) => this.#seen(Number(r.header.revision)), () => undefined);
+    });
+  }
+
+  async get(key: ObjectKey): Promise<KubeObject | undefined> {
+    const r = await this.#client.kv.range({ key: this.#key(key) });
+    this.#seen(Number(r.header.revision));
+    const kv = r.kvs[0] as KV | undefined;
+    return kv && this.#decode(kv);
+  }
+
+  async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {
+    const from = this.#collection(prefix);
+    const end = rangeEnd(from);
+    let start = req.after ? Buffer.concat([this.#key({ resource: prefix.resource, ...req.after }), Buffer.from([0])]) : from;
+    // An explicit revision is etcd's to judge: compacted is Expired, not yet written TooLarge (asStorageError).
+    let revision = req.revision;
+    const limit = req.limit ?? 0;
+    const items: KubeObject[] = [];
+    let last: ObjectKey | undefined;
+    for (;;) {
+      const batch = req.filter ? Math.max(limit, FILTERED_BATCH) : limit;
+      let r;
+      try {
+        r = await this.#client.kv.range({ key: start, range_end: end, ...(revision ? { revision } : {}), ...(batch ? { limit: batch } : {}) });
+      } catch (e) {
+        throw asStorageError(e, revision);
+      }
+      this.#seen(Number(r.header.revision));
+      revision ??= Number(r.header.revision);
+      const kvs = r.kvs as KV[];
+      for (let i = 0; i < kvs.length; i++) {
+        const kv = kvs[i] as KV;
+        const obj = this.#decode(kv);
+        if (req.filter && !req.filter(obj)) continue;
+        items.push(obj);
+        last = this.#objectKey(prefix.resource, kv.key);
+        if (limit && items.length === limit) {
+          const more = i < kvs.length - 1 || r.more;
+          return {
+            items, revision, more, last,
+            ...(more && !req.filter ? { remaining: Number(r.count) - (i + 1) } : {}),
+          };
+        }
+      }
+      if (!r.more || kvs.length === 0) return { items, revision, more: false, ...(last ? { last } : {}) };
+      start = Buffer.concat([(kvs[kvs.length - 1] as KV).key, Buffer.from([0])]);
+    }
+  }
+
+  async create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {
+    const k = this.#key(key);
+    const r = await this.#client.kv.txn({
+      compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
+      success: [{ request_put: { key: k, value: this.#value(obj) } }],
+      failure: [],
+    });
+    this.#seen(Number(r.header.revision));
+    if (!r.succeeded) throw new StorageError('KeyExists', `key exists: ${k.toString()}`, key);
+    return { ...obj, metadata: { ...obj.metadata, resourceVersion: r.header.revision } };
+  }
+
+  async update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject> {
+    const k = this.#key(key);
+    let kv = (await this.#client.kv.range({ key: k })).kvs[0] as KV | undefined;
+    for (;;) {
+      if (!kv) throw new StorageError('KeyNotFound', `key not found: ${k.toString()}`, key);
+      const cur = this.#decode(kv);
+      const next = tryUpdate(cur);
+      if (next === null) return cur;
+      const r = await this.#client.kv.txn({
+        compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: kv.mod_revision }],
+        success: [{ request_put: { key: k, value: this.#value(next) } }],
+        // Lost the race: read back the state that won, and try again on it.
+        failure: [{ request_range: { key: k } }],
+      });
+      this.#seen(Number(r.header.revision));
+      if (r.succeeded) return { ...next, metadata: { ...next.metadata, resourceVersion: r.header.revision } };
+      kv = r.responses[0]?.response_range?.kvs[0] as KV | undefined;
+    }
+  }
+
+  async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
+    const k = this.#key(key);
+    let kv = (await this.#client.kv.range({ key: k })).kvs[0] as KV | undefined;
+    for (;;) {
+      if (!kv) throw new StorageError('KeyNotFound', `key not found: ${k.toString()}`, key);
+      check?.(this.#decode(kv));
+      const r = await this.#client.kv.txn({
+        compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: kv.mod_revision }],
+        success: [{ request_delete_range: { key: k } }],
+        failure: [{ request_range: { key: k } }],
+      });
+      this.#seen(Number(r.header.revision));
+      // The last state, at the deletion's revision (what the DELETED event carries).
+      if (r.succeeded) return this.#decode(kv, r.header.revision);
+      kv = r.responses[0]?.response_range?.kvs[0] as KV | undefined;
+    }
+  }
+
+  watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    if (fromRevision < this.#compacted) throw new StorageError('Expired', `too old resource version: ${fromRevision} (${this.#compacted + 1})`);
+    let position = fromRevision;
+    let stopped = false;
+    let watcher: Watcher | undefined;
+    const fail = (err: Error) => {
+      if (stopped) return;
+      stopped = true;
+      sink.onError(err);
+    };
+    this.#client.watch().prefix(this.#collection(prefix)).startRevision(String(fromRevision + 1)).withPreviousKV().create().then((w) => {
+      watcher = w;
+      this.#watchers.add(w);
+      if (stopped) {
+        void w.cancel();
+        return;
+      }
+      w.on('data', (res) => {
+        if (stopped) return;
+        for (const ev of res.events) {
+          const kv = ev.kv as KV;
+          const prev = ev.prev_kv as KV | undefined;
+          const revision = Number(kv.mod_revision);
+          const key = this.#objectKey(prefix.resource, kv.key);
+          let change: ChangeEvent;
+          if (ev.type === 'Delete') {
+            if (!prev) continue; // a delete of a key we never saw a value for (compacted away) has nothing to show
+            change = { type: 'DELETED', key, revision, object: this.#decode(prev, kv.mod_revision), prevObject: this.#decode(prev) };
+          } else {
+            change = {
+              type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED', key, revision, object: this.#decode(kv),
+              ...(prev ? { prevObject: this.#decode(prev) } : {}),
+            };
+          }
+          position = revision;
+          sink.onEvent(change);
+        }
+        // A progress notification (no events) moves the position a BOOKMARK may carry.
+        const head = Number(res.header.revision);
+        this.#seen(head);
+        if (res.events.length === 0 && head > position) position = head;
+      });
+      w.on('error', (err: Error) => {
+        // etcd has ended this watch: cancelling it again would make the client throw on etcd's answer.
+        this.#watchers.delete(w);
+        watcher = undefined;
+        // etcd cancels a watch from a compacted revision with compact_revision set and no reason (etcd3 words it
+        // "Watcher canceled: "); any other reason is named.
+        if (/compacted|^Watcher canceled: ?$/.test(err.message)) {
+          this.#compacted = Math.max(this.#compacted, fromRevision + 1);
+          fail(new StorageError('Expired', `too old resource version: ${fromRevision}`));
+        } else fail(err);
+      });
+    }, (err: unknown) => fail(asStorageError(err, fromRevision) as Error));
+    return {
+      position: () => position,
+      stop: () => {
+        stopped = true;
+        if (watcher) {
+          this.#watchers.delete(watcher);
+          void watcher.cancel();
+        }
+      },
+    };
+  }
+
+  /**
+   * compact discards etcd's history before `revision` (etcd keeps that revision itself): lists and watches from
+   * older revisions are Expired from then on. Several replicas may compact; etcd ignores an older target.
+   */
+  async compact(revision: number): Promise<void> {
+    try {
+      await this.#client.kv.compact({ revision, physical: true });
+    } catch (e) {
+      // Another replica compacted further already: that is what we wanted.
+      if (!/compacted/.test(e instanceof Error ? e.message : String(e))) throw e;
+    }
+    this.#compacted = Math.max(this.#compacted, revision);
+  }
+
+  writable(): boolean {
+    return !this.#closed && this.#healthy;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#probe);
+    clearInterval(this.#compactor);
+    for (const w of [...this.#waiting]) w.done(false);
+    await Promise.allSettled([...this.#watchers, ...(this.#revisionWatch ? [this.#revisionWatch] : [])].map((w) => w.cancel()));
+    this.#client.close();
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The etcd backend (src/storage/etcd-storage.ts) against a real etcd from the e2e build: the object lifecycle with
+ * etcd's revisions as resourceVersions, optimistic concurrency, paginated lists at one revision, watches from a
+ * revision with the previous state, and compaction answered as Expired.
+ */
+import { Etcd3 } from 'etcd3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/apis/meta/types.js';
+import { isStorageError } from '../../src/storage/errors.js';
+import { storageConformance } from '../../src/storage/conformance.js';
+import { EtcdStorage } from '../../src/storage/etcd-storage.js';
+import type { ChangeEvent } from '../../src/storage/interface.js';
+import { startEtcd, type EtcdCluster } from './harness/etcd.js';
+import { e2e } from './harness/state.js';
+
+const R = 'extensions.example.com/websites';
+const key = (namespace: string, name: string) => ({ resource: R, namespace, name });
+const obj = (namespace: string, name: string, replicas = 1): KubeObject => ({
+  apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name, namespace }, spec: { replicas },
+});
+
+let cluster: EtcdCluster;
+let storage: EtcdStorage;
+
+beforeAll(async () => {
+  cluster = await startEtcd(e2e().binDir, 1);
+  storage = await EtcdStorage.open({ servers: cluster.clientUrls, prefix: '/registry-test' });
+}, 60_000);
+
+afterAll(async () => {
+  await storage?.close();
+  await cluster?.stop();
+});
+
+// The shared contract, as lmdb and memory pass it: every store in a prefix of its own on the same etcd.
+let prefixes = 0;
+const keeps = new WeakMap<object, number>();
+const fresh = () => EtcdStorage.open({ servers: cluster.clientUrls, prefix: `/conformance-${++prefixes}`, compactionIntervalMs: 0 });
+storageConformance('etcd', fresh, {
+  supportsEncoded: false,
+  shortHistory: {
+    make: async (keep) => {
+      const st = await fresh();
+      keeps.set(st, keep);
+      return st;
+    },
+    // The tests write in their own prefix alone, so revisions are dense here: keep the last `keep` writes.
+    trim: async (st) => {
+      await (st as EtcdStorage).compact(st.currentRevision() - (keeps.get(st) ?? 0));
+    },
+  },
+});
+
+describe('EtcdStorage on a real etcd', () => {
+  it('creates, reads, updates and deletes with etcd revisions as resourceVersions', async () => {
+    const before = storage.currentRevision();
+    const created = await storage.create(key('ns', 'a'), obj('ns', 'a'));
+    expect(Number(created.metadata.resourceVersion)).toBeGreaterThan(before);
+    expect(storage.currentRevision()).toBe(Number(created.metadata.resourceVersion));
+    await expect(storage.create(key('ns', 'a'), obj('ns', 'a'))).rejects.toSatisfy((e: unknown) => isStorageError(e, 'KeyExists'));
+    expect(await storage.get(key('ns', 'a'))).toEqual(created);
+    const updated = await storage.update(key('ns', 'a'), (cur) => ({ ...cur, spec: { replicas: 2 } }));
+    expect(Number(updated.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
+    expect((await storage.update(key('ns', 'a'), () => null)).metadata.resourceVersion).toBe(updated.metadata.resourceVersion);
+    await expect(storage.update(key('ns', 'zz'), (c) => c)).rejects.toSatisfy((e: unknown) => isStorageError(e, 'KeyNotFound'));
+    await expect(storage.delete(key('ns', 'a'), () => { throw new Error('refused'); })).rejects.toThrow('refused');
+    const gone = await storage.delete(key('ns', 'a'));
+    expect(gone.spec).toEqual({ replicas: 2 });
+    expect(Number(gone.metadata.resourceVersion)).toBeGreaterThan(Number(updated.metadata.resourceVersion));
+    expect(await storage.get(key('ns', 'a'))).toBeUndefined();
+  });
+
+  it('retries an update that lost a race on the state that won', async () => {
+    await storage.create(key('race', 'r'), obj('race', 'r', 0));
+    // 20 concurrent increments: each must land once, none lost.
+    await Promise.all(Array.from({ length: 20 }, () => storage.update(key('race', 'r'), (cur) => ({ ...cur, spec: { replicas: (cur.spec as { replicas: number }).replicas + 1 } }))));
+    expect((await storage.get(key('race', 'r')))?.spec).toEqual({ replicas: 20 });
+  });
+
+  it('lists in pages at one revision, with the count of what follows, in one namespace or all', async () => {
+    for (let i = 0; i < 7; i++) await storage.create(key('pages', `p${i}`), obj('pages', `p${i}`));
+    const first = await storage.list({ resource: R, namespace: 'pages' }, { limit: 3 });
+    expect(first.items.map((o) => o.metadata.name)).toEqual(['p0', 'p1', 'p2']);
+    expect(first).toMatchObject({ more: true, remaining: 4, last: key('pages', 'p2') });
+    // A write after the first page does not show in the later pages (same revision).
+    await storage.create(key('pages', 'p9'), obj('pages', 'p9'));
+    const second = await storage.list({ resource: R, namespace: 'pages' }, { limit: 3, revision: first.revision, after: { namespace: 'pages', name: 'p2' } });
+    const third = await storage.list({ resource: R, namespace: 'pages' }, { limit: 3, revision: first.revision, after: { namespace: 'pages', name: 'p5' } });
+    expect([...second.items, ...third.items].map((o) => o.metadata.name)).toEqual(['p3', 'p4', 'p5', 'p6']);
+    expect(third.more).toBe(false);
+    const filtered = await storage.list({ resource: R }, { filter: (o) => o.metadata.name === 'p9' || o.metadata.name === 'r' });
+    expect(filtered.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['pages/p9', 'race/r']);
+    await expect(storage.list({ resource: R }, { revision: storage.currentRevision() + 1000 })).rejects.toSatisfy((e: unknown) => isStorageError(e, 'TooLarge'));
+  });
+
+  it('watches from a revision: every later change once, in order, DELETED with the last state and the deletion revision', async () => {
+    const from = storage.currentRevision();
+    const events: ChangeEvent[] = [];
+    const handle = storage.watch({ resource: R, namespace: 'watched' }, from, { onEvent: (e) => events.push(e), onError: (e) => { throw e; } });
+    await storage.create(key('watched', 'w'), obj('watched', 'w'));
+    await storage.update(key('watched', 'w'), (c) => ({ ...c, spec: { replicas: 5 } }));
+    const gone = await storage.delete(key('watched', 'w'));
+    await storage.create(key('other', 'x'), obj('other', 'x'));
+    for (let i = 0; i < 100 && events.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    handle.stop();
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    expect(events.map((e) => e.revision)).toEqual([...events.map((e) => e.revision)].sort((a, b) => a - b));
+    expect(events[1]?.prevObject?.spec).toEqual({ replicas: 1 });
+    expect(events[2]?.object.spec).toEqual({ replicas: 5 });
+    expect(events[2]?.object.metadata.resourceVersion).toBe(gone.metadata.resourceVersion);
+    expect(handle.position()).toBeGreaterThanOrEqual(events[2]?.revision ?? 0);
+  });
+
+  it('answers Expired for a revision etcd has compacted: lists and watches', async () => {
+    const old = storage.currentRevision();
+    // Two writes: etcd keeps the compaction revision itself, so a watch from just before it is still whole.
+    await storage.create(key('compact', 'c'), obj('compact', 'c'));
+    await storage.update(key('compact', 'c'), (c) => ({ ...c, spec: { replicas: 3 } }));
+    const now = storage.currentRevision();
+    const admin = new Etcd3({ hosts: cluster.clientUrls });
+    try {
+      await admin.kv.compact({ revision: now, physical: true });
+    } finally {
+      admin.close();
+    }
+    await expect(storage.list({ resource: R }, { revision: old })).rejects.toSatisfy((e: unknown) => isStorageError(e, 'Expired'));
+    const err = await new Promise<Error>((resolve) => {
+      try {
+        storage.watch({ resource: R }, old, { onEvent: () => undefined, onError: resolve });
+      } catch (e) {
+        resolve(e as Error);
+      }
+    });
+    expect(isStorageError(err, 'Expired')).toBe(true);
+  });
+});

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * @module bench/bench
- * `npm run bench [-- --quick] [--targets ours,crd,ceiling] [--crd auto|build|off] [--out BASE]`
+ * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd] [--crd auto|build|off] [--out BASE]`
  *
  * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling and
  * kube-apiserver + etcd serving an equivalent CRD, one target at a time, and writes BASE.json (every figure,
@@ -15,7 +15,7 @@ import { cpus, platform, release, arch, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownReport, svgChart } from './report.mjs';
-import { readVersion, startCeiling, startCrd, startOurs } from './targets.mjs';
+import { readVersion, startCeiling, startCrd, startOurs, startOursEtcd } from './targets.mjs';
 import { runAll, workloadList } from './workloads.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -48,7 +48,7 @@ const PARAMS = {
 
 /** @param {string[]} argv */
 function parseFlags(argv) {
-  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ['ours', 'crd', 'ceiling'], crd: 'auto', out: '' };
+  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ['ours', 'crd', 'ceiling', 'ours-etcd'], crd: 'auto', out: '' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const eq = a.indexOf('=');
@@ -58,7 +58,7 @@ function parseFlags(argv) {
     else if (name === '--targets') flags.targets = value().split(',').filter(Boolean);
     else if (name === '--crd') flags.crd = value();
     else if (name === '--out') flags.out = value();
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick] [--targets ours,crd,ceiling] [--crd auto|build|off] [--out BASE]`);
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick] [--targets ours,crd,ceiling,ours-etcd] [--crd auto|build|off] [--out BASE]`);
   }
   if (!['auto', 'build', 'off'].includes(flags.crd)) throw new Error('--crd must be auto, build or off');
   flags.out ||= flags.mode === 'quick' ? join(REPO, '.cache', 'bench', 'quick') : join(REPO, 'test', 'bench', 'results', 'full');
@@ -99,9 +99,10 @@ async function main() {
 
   /** @type {string | undefined} */
   let binDir;
-  if (flags.targets.includes('crd') && flags.crd !== 'off') {
+  // The CRD baseline and ours on etcd both need the e2e build's binaries (kube-apiserver, etcd).
+  if ((flags.targets.includes('crd') || flags.targets.includes('ours-etcd')) && flags.crd !== 'off') {
     binDir = e2eBinaries(flags.crd);
-    if (!binDir) notes.push('The CRD baseline was skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).');
+    if (!binDir) notes.push('The CRD baseline and ours on etcd were skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).');
   }
   const cpu = cpus();
   const machine = {
@@ -120,7 +121,7 @@ async function main() {
   const starters = {
     ours: () => startOurs(join(work, 'ours')),
     ceiling: () => startCeiling(join(work, 'ceiling')),
-    ...(binDir ? { crd: () => startCrd(join(work, 'crd'), binDir, log) } : {}),
+    ...(binDir ? { crd: () => startCrd(join(work, 'crd'), binDir, log), 'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir) } : {}),
   };
   const workloads = workloadList(params);
   /** @type {Record<string, Record<string, unknown>>} */
@@ -172,7 +173,7 @@ async function main() {
   log(`wrote ${flags.out}.json, .md and .svg in ${results.durationSeconds} s`);
   // A target that could not run a workload fails the run; so does any wrong answer from our own server.
   /** @param {string} t @param {any} f */
-  const bad = (t, f) => 'error' in f || (t === 'ours' && (f.errors > 0 || f.writeErrors > 0 || f.duplicates > 0 || (f.delivered !== undefined && f.delivered < 1)));
+  const bad = (t, f) => 'error' in f || ((t === 'ours' || t.startsWith('ours-')) && (f.errors > 0 || f.writeErrors > 0 || f.duplicates > 0 || (f.delivered !== undefined && f.delivered < 1)));
   const failed = workloads.flatMap((w) => Object.entries(byWorkload[w.id] ?? {}).filter(([t, f]) => bad(t, f)).map(([t]) => `${w.id}/${t}`));
   if (failed.length) {
     log(`failed: ${failed.join(', ')}`);

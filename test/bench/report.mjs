@@ -76,7 +76,9 @@ import { fileURLToPath } from 'node:url';
 const OURS = 'ours';
 const AGGREGATED = 'ours-aggregated';
 /** @type {Record<string, string>} short column names of the well-known targets; any other is named by its id */
-const SHORT = { crd: 'CRD', ceiling: 'ceiling', [AGGREGATED]: 'through aggregator' };
+const SHORT = { crd: 'CRD', ceiling: 'ceiling', [AGGREGATED]: 'through aggregator', 'ours-etcd': 'ours on etcd' };
+/** @type {Record<string, string>} the header of a variant of ours compared with the CRD */
+const VS_CRD = { [AGGREGATED]: 'aggregated vs CRD', 'ours-etcd': 'on etcd vs CRD' };
 
 /**
  * @param {Measurement | TargetFailure | undefined} r
@@ -134,8 +136,10 @@ function targetIds(results) {
   for (const w of results.workloads) for (const id of Object.keys(w.results ?? {})) ids.add(id);
   ids.delete(OURS);
   const known = ['crd', 'ceiling'].filter((id) => ids.has(id));
-  const others = [...ids].filter((id) => id !== AGGREGATED && !known.includes(id)).sort();
-  return { compared: [...known, ...others], aggregated: ids.has(AGGREGATED) };
+  // Variants of ours (`ours-…`: through the aggregator, on etcd) are ours too: reported apart, each against the CRD.
+  const variants = [...ids].filter((id) => id.startsWith('ours-')).sort();
+  const others = [...ids].filter((id) => !id.startsWith('ours-') && !known.includes(id)).sort();
+  return { compared: [...known, ...others], aggregated: ids.has(AGGREGATED), variants };
 }
 
 /**
@@ -222,8 +226,8 @@ function ratioCell(x) {
  * @returns {string}
  */
 export function markdownReport(results, options = {}) {
-  const { compared, aggregated } = targetIds(results);
-  const showAggregated = aggregated && hasFigures(results, AGGREGATED);
+  const { compared, variants } = targetIds(results);
+  const shown = variants.filter((v) => hasFigures(results, v));
   const labels = new Map((results.targets ?? []).map((t) => [t.id, t.label]));
   const columnName = (/** @type {string} */ id) => SHORT[id] ?? id;
 
@@ -262,17 +266,15 @@ export function markdownReport(results, options = {}) {
 
   const header = ['Workload', 'ours'];
   for (const id of compared) header.push(columnName(id), `ours vs ${columnName(id)}`);
-  // Users reach ours through kube-apiserver while the CRD is served by it directly: that pair is the
-  // end-to-end comparison, so it gets its own ratio next to the aggregated figure.
-  const aggVsCrd = showAggregated && compared.includes('crd');
-  if (showAggregated) header.push(columnName(AGGREGATED));
-  if (aggVsCrd) header.push('aggregated vs CRD');
+  // Users reach ours through kube-apiserver while the CRD is served by it directly, and ours on etcd shares the
+  // CRD's kind of store: those pairs are the like-for-like comparisons, so each gets its ratio next to its figure.
+  const vsCrd = compared.includes('crd');
+  for (const v of shown) header.push(columnName(v), ...(vsCrd ? [VS_CRD[v] ?? `${v} vs CRD`] : []));
 
   const rows = results.workloads.map((w) => {
     const row = [mdText(w.label), cell(w, OURS)];
     for (const id of compared) row.push(cell(w, id), ratio(w, OURS, id));
-    if (showAggregated) row.push(cell(w, AGGREGATED));
-    if (aggVsCrd) row.push(ratio(w, AGGREGATED, 'crd'));
+    for (const v of shown) row.push(cell(w, v), ...(vsCrd ? [ratio(w, v, 'crd')] : []));
     return row;
   });
 
@@ -285,7 +287,7 @@ export function markdownReport(results, options = {}) {
     `- **Parameters:** ${mdText(parametersLine(results.parameters))}`,
     '- **Targets:**',
   );
-  for (const id of [OURS, ...compared, ...(aggregated ? [AGGREGATED] : [])]) {
+  for (const id of [OURS, ...compared, ...variants]) {
     lines.push(`  - ${mdText(id === OURS ? 'ours' : columnName(id))}: ${mdText(labels.get(id) ?? id)}`);
   }
   lines.push(

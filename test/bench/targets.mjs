@@ -94,7 +94,7 @@ const stopNode = (/** @type {NodeServer} */ s) => terminate(s, 20_000);
  * @param {string} dir
  * @returns {Promise<Target>}
  */
-export async function startOurs(dir) {
+export async function startOurs(dir, variant = { id: 'ours', label: 'website-apiserver (lmdb)', args: /** @type {string[]} */ ([]), dataDir: '' }) {
   mkdirSync(dir, { recursive: true });
   const [port] = await freePorts(1);
   const url = `https://127.0.0.1:${port}`;
@@ -106,6 +106,7 @@ export async function startOurs(dir) {
     `--data-dir=${join(dir, 'data')}`,
     `--cert-dir=${certDir}`,
     '--log-level=warn',
+    ...variant.args,
   ];
   const logFile = join(dir, 'server.log');
   const server = spawnNode(args, logFile);
@@ -119,7 +120,48 @@ export async function startOurs(dir) {
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
   // Standalone: no namespace objects to create.
-  return nodeTarget({ id: 'ours', label: 'website-apiserver (lmdb)', url, tls, args, logFile, dataDir: join(dir, 'data') }, server);
+  return nodeTarget({ id: variant.id, label: variant.label, url, tls, args, logFile, dataDir: variant.dataDir || join(dir, 'data') }, server);
+}
+
+/**
+ * startOursEtcd starts an etcd of its own (one member, fsync on: the CRD baseline's durability) and our server on it
+ * (`--storage-backend=etcd`): the like-for-like comparison with the CRD, whose objects live in etcd too.
+ * @param {string} dir
+ * @param {string} binDir the e2e build's binaries (etcd)
+ * @returns {Promise<Target>}
+ */
+export async function startOursEtcd(dir, binDir) {
+  mkdirSync(dir, { recursive: true });
+  const [client = 0, peer = 0] = await freePorts(2);
+  const etcdData = join(dir, 'etcd-data');
+  const etcd = launch(join(binDir, 'etcd'), [
+    '--name=bench', `--data-dir=${etcdData}`,
+    `--listen-client-urls=http://127.0.0.1:${client}`, `--advertise-client-urls=http://127.0.0.1:${client}`,
+    `--listen-peer-urls=http://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+    `--initial-cluster=bench=http://127.0.0.1:${peer}`, '--log-level=warn',
+  ], join(dir, 'etcd.log'));
+  try {
+    for (let t = Date.now(); ; await sleep(100)) {
+      const ok = await fetch(`http://127.0.0.1:${client}/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (Date.now() - t > 30_000) throw new Error(`etcd did not start; see ${join(dir, 'etcd.log')}`);
+    }
+    const ours = await startOurs(join(dir, 'ours'), {
+      id: 'ours-etcd', label: 'website-apiserver on etcd (one member, fsync on)',
+      args: ['--storage-backend=etcd', `--etcd-servers=http://127.0.0.1:${client}`], dataDir: etcdData,
+    });
+    return {
+      ...ours,
+      memory: () => ({ ...ours.memory(), etcd: processMemory(etcd.proc.pid) }),
+      stop: async () => {
+        await ours.stop();
+        await terminate(etcd);
+      },
+    };
+  } catch (e) {
+    await terminate(etcd);
+    throw e;
+  }
 }
 
 /**

@@ -65,6 +65,23 @@ export class ChangeFeed {
     return min;
   }
 
+  /**
+   * publishOrdered hands over an event from a source that already delivers in order but whose revisions may skip
+   * (etcd's revision counter is shared by keys outside the watched prefix): it is delivered at once.
+   */
+  publishOrdered(e: ChangeEvent): void {
+    if (e.revision <= this.#lastDelivered) return;
+    this.#lastDelivered = e.revision - 1;
+    this.publish(e);
+  }
+
+  /** advance moves the delivered position to `revision` when nothing is pending (etcd's progress notifications). */
+  advance(revision: number): void {
+    if (revision <= this.#lastDelivered || this.#pending.size > 0) return;
+    this.#lastDelivered = revision;
+    for (const w of this.#waiting) if (w.revision <= revision) w.done(true);
+  }
+
   /** publish hands over a committed event; delivery waits for lower revisions. */
   publish(e: ChangeEvent): void {
     this.#pending.set(e.revision, e);

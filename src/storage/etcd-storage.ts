@@ -16,7 +16,9 @@
  */
 import { Etcd3, type IOptions, type Watcher } from 'etcd3';
 import type { KubeObject } from '../apis/meta/types.js';
+import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
+import { MemoryHistory } from './history.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
 } from './interface.js';
@@ -35,7 +37,17 @@ export interface EtcdStorageOptions {
    * paginated list has at least one interval to resume or finish.
    */
   compactionIntervalMs?: number;
+  /**
+   * How many recent changes this replica keeps in memory to serve watches from (--watch-history-events): one etcd
+   * watch on the prefix feeds every client watch that starts within them; an older start gets an etcd watch of its own.
+   */
+  historyEvents?: number;
 }
+
+// Changes kept in memory for watches, as our --watch-history-events default.
+const DEFAULT_HISTORY_EVENTS = 100_000;
+
+type WatchEvent = { type: 'Put' | 'Delete'; kv: KV; prev_kv?: KV };
 
 // kube-apiserver's default --etcd-compaction-interval.
 const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60 * 1000;
@@ -80,6 +92,9 @@ export class EtcdStorage implements Storage {
   readonly #waiting = new Set<{ revision: number; done: (reached: boolean) => void }>();
   readonly #watchers = new Set<Watcher>();
   #revisionWatch: Watcher | undefined;
+  // The changes since open, from one etcd watch on the whole prefix, fanned out to the client watches in memory.
+  #history!: MemoryHistory;
+  #feed!: ChangeFeed;
   #closed = false;
   // etcd answered the last health probe (a one-key range within a second): /readyz's storage check.
   #healthy = true;
@@ -101,8 +116,23 @@ export class EtcdStorage implements Storage {
     const prefix = enc(s.#prefix);
     const head = await s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true });
     s.#seen(Number(head.header.revision));
-    const w = await s.#client.watch().prefix(prefix).startRevision(String(s.#revision + 1)).create();
-    w.on('data', (res) => s.#seen(Number(res.header.revision)));
+    s.#history = new MemoryHistory(s.#revision, o.historyEvents ?? DEFAULT_HISTORY_EVENTS);
+    s.#feed = new ChangeFeed(s.#revision, s.#history);
+    const w = await s.#client.watch().prefix(prefix).startRevision(String(s.#revision + 1)).withPreviousKV().create();
+    w.on('data', (res) => {
+      for (const ev of res.events) {
+        const key = s.#keyOf(ev.kv.key);
+        const e = key && s.#change(ev as WatchEvent, key);
+        if (!e) continue;
+        s.#history.append(e);
+        s.#feed.publishOrdered(e);
+      }
+      const head = Number(res.header.revision);
+      // A progress notification (no events): nothing under the prefix changed up to that revision.
+      if (res.events.length === 0) s.#feed.advance(head);
+      s.#seen(head);
+    });
+    // etcd3 resumes a disconnected watch from its last revision by itself; nothing else ends this one but close().
     w.on('error', () => undefined);
     s.#revisionWatch = w;
     s.#probe = setInterval(() => {
@@ -162,6 +192,29 @@ export class EtcdStorage implements Storage {
   #value(obj: KubeObject): Buffer {
     const { resourceVersion: _rv, ...metadata } = obj.metadata;
     return enc(JSON.stringify({ ...obj, metadata }));
+  }
+
+  // #change is an etcd watch event as the contract's change event: DELETED carries the last state at the deletion
+  // revision; a delete whose previous value etcd no longer has (compacted away) has nothing to show.
+  #change(ev: WatchEvent, key: ObjectKey): ChangeEvent | undefined {
+    const kv = ev.kv;
+    const prev = ev.prev_kv;
+    const revision = Number(kv.mod_revision);
+    if (ev.type === 'Delete') {
+      return prev ? { type: 'DELETED', key, revision, object: this.#decode(prev, kv.mod_revision), prevObject: this.#decode(prev) } : undefined;
+    }
+    return {
+      type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED', key, revision, object: this.#decode(kv),
+      ...(prev ? { prevObject: this.#decode(prev) } : {}),
+    };
+  }
+
+  // #keyOf reads any object's key back from an etcd key: `<prefix><group>/<plural>/[<namespace>/]<name>`.
+  #keyOf(key: Buffer): ObjectKey | undefined {
+    const parts = key.toString('utf8').slice(this.#prefix.length).split('/');
+    if (parts.length === 3) return { resource: `${parts[0]}/${parts[1]}`, namespace: '', name: parts[2] as string };
+    if (parts.length === 4) return { resource: `${parts[0]}/${parts[1]}`, namespace: parts[2] as string, name: parts[3] as string };
+    return undefined;
   }
 
   currentRevision(): number {
@@ -290,6 +343,13 @@ export class EtcdStorage implements Storage {
 
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
     if (fromRevision < this.#compacted) throw new StorageError('Expired', `too old resource version: ${fromRevision} (${this.#compacted + 1})`);
+    // Within the changes held in memory: served from them, no etcd watch of its own (kube-apiserver's watch cache).
+    if (fromRevision >= this.#history.compacted()) return this.#feed.subscribe(prefix, fromRevision, sink);
+    return this.#etcdWatch(prefix, fromRevision, sink);
+  }
+
+  // #etcdWatch is a client watch from before this replica's memory: an etcd watch from that revision.
+  #etcdWatch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
     let position = fromRevision;
     let stopped = false;
     let watcher: Watcher | undefined;
@@ -308,20 +368,9 @@ export class EtcdStorage implements Storage {
       w.on('data', (res) => {
         if (stopped) return;
         for (const ev of res.events) {
-          const kv = ev.kv as KV;
-          const prev = ev.prev_kv as KV | undefined;
-          const revision = Number(kv.mod_revision);
-          const key = this.#objectKey(prefix.resource, kv.key);
-          let change: ChangeEvent;
-          if (ev.type === 'Delete') {
-            if (!prev) continue; // a delete of a key we never saw a value for (compacted away) has nothing to show
-            change = { type: 'DELETED', key, revision, object: this.#decode(prev, kv.mod_revision), prevObject: this.#decode(prev) };
-          } else {
-            change = {
-              type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED', key, revision, object: this.#decode(kv),
-              ...(prev ? { prevObject: this.#decode(prev) } : {}),
-            };
-          }
+          const change = this.#change(ev as WatchEvent, this.#objectKey(prefix.resource, ev.kv.key));
+          if (!change) continue;
+          const revision = change.revision;
           position = revision;
           sink.onEvent(change);
         }
@@ -375,6 +424,7 @@ export class EtcdStorage implements Storage {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#feed.closeAll();
     clearInterval(this.#probe);
     clearInterval(this.#compactor);
     for (const w of [...this.#waiting]) w.done(false);

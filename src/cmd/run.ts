@@ -62,7 +62,7 @@ async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
   const cert = read(o.etcdCertFile);
   const key = read(o.etcdKeyFile);
   const storage = await EtcdStorage.open({
-    servers: [...o.etcdServers], prefix: o.etcdPrefix,
+    servers: [...o.etcdServers], prefix: o.etcdPrefix, historyEvents: o.watchHistoryEvents,
     ...(ca ? { tls: { ca, ...(cert ? { cert } : {}), ...(key ? { key } : {}) } } : {}),
   });
   logger.info({ servers: o.etcdServers, prefix: o.etcdPrefix, revision: storage.currentRevision() }, 'connected to etcd');

@@ -1,18 +1,30 @@
 #!/usr/bin/env node
 /**
  * @module cmd/manifests
- * `npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--force]`: writes the deployment
+ * `npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--storage-backend etcd --etcd-servers URL[,URL]
+ * [--etcd-prefix P] [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--force]`: writes the deployment
  * manifests and the serving certificate (Secret + APIService with caBundle) into a directory.
  *
  * Without --namespace it refreshes the repository's manifests/ (the committed files plus the git-ignored
- * serving-certificate file). Another namespace needs --out, so the committed files never leave the default.
+ * serving-certificate file). Another namespace, the etcd backend or more than one replica needs --out, so the
+ * committed files stay the lmdb bundle for the default namespace.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { kinds } from '../kinds/index.js';
 import { writeManifests } from '../manifests/generate.js';
-import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, SERVING_CERTIFICATE_FILE, validateNamespace } from '../manifests/render.js';
+import {
+  DEFAULT_ETCD_CLIENT_SECRET_NAME,
+  DEFAULT_ETCD_PREFIX,
+  DEFAULT_IMAGE,
+  DEFAULT_NAMESPACE,
+  ETCD_CLIENT_SECRET_KEYS,
+  SERVING_CERTIFICATE_FILE,
+  storageProblem,
+  validateNamespace,
+  type StorageOptions,
+} from '../manifests/render.js';
 
 // dist/cmd/manifests.js → <package root>/manifests, independent of the working directory.
 const REPO_MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
@@ -21,7 +33,9 @@ const REPO_MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url
 const KIND_FLAGS = kinds.flatMap((k) => k.controllers?.flags ?? []);
 
 const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] ${KIND_FLAGS.map((f) => `[--${f.name} VALUE]`).join(' ')}
-                             [--image-pull-policy P] [--storage-class NAME] [--data-volume-size SIZE] [--force]
+                             [--image-pull-policy P] [--storage-class NAME] [--data-volume-size SIZE]
+                             [--storage-backend etcd --etcd-servers URL[,URL] [--etcd-prefix P]
+                              [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--force]
 
 Writes the Kubernetes manifests of website-apiserver and its serving certificate, then:
   kubectl apply -f <DIR>/
@@ -36,6 +50,17 @@ ${KIND_FLAGS.map((f) => `  --${f.name} VALUE\n                  ${f.help} (defau
                   storage class of the lmdb data volume (default: the cluster's default class)
   --data-volume-size SIZE
                   size of the lmdb data volume (default 1Gi)
+  --storage-backend B
+                  lmdb (default: one replica, its store on a PersistentVolumeClaim) or etcd (no volume, any
+                  number of replicas sharing the etcd cluster); etcd needs --out
+  --etcd-servers URL[,URL]
+                  with etcd, required: its client URLs, http:// or https:// (scheme, host and port)
+  --etcd-prefix P with etcd: the key prefix (default ${DEFAULT_ETCD_PREFIX})
+  --etcd-tls      with etcd: mount the client certificate from the Secret ${DEFAULT_ETCD_CLIENT_SECRET_NAME}
+                  (keys ${ETCD_CLIENT_SECRET_KEYS.join(', ')}; you create it, it is not rendered); needs https:// servers
+  --etcd-client-secret NAME
+                  like --etcd-tls, from the Secret NAME
+  --replicas N    replicas of the server (default 1); more than one needs --storage-backend etcd
   --force         replace the serving certificate even if the existing one is still valid
   --help          print this text`;
 
@@ -47,6 +72,8 @@ function fail(message: string): never {
 let values: {
   namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean;
   'image-pull-policy'?: string; 'storage-class'?: string; 'data-volume-size'?: string;
+  'storage-backend'?: string; 'etcd-servers'?: string; 'etcd-prefix'?: string; 'etcd-tls'?: boolean; 'etcd-client-secret'?: string;
+  replicas?: string;
 } & Record<string, string | boolean | undefined>;
 try {
   ({ values } = parseArgs({
@@ -59,6 +86,12 @@ try {
       'image-pull-policy': { type: 'string' },
       'storage-class': { type: 'string' },
       'data-volume-size': { type: 'string' },
+      'storage-backend': { type: 'string' },
+      'etcd-servers': { type: 'string' },
+      'etcd-prefix': { type: 'string' },
+      'etcd-tls': { type: 'boolean' },
+      'etcd-client-secret': { type: 'string' },
+      replicas: { type: 'string' },
       force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -76,8 +109,17 @@ if (values.help === true) {
 const namespace = values.namespace ?? DEFAULT_NAMESPACE;
 const nsProblem = validateNamespace(namespace);
 if (nsProblem !== undefined) fail(nsProblem);
-if (namespace !== DEFAULT_NAMESPACE && values.out === undefined) {
-  fail(`--namespace ${namespace} needs --out DIR: manifests/ holds the files for ${DEFAULT_NAMESPACE}`);
+const storage = storageFromFlags();
+const replicasText = values.replicas ?? '1';
+if (!/^[0-9]+$/.test(replicasText) || Number(replicasText) < 1) fail(`invalid --replicas ${JSON.stringify(replicasText)}: a positive integer`);
+const replicas = Number(replicasText);
+const storeProblem = storageProblem(storage, replicas);
+if (storeProblem !== undefined) fail(storeProblem);
+// manifests/ is the committed bundle: lmdb, one replica, the default namespace. Any other goes elsewhere.
+if (values.out === undefined) {
+  if (namespace !== DEFAULT_NAMESPACE) fail(`--namespace ${namespace} needs --out DIR: manifests/ holds the files for ${DEFAULT_NAMESPACE}`);
+  if (storage.backend !== 'lmdb') fail(`--storage-backend ${storage.backend} needs --out DIR: manifests/ holds the lmdb bundle`);
+  if (replicas !== 1) fail(`--replicas ${replicas} needs --out DIR: manifests/ holds the one-replica bundle`);
 }
 if (values.image !== undefined && (values.image === '' || /\s/.test(values.image))) {
   fail(`invalid --image ${JSON.stringify(values.image)}`);
@@ -98,6 +140,8 @@ try {
     ...(pullPolicy !== undefined ? { imagePullPolicy: pullPolicy } : {}),
     ...(values['storage-class'] !== undefined ? { storageClassName: values['storage-class'] } : {}),
     ...(values['data-volume-size'] !== undefined ? { dataVolumeSize: values['data-volume-size'] } : {}),
+    ...(storage.backend !== 'lmdb' ? { storage } : {}),
+    ...(replicas !== 1 ? { replicas } : {}),
     force: values.force === true,
   });
   for (const f of result.files) process.stdout.write(`${f.changed ? 'wrote    ' : 'unchanged'} ${f.path}\n`);
@@ -108,8 +152,35 @@ try {
       : `serving certificate: generated (${c.reason})\n`,
   );
   process.stdout.write(`${SERVING_CERTIFICATE_FILE} holds a private key; keep it out of version control.\n`);
+  if (storage.backend === 'etcd' && storage.tls === true) {
+    const secret = storage.clientSecretName ?? DEFAULT_ETCD_CLIENT_SECRET_NAME;
+    process.stdout.write(`Before the pods can start, create the Secret ${namespace}/${secret} with ${ETCD_CLIENT_SECRET_KEYS.join(', ')} (see the header of 20-apiserver.yaml).\n`);
+  }
   process.stdout.write(`Install: kubectl apply -f ${outDir}\n`);
 } catch (e) {
   process.stderr.write(`manifests: ${(e as Error).message}\n`);
   process.exit(1);
+}
+
+// storageFromFlags reads --storage-backend and the --etcd-* flags; the etcd ones only with --storage-backend etcd, and the
+// lmdb volume's only without it.
+function storageFromFlags(): StorageOptions {
+  const backend = values['storage-backend'] ?? 'lmdb';
+  const etcdFlags = (['etcd-servers', 'etcd-prefix', 'etcd-tls', 'etcd-client-secret'] as const).filter((f) => values[f] !== undefined);
+  if (backend === 'lmdb') {
+    if (etcdFlags.length) fail(`--${etcdFlags[0]} needs --storage-backend etcd`);
+    return { backend };
+  }
+  if (backend !== 'etcd') fail(`invalid --storage-backend ${JSON.stringify(backend)}: lmdb or etcd`);
+  const lmdbFlags = (['storage-class', 'data-volume-size'] as const).filter((f) => values[f] !== undefined);
+  if (lmdbFlags.length) fail(`--${lmdbFlags[0]} shapes the lmdb data volume: the etcd bundle has none`);
+  if (values['etcd-servers'] === undefined) fail('--storage-backend etcd needs --etcd-servers URL[,URL]');
+  const secret = values['etcd-client-secret'];
+  return {
+    backend,
+    servers: values['etcd-servers'].split(',').map((u) => u.trim()).filter(Boolean),
+    ...(values['etcd-prefix'] !== undefined ? { prefix: values['etcd-prefix'] } : {}),
+    ...(values['etcd-tls'] === true || secret !== undefined ? { tls: true } : {}),
+    ...(secret !== undefined ? { clientSecretName: secret } : {}),
+  };
 }

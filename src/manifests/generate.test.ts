@@ -1,7 +1,7 @@
 /**
  * @module manifests/generate.test
  * writeManifests and the `manifests` command (dist/cmd/manifests.js): keeping the serving certificate across
- * runs, rotating it with --force, and the flag rules.
+ * runs, rotating it with --force, the etcd bundle with several replicas, and the flag rules.
  */
 import { describe, it, expect, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import { SERVING_CERTIFICATE_FILE } from './render.js';
 
 const DAY_MS = 86_400_000;
 const CLI = path.resolve(import.meta.dirname, '../../dist/cmd/manifests.js');
+const REPO_MANIFESTS = path.resolve(import.meta.dirname, '../../manifests');
 
 const tempDirs: string[] = [];
 function tempDir(): string {
@@ -68,6 +69,21 @@ describe('writeManifests', () => {
     expect(later.certificate).toEqual({ action: 'generated', reason: expect.stringMatching(/expires/) });
   });
 
+  it('writes the etcd bundle with several replicas, and refuses several lmdb replicas before writing anything', () => {
+    const dir = tempDir();
+    const r = writeManifests({ outDir: dir, storage: { backend: 'etcd', servers: ['https://etcd:2379'], tls: true }, replicas: 3 });
+    expect(r.certificate.action).toBe('generated');
+    const sts = parseAllDocuments(fs.readFileSync(path.join(dir, '20-apiserver.yaml'), 'utf8')).map((d) => d.toJS()).find((o) => o.kind === 'StatefulSet');
+    expect(sts.spec.replicas).toBe(3);
+    expect(sts.spec.volumeClaimTemplates).toBeUndefined();
+    expect(sts.spec.template.spec.containers[0].args).toContain('--etcd-servers=https://etcd:2379');
+
+    const empty = tempDir();
+    expect(() => writeManifests({ outDir: empty, replicas: 2 })).toThrow(/2 replicas need the etcd storage backend/);
+    expect(() => writeManifests({ outDir: empty, storage: { backend: 'etcd', servers: ['etcd:2379'] } })).toThrow(/invalid etcd server/);
+    expect(fs.readdirSync(empty)).toEqual([]);
+  });
+
   it('replaces an unreadable serving-certificate file', () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, SERVING_CERTIFICATE_FILE), 'a: [\n');
@@ -88,6 +104,62 @@ describe('manifests command', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/invalid namespace/);
     expect(run(['--bogus']).status).toBe(2);
+  });
+
+  it('requires --out for an etcd or several-replica bundle, and refuses misused storage flags', () => {
+    const committed = fs.readdirSync(REPO_MANIFESTS).map((n) => [n, fs.statSync(path.join(REPO_MANIFESTS, n)).mtimeMs]);
+    const refusals: Array<[string[], RegExp]> = [
+      [['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379'], /--storage-backend etcd needs --out DIR: manifests\/ holds the lmdb bundle/],
+      [['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379', '--replicas', '3'], /--storage-backend etcd needs --out DIR/],
+      [['--replicas', '3'], /3 replicas need the etcd storage backend: lmdb is one node's file/],
+      [['--replicas', '3', '--out', tempDir()], /3 replicas need the etcd storage backend/],
+      [['--replicas', '0', '--out', tempDir()], /invalid --replicas "0"/],
+      [['--replicas', 'two', '--out', tempDir()], /invalid --replicas "two"/],
+      [['--storage-backend', 'etcd', '--out', tempDir()], /--storage-backend etcd needs --etcd-servers/],
+      [['--storage-backend', 'etcd', '--etcd-servers', '', '--out', tempDir()], /at least one etcd server/],
+      [['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379,etcd-1:2379', '--out', tempDir()], /invalid etcd server "etcd-1:2379"/],
+      [['--storage-backend', 'etcd', '--etcd-servers', 'http://etcd:2379', '--etcd-tls', '--out', tempDir()], /TLS needs https:\/\//],
+      [['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379', '--data-volume-size', '5Gi', '--out', tempDir()], /--data-volume-size shapes the lmdb data volume/],
+      [['--storage-backend', 'sqlite', '--out', tempDir()], /invalid --storage-backend "sqlite"/],
+      [['--etcd-servers', 'https://etcd:2379', '--out', tempDir()], /--etcd-servers needs --storage-backend etcd/],
+      [['--etcd-client-secret', 'x', '--out', tempDir()], /--etcd-client-secret needs --storage-backend etcd/],
+    ];
+    for (const [args, message] of refusals) {
+      const r = run(args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+    }
+    // Nothing was written to the committed bundle meanwhile.
+    expect(fs.readdirSync(REPO_MANIFESTS).map((n) => [n, fs.statSync(path.join(REPO_MANIFESTS, n)).mtimeMs])).toEqual(committed);
+  });
+
+  it('renders a 3-replica etcd bundle with the client certificate Secret', () => {
+    const dir = tempDir();
+    const r = run([
+      '--namespace', 'team-a', '--out', dir, '--storage-backend', 'etcd', '--etcd-servers', 'https://etcd-0:2379,https://etcd-1:2379',
+      '--etcd-prefix', '/websites', '--etcd-client-secret', 'etcd-client-cert', '--replicas', '3',
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/create the Secret team-a\/etcd-client-cert with ca\.crt, tls\.crt, tls\.key/);
+    const text = fs.readFileSync(path.join(dir, '20-apiserver.yaml'), 'utf8');
+    expect(text).toContain('# Needs the Secret etcd-client-cert in namespace team-a');
+    const sts = parseAllDocuments(text).map((d) => d.toJS()).find((o) => o.kind === 'StatefulSet');
+    expect(sts.spec.replicas).toBe(3);
+    const c = sts.spec.template.spec.containers[0];
+    expect(c.args).toEqual(expect.arrayContaining([
+      '--storage-backend=etcd', '--etcd-servers=https://etcd-0:2379,https://etcd-1:2379', '--etcd-prefix=/websites',
+      '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt', '--etcd-certfile=/etc/website-apiserver/etcd/tls.crt', '--etcd-keyfile=/etc/website-apiserver/etcd/tls.key',
+    ]));
+    expect(sts.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'etcd-client').secret.secretName).toBe('etcd-client-cert');
+    expect(sts.spec.volumeClaimTemplates).toBeUndefined();
+
+    // --etcd-tls: the default Secret name; without either, no certificate flags.
+    const tls = tempDir();
+    expect(run(['--out', tls, '--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379', '--etcd-tls']).status).toBe(0);
+    expect(fs.readFileSync(path.join(tls, '20-apiserver.yaml'), 'utf8')).toContain('secretName: website-apiserver-etcd-client');
+    const plain = tempDir();
+    expect(run(['--out', plain, '--storage-backend', 'etcd', '--etcd-servers', 'http://etcd:2379']).status).toBe(0);
+    expect(fs.readFileSync(path.join(plain, '20-apiserver.yaml'), 'utf8')).not.toMatch(/etcd-cafile|etcd-client|claim/i);
   });
 
   it('renders every file for the namespace, keeps the certificate on re-run and rotates it with --force', () => {

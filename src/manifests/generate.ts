@@ -15,13 +15,14 @@ import {
   renderManifests,
   servingCertificateFromObjects,
   servingCertificateProblem,
+  storageProblem,
   validateNamespace,
   type RenderOptions,
   type ServingCertificate,
 } from './render.js';
 
 /** WriteOptions configures writeManifests. */
-export interface WriteOptions extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize'> {
+export interface WriteOptions extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize' | 'storage' | 'replicas'> {
   outDir: string;
   namespace?: string;
   image?: string;
@@ -44,7 +45,7 @@ export interface WriteResult {
 /** writeManifests renders every file of the bundle into outDir (created if missing). */
 export function writeManifests(opts: WriteOptions): WriteResult {
   const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
-  const problem = validateNamespace(namespace);
+  const problem = validateNamespace(namespace) ?? storageProblem(opts.storage, opts.replicas);
   if (problem !== undefined) throw new Error(problem);
 
   const certPath = join(opts.outDir, SERVING_CERTIFICATE_FILE);
@@ -70,7 +71,7 @@ export function writeManifests(opts: WriteOptions): WriteResult {
     image: opts.image ?? DEFAULT_IMAGE,
     servingCert,
     ...(opts.servicePort !== undefined ? { servicePort: opts.servicePort } : {}),
-    ...pickDefined(opts, ['kindFlags', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize']),
+    ...pickDefined(opts, ['kindFlags', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize', 'storage', 'replicas']),
   });
   mkdirSync(opts.outDir, { recursive: true });
   const files = rendered.map((f) => {

@@ -1,7 +1,8 @@
 /**
  * @module manifests/render.test
  * The committed manifests against the renderer, the shape of every object that matters to the cluster
- * (RBAC, StatefulSet, Service, APIService), namespace moves, and the serving certificate in a real TLS handshake.
+ * (RBAC, StatefulSet, Service, APIService), the etcd bundle with several replicas, namespace moves, and the serving
+ * certificate in a real TLS handshake.
  */
 import { describe, it, expect, beforeAll } from 'vitest';
 import { X509Certificate } from 'node:crypto';
@@ -21,10 +22,13 @@ import {
   generateServingCertificate,
   renderManifests,
   servingCertificateProblem,
+  storageProblem,
   type K8sObject,
   type ManifestFile,
+  type RenderOptions,
   type ServingCertificate,
 } from './render.js';
+import { parseOptions } from '../cmd/options.js';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const REPO_MANIFESTS = path.resolve(import.meta.dirname, '../../manifests');
@@ -285,6 +289,174 @@ describe('apiserver workload', () => {
     expect(svc.spec.type).toBe('ClusterIP');
     expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }]);
     expect(svc.spec.selector).toEqual(sts.spec.template.metadata.labels);
+  });
+});
+
+describe('etcd backend and several replicas', () => {
+  const ETCD = ['https://etcd-0.etcd.example:2379', 'https://etcd-1.etcd.example:2379', 'https://etcd-2.etcd.example:2379'];
+  const render = (o: RenderOptions) => {
+    const files = renderManifests(o);
+    const sts = find(files, 'StatefulSet', 'website-apiserver') as K8sObject & { spec: any };
+    return { files, sts, pod: sts.spec.template.spec, c: sts.spec.template.spec.containers[0] };
+  };
+  const lmdb = render({});
+  const ha = render({ namespace: 'team-a', storage: { backend: 'etcd', servers: ETCD, tls: true }, replicas: 3 });
+  const plain = render({ storage: { backend: 'etcd', servers: ['http://etcd.example:2379'], prefix: '/websites' } });
+  const mountAt = (c: any, p: string) => c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === p);
+  const volume = (pod: any, n: string) => pod.volumes.find((v: { name: string }) => v.name === n);
+
+  it('passes the etcd flags instead of --data-dir, and keeps leader election', () => {
+    expect(ha.c.args).toEqual([
+      '--bind-address=0.0.0.0',
+      '--port=8443',
+      '--storage-backend=etcd',
+      `--etcd-servers=${ETCD.join(',')}`,
+      '--etcd-prefix=/registry',
+      '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt',
+      '--etcd-certfile=/etc/website-apiserver/etcd/tls.crt',
+      '--etcd-keyfile=/etc/website-apiserver/etcd/tls.key',
+      '--cert-dir=/var/run/website-apiserver',
+      '--tls-cert-file=/etc/website-apiserver/tls/tls.crt',
+      '--tls-private-key-file=/etc/website-apiserver/tls/tls.key',
+      '--leader-elect=true',
+      '--leader-elect-namespace=team-a',
+    ]);
+    // Without TLS: no certificate flags, the prefix as given.
+    expect(plain.c.args.filter((a: string) => a.startsWith('--etcd') || a.startsWith('--storage') || a.startsWith('--data'))).toEqual([
+      '--storage-backend=etcd',
+      '--etcd-servers=http://etcd.example:2379',
+      '--etcd-prefix=/websites',
+    ]);
+  });
+
+  it('the server accepts those args (its own flag parser, with the in-cluster defaults)', () => {
+    for (const { c } of [ha, plain, lmdb]) {
+      const parsed = parseOptions(c.args, {});
+      expect(parsed.kind, JSON.stringify(parsed)).toBe('ok');
+    }
+    const o = parseOptions(ha.c.args, {});
+    if (o.kind !== 'ok') throw new Error('unreachable');
+    expect(o.options).toMatchObject({
+      storageBackend: 'etcd', etcdServers: ETCD, etcdPrefix: '/registry', leaderElect: true,
+      etcdCaFile: '/etc/website-apiserver/etcd/ca.crt', etcdCertFile: '/etc/website-apiserver/etcd/tls.crt', etcdKeyFile: '/etc/website-apiserver/etcd/tls.key',
+    });
+  });
+
+  it('has no lmdb claim or data volume', () => {
+    for (const { sts, pod, c, files } of [ha, plain]) {
+      expect(sts.spec.volumeClaimTemplates).toBeUndefined();
+      expect(c.volumeMounts.some((m: { name: string; mountPath: string }) => m.name === 'data' || m.mountPath === '/data')).toBe(false);
+      expect(c.args.some((a: string) => a.startsWith('--data-dir'))).toBe(false);
+      // Every mount has a volume in the pod (no claim template provides one now).
+      for (const m of c.volumeMounts) expect(volume(pod, m.name), m.name).toBeDefined();
+      expect(all(files).some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+      expect(files.map((f) => f.text).join('')).not.toContain('volumeClaimTemplates');
+    }
+    expect(lmdb.sts.spec.volumeClaimTemplates).toHaveLength(1);
+  });
+
+  it('mounts the etcd client Secret read-only where the TLS flags point, and names it in the file header', () => {
+    expect(mountAt(ha.c, '/etc/website-apiserver/etcd')).toEqual({ name: 'etcd-client', mountPath: '/etc/website-apiserver/etcd', readOnly: true });
+    expect(volume(ha.pod, 'etcd-client').secret).toEqual({
+      secretName: 'website-apiserver-etcd-client',
+      defaultMode: 0o440,
+      items: [{ key: 'ca.crt', path: 'ca.crt' }, { key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }],
+    });
+    for (const flag of ['cafile', 'certfile', 'keyfile']) {
+      const file = ha.c.args.find((a: string) => a.startsWith(`--etcd-${flag}=`)).split('=')[1] as string;
+      const m = mountAt(ha.c, path.posix.dirname(file));
+      expect(m?.name, flag).toBe('etcd-client');
+      expect(volume(ha.pod, 'etcd-client').secret.items.map((i: { path: string }) => i.path)).toContain(path.posix.basename(file));
+    }
+    // The Secret is the operator's: not rendered, but described where it is used.
+    expect(all(ha.files).filter((o) => o.kind === 'Secret')).toEqual([]);
+    const text = ha.files.find((f) => f.name === '20-apiserver.yaml')!.text;
+    expect(text.split('\n---\n')[0]).toMatch(/^# Generated by .*\n# Needs the Secret website-apiserver-etcd-client in namespace team-a[^]*ca\.crt[^]*tls\.crt[^]*tls\.key/);
+    expect(parseAllDocuments(text).map((d) => d.toJS())).toEqual(ha.files.find((f) => f.name === '20-apiserver.yaml')!.objects);
+
+    const named = render({ storage: { backend: 'etcd', servers: ETCD, tls: true, clientSecretName: 'etcd-client-cert' } });
+    expect(volume(named.pod, 'etcd-client').secret.secretName).toBe('etcd-client-cert');
+    // No TLS: no Secret, no note.
+    expect(volume(plain.pod, 'etcd-client')).toBeUndefined();
+    expect(mountAt(plain.c, '/etc/website-apiserver/etcd')).toBeUndefined();
+    expect(plain.files.map((f) => f.text).join('')).not.toContain('Needs the Secret');
+  });
+
+  it('runs 3 replicas spread over nodes and zones, at most one voluntarily down', () => {
+    const spec = ha.sts.spec;
+    const labels = { matchLabels: spec.selector.matchLabels };
+    expect(spec.replicas).toBe(3);
+    expect(spec.podManagementPolicy).toBe('Parallel');
+    expect(spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    expect(ha.pod.affinity).toEqual({
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: labels } }],
+      },
+    });
+    expect(ha.pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
+    expect(ha.pod.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: labels },
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: labels },
+    ]);
+    const pdb = find(ha.files, 'PodDisruptionBudget', 'website-apiserver') as K8sObject & { spec: any };
+    expect(pdb.metadata.namespace).toBe('team-a');
+    expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: labels });
+    // An etcd bundle of one replica is ready to be scaled: the same spreading.
+    expect(plain.sts.spec.replicas).toBe(1);
+    expect(plain.pod.affinity).toEqual(ha.pod.affinity);
+    expect(plain.pod.topologySpreadConstraints).toEqual(ha.pod.topologySpreadConstraints);
+    // The lmdb bundle keeps its own: one replica, spread over nodes only, no anti-affinity.
+    expect(lmdb.sts.spec.replicas).toBe(1);
+    expect(lmdb.pod.affinity).toBeUndefined();
+    expect(lmdb.pod.topologySpreadConstraints.map((t: { topologyKey: string }) => t.topologyKey)).toEqual(['kubernetes.io/hostname']);
+  });
+
+  it('takes a replica that cannot reach etcd out of the Service (plain /readyz); lmdb keeps serving reads on a full disk', () => {
+    for (const { c } of [ha, plain]) {
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(c.startupProbe.httpGet.path).toBe('/readyz');
+      expect(c.livenessProbe.httpGet.path).toBe('/livez');
+    }
+    expect(lmdb.c.readinessProbe.httpGet.path).toBe('/readyz?exclude=storage-readiness');
+    expect(lmdb.c.startupProbe.httpGet.path).toBe('/readyz?exclude=storage-readiness');
+  });
+
+  it('leaves everything but the StatefulSet and that file header as the lmdb bundle renders it', () => {
+    const etcdDefault = render({ storage: { backend: 'etcd', servers: ETCD, tls: true }, replicas: 3 });
+    const withoutSts = (files: ManifestFile[]) => all(files).filter((o) => o.kind !== 'StatefulSet');
+    expect(withoutSts(etcdDefault.files)).toEqual(withoutSts(lmdb.files));
+    for (const name of ['00-namespace.yaml', '10-rbac.yaml']) {
+      expect(etcdDefault.files.find((f) => f.name === name)!.text).toBe(lmdb.files.find((f) => f.name === name)!.text);
+    }
+    // Explicit defaults render the committed bundle byte for byte.
+    const explicit = renderManifests({ storage: { backend: 'lmdb' }, replicas: 1 });
+    for (const f of explicit) expect(fs.readFileSync(path.join(REPO_MANIFESTS, f.name), 'utf8'), f.name).toBe(f.text);
+  });
+
+  it('refuses several lmdb replicas, etcd without servers or with a URL the server would refuse, and lmdb-only options', () => {
+    expect(() => renderManifests({ replicas: 3 })).toThrow(/3 replicas need the etcd storage backend: lmdb is one node's file/);
+    expect(() => renderManifests({ storage: { backend: 'lmdb' }, replicas: 2 })).toThrow(/etcd storage backend/);
+    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => renderManifests({ replicas: bad }), String(bad)).toThrow(/invalid replicas/);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: [] }, replicas: 3 })).toThrow(/at least one etcd server/);
+    for (const url of ['etcd:2379', 'https://etcd:2379/v3', 'ftp://etcd:2379', 'https://', 'https://et cd:2379', '']) {
+      expect(() => renderManifests({ storage: { backend: 'etcd', servers: [url] } }), url).toThrow(/invalid etcd server/);
+    }
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ['http://a:2379', 'https://b:2379'] } })).toThrow(/mix http:\/\/ and https:\/\//);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ['http://a:2379'], tls: true } })).toThrow(/TLS needs https:\/\//);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, prefix: 'registry' } })).toThrow(/invalid etcd prefix/);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, clientSecretName: 'x' } })).toThrow(/only mounted with tls: true/);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, tls: true, clientSecretName: 'Etcd_Client' } })).toThrow(/invalid etcd client Secret name/);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD }, dataVolumeSize: '5Gi' })).toThrow(/lmdb data volume/);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD }, storageClassName: 'fast' })).toThrow(/lmdb data volume/);
+    expect(() => renderManifests({ storage: { backend: 'sqlite' } as never })).toThrow(/invalid storage backend/);
+  });
+
+  it('accepts exactly the server URLs the server accepts', () => {
+    const urls = ['http://etcd:2379', 'https://10.0.0.1:2379/', 'https://[fd00::1]:2379', 'https://etcd', 'etcd:2379', 'https://etcd:2379/v3', 'unix:///run/etcd.sock', 'https://e tcd'];
+    for (const url of urls) {
+      const server = parseOptions(['--storage-backend=etcd', `--etcd-servers=${url}`], {}).kind === 'ok';
+      expect(storageProblem({ backend: 'etcd', servers: [url] }) === undefined, url).toBe(server);
+    }
   });
 });
 

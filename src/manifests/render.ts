@@ -5,8 +5,12 @@
  * same options give the same bytes, which is what lets a test pin the committed files to this code.
  *
  * Files: 00-namespace.yaml (Namespace), 10-rbac.yaml (ServiceAccount and RBAC), 20-apiserver.yaml (Service,
- * StatefulSet), 30-serving-certificate.yaml (TLS Secret and an APIService per served version; only with a servingCert, since it
- * holds a private key and a caBundle that differ per install).
+ * StatefulSet, PodDisruptionBudget), 30-serving-certificate.yaml (TLS Secret and an APIService per served version; only with
+ * a servingCert, since it holds a private key and a caBundle that differ per install).
+ *
+ * Two shapes: the default, lmdb (one replica, its store on a PersistentVolumeClaim; the committed manifests/), and
+ * etcd (`storage: { backend: 'etcd', ... }`: no claim, any number of replicas sharing the etcd cluster, spread over
+ * nodes and zones, with the etcd client certificate from a Secret the operator creates).
  */
 import { stringify } from 'yaml';
 import { groupVersions } from '../discovery/discovery.js';
@@ -32,6 +36,12 @@ export const SERVING_SECRET_NAME = 'website-apiserver-serving-cert';
 export function groupVersionsOf(list: readonly KindDefinition[]): { group: string; version: string }[] {
   return groupVersions(servedDefinitions(list)).map(({ group, version }) => ({ group, version }));
 }
+/** DEFAULT_ETCD_PREFIX is the --etcd-prefix the etcd bundle passes unless told otherwise: the server's default (kube-apiserver's). */
+export const DEFAULT_ETCD_PREFIX = '/registry';
+/** DEFAULT_ETCD_CLIENT_SECRET_NAME is the Secret (ca.crt, tls.crt, tls.key) the etcd bundle mounts with `tls: true`. */
+export const DEFAULT_ETCD_CLIENT_SECRET_NAME = 'website-apiserver-etcd-client';
+/** ETCD_CLIENT_SECRET_KEYS are the keys that Secret must hold: etcd's CA, then the client certificate and its key. */
+export const ETCD_CLIENT_SECRET_KEYS = ['ca.crt', 'tls.crt', 'tls.key'] as const;
 /** APISERVICE_NAMES are the APIServices of the served kinds, `<version>.<group>` (the only name kube-aggregator accepts). */
 export const APISERVICE_NAMES: readonly string[] = groupVersionsOf(kinds).map((gv) => `${gv.version}.${gv.group}`);
 /** APISERVICE_NAME is the preferred version's APIService (v1.extensions.example.com). */
@@ -58,6 +68,16 @@ export interface ManifestFile {
   text: string;
 }
 
+/**
+ * StorageOptions choose the server's store. lmdb (the default) is one node's file: one replica, on a PersistentVolumeClaim.
+ * etcd is shared by every replica: `servers` are its client URLs (http:// or https://, as the server's --etcd-servers),
+ * `prefix` its key prefix (default DEFAULT_ETCD_PREFIX), `tls` mounts the client certificate from the Secret
+ * `clientSecretName` (default DEFAULT_ETCD_CLIENT_SECRET_NAME; keys ETCD_CLIENT_SECRET_KEYS), which is not rendered.
+ */
+export type StorageOptions =
+  | { backend: 'lmdb' }
+  | { backend: 'etcd'; servers: readonly string[]; prefix?: string; tls?: boolean; clientSecretName?: string };
+
 /** RenderOptions configures renderManifests. */
 export interface RenderOptions {
   /** namespace to install into (a DNS-1123 label); default DEFAULT_NAMESPACE. */
@@ -75,10 +95,14 @@ export interface RenderOptions {
   kindFlags?: Readonly<Record<string, string>>;
   /** imagePullPolicy of the server container; default IfNotPresent. */
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
-  /** storageClassName of the data volume claim; default unset (the cluster's default class). */
+  /** storageClassName of the lmdb data volume claim; default unset (the cluster's default class). lmdb only. */
   storageClassName?: string;
-  /** dataVolumeSize is the data volume claim's request; default 1Gi. */
+  /** dataVolumeSize is the lmdb data volume claim's request; default 1Gi. lmdb only. */
   dataVolumeSize?: string;
+  /** storage is the server's store; default `{ backend: 'lmdb' }`. */
+  storage?: StorageOptions;
+  /** replicas of the StatefulSet; default 1. More than one needs the etcd backend. */
+  replicas?: number;
   /** The kinds served (their APIServices and the roles that extend view/edit/admin to them); default: src/kinds. */
   kinds?: readonly Kind[];
 }
@@ -87,9 +111,12 @@ export interface RenderOptions {
 interface ServerPod {
   image: string;
   imagePullPolicy: string;
+  /** The kinds' controller flags. */
   args: string[];
-  storageClassName?: string;
-  dataVolumeSize: string;
+  replicas: number;
+  store:
+    | { backend: 'lmdb'; storageClassName?: string; dataVolumeSize: string }
+    | { backend: 'etcd'; servers: readonly string[]; prefix: string; clientSecretName?: string };
 }
 
 const NAME_LABEL = 'app.kubernetes.io/name';
@@ -97,6 +124,7 @@ const LABELS: Readonly<Record<string, string>> = { [NAME_LABEL]: SERVICE_NAME };
 const TLS_DIR = '/etc/website-apiserver/tls';
 const CERT_DIR = '/var/run/website-apiserver';
 const DATA_DIR = '/data';
+const ETCD_TLS_DIR = '/etc/website-apiserver/etcd';
 // A fixed non-root UID/GID: runAsNonRoot alone fails for images whose USER is root or a name.
 const RUN_AS = 65532;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -104,6 +132,40 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** validateNamespace returns why `ns` is not a usable namespace name, or undefined. */
 export function validateNamespace(ns: string): string | undefined {
   return DNS_LABEL.test(ns) ? undefined : `invalid namespace ${JSON.stringify(ns)}: must be a DNS-1123 label (a-z, 0-9, '-', at most 63)`;
+}
+
+// The server's own check of --etcd-servers (src/cmd/options.ts): a URL naming a server, nothing after the host.
+const ETCD_SERVER_URL = /^https?:\/\/[^/\s]+\/?$/;
+// A Secret's name: a DNS-1123 subdomain.
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * storageProblem returns why the storage and replica options cannot be rendered, or undefined: more than one replica
+ * on lmdb, etcd without servers or with a URL the server would refuse, TLS toward an http:// server, a bad prefix or
+ * Secret name.
+ */
+export function storageProblem(storage: StorageOptions = { backend: 'lmdb' }, replicas = 1): string | undefined {
+  if (!Number.isInteger(replicas) || replicas < 1) return `invalid replicas ${replicas}: must be a positive integer`;
+  if (storage.backend === 'lmdb') {
+    return replicas > 1
+      ? `${replicas} replicas need the etcd storage backend: lmdb is one node's file, so a second replica would be a separate database behind the same Service`
+      : undefined;
+  }
+  if ((storage.backend as string) !== 'etcd') return `invalid storage backend ${JSON.stringify(storage.backend)}: lmdb or etcd`;
+  if (storage.servers.length === 0) return 'the etcd storage backend needs at least one etcd server URL';
+  for (const url of storage.servers) {
+    if (!ETCD_SERVER_URL.test(url)) return `invalid etcd server ${JSON.stringify(url)}: must be an http:// or https:// URL of a server (scheme, host and port only)`;
+  }
+  const schemes = new Set(storage.servers.map((u) => u.slice(0, u.indexOf(':'))));
+  // The client dials every server alike (TLS or not), so a mix cannot work.
+  if (schemes.size > 1) return 'the etcd servers mix http:// and https://: use one scheme for all';
+  if (storage.tls === true && schemes.has('http')) return 'etcd TLS needs https:// server URLs';
+  if (storage.prefix !== undefined && !/^\/\S*$/.test(storage.prefix)) return `invalid etcd prefix ${JSON.stringify(storage.prefix)}: must start with / and hold no whitespace`;
+  if (storage.clientSecretName !== undefined) {
+    if (storage.tls !== true) return 'an etcd client Secret is only mounted with tls: true';
+    if (!DNS_SUBDOMAIN.test(storage.clientSecretName)) return `invalid etcd client Secret name ${JSON.stringify(storage.clientSecretName)}: must be a DNS-1123 subdomain`;
+  }
+  return undefined;
 }
 
 /** renderManifests returns the files of the bundle in apply order. Throws on invalid options. */
@@ -128,13 +190,31 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   }
   const dataVolumeSize = opts.dataVolumeSize ?? '1Gi';
   if (!/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.test(dataVolumeSize)) throw new Error(`invalid dataVolumeSize ${JSON.stringify(dataVolumeSize)}`);
+  const storage = opts.storage ?? { backend: 'lmdb' };
+  const replicas = opts.replicas ?? 1;
+  const storeProblem = storageProblem(storage, replicas);
+  if (storeProblem !== undefined) throw new Error(storeProblem);
+  if (storage.backend === 'etcd' && (opts.storageClassName !== undefined || opts.dataVolumeSize !== undefined)) {
+    throw new Error('storageClassName and dataVolumeSize shape the lmdb data volume: the etcd bundle has none');
+  }
   const pod: ServerPod = {
     image,
     imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
     args: Object.entries(opts.kindFlags ?? {}).map(([flag, v]) => `--${flag}=${v}`),
-    ...(opts.storageClassName !== undefined ? { storageClassName: opts.storageClassName } : {}),
-    dataVolumeSize,
+    replicas,
+    store:
+      storage.backend === 'etcd'
+        ? {
+            backend: 'etcd',
+            servers: storage.servers,
+            prefix: storage.prefix ?? DEFAULT_ETCD_PREFIX,
+            ...(storage.tls === true ? { clientSecretName: storage.clientSecretName ?? DEFAULT_ETCD_CLIENT_SECRET_NAME } : {}),
+          }
+        : { backend: 'lmdb', ...(opts.storageClassName !== undefined ? { storageClassName: opts.storageClassName } : {}), dataVolumeSize },
   };
+  // The etcd client Secret is the operator's (it comes from their etcd's CA): the file that needs it says so.
+  const notes: Record<string, string[]> =
+    pod.store.backend === 'etcd' && pod.store.clientSecretName !== undefined ? { '20-apiserver.yaml': etcdSecretNote(ns, pod.store.clientSecretName) } : {};
 
   const files: Array<[string, K8sObject[]]> = [
     ['00-namespace.yaml', [namespaceObject(ns)]],
@@ -144,15 +224,26 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   if (opts.servingCert !== undefined) {
     files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, list)]]);
   }
-  return files.map(([name, objects]) => ({ name, objects, text: toYaml(name, objects) }));
+  return files.map(([name, objects]) => ({ name, objects, text: toYaml(name, objects, notes[name] ?? []) }));
 }
 
-/** toYaml renders objects as one multi-document YAML file with a header naming the generator. */
-function toYaml(name: string, objects: K8sObject[]): string {
+/** etcdSecretNote is the header that tells the operator which Secret the etcd bundle mounts, and what it holds. */
+function etcdSecretNote(ns: string, secretName: string): string[] {
+  const [ca, crt, key] = ETCD_CLIENT_SECRET_KEYS;
+  return [
+    `Needs the Secret ${secretName} in namespace ${ns} (not rendered here), the etcd client certificate:`,
+    `${ca} (the CA of etcd's serving certificate), ${crt} and ${key} (a client certificate etcd accepts), e.g.`,
+    `  kubectl -n ${ns} create secret generic ${secretName} --type=kubernetes.io/tls \\`,
+    `    --from-file=${ca}=etcd-ca.crt --from-file=${crt}=etcd-client.crt --from-file=${key}=etcd-client.key`,
+  ];
+}
+
+/** toYaml renders objects as one multi-document YAML file with a header naming the generator (and any notes). */
+function toYaml(name: string, objects: K8sObject[], notes: readonly string[] = []): string {
   const header =
-    name === SERVING_CERTIFICATE_FILE
+    (name === SERVING_CERTIFICATE_FILE
       ? '# Generated by `npm run manifests`. Holds a private key: do not commit it.\n'
-      : '# Generated by `npm run manifests` (src/manifests/render.ts); edit that code, not this file.\n';
+      : '# Generated by `npm run manifests` (src/manifests/render.ts); edit that code, not this file.\n') + notes.map((l) => `# ${l}\n`).join('');
   // lineWidth 0: never fold long strings (base64 caBundle and Secret data stay on one line).
   const docs = objects.map((o) => stringify(o, { lineWidth: 0 }));
   return header + docs.map((d) => `---\n${d}`).join('');
@@ -305,9 +396,24 @@ function serviceObject(ns: string, port: number): K8sObject {
 }
 
 function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
-  // A full disk fails /readyz's storage check, but reads, lists and watches still work and writes answer 503 with
+  const { store } = pod;
+  const etcdClientSecret = store.backend === 'etcd' ? store.clientSecretName : undefined;
+  // lmdb: a full disk fails /readyz's storage check, but reads, lists and watches still work and writes answer 503 with
   // Retry-After: keep the pod behind its Service then, or the whole group would be unavailable for one replica.
-  const READY_PATH = '/readyz?exclude=storage-readiness';
+  // etcd: the same check fails while etcd does not answer, and such a replica can serve nothing; its peers that reach
+  // etcd can, so it leaves the Service until it reaches etcd again.
+  const READY_PATH = store.backend === 'etcd' ? '/readyz' : '/readyz?exclude=storage-readiness';
+  const storageArgs =
+    store.backend === 'etcd'
+      ? [
+          '--storage-backend=etcd',
+          `--etcd-servers=${store.servers.join(',')}`,
+          `--etcd-prefix=${store.prefix}`,
+          ...(etcdClientSecret !== undefined
+            ? [`--etcd-cafile=${ETCD_TLS_DIR}/ca.crt`, `--etcd-certfile=${ETCD_TLS_DIR}/tls.crt`, `--etcd-keyfile=${ETCD_TLS_DIR}/tls.key`]
+            : []),
+        ]
+      : [`--data-dir=${DATA_DIR}`];
   const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
     httpGet: { path, port: 'https', scheme: 'HTTPS' }, // health paths need no client certificate
     periodSeconds,
@@ -319,8 +425,8 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
     kind: 'StatefulSet',
     metadata: meta(SERVICE_NAME, ns),
     spec: {
-      // One replica: lmdb is a single-node store; more would be separate databases behind one Service.
-      replicas: 1,
+      // lmdb: one replica, a single-node store (more would be separate databases behind one Service). etcd: any number.
+      replicas: pod.replicas,
       serviceName: SERVICE_NAME,
       selector: { matchLabels: { ...LABELS } },
       // Parallel: replicas share nothing but the Lease, so none waits for another to be ready (matters once an
@@ -333,9 +439,26 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
           serviceAccountName: SERVICE_NAME,
           // SIGTERM ends watches, stops accepting and flushes lmdb; the server gives itself 5 s, then exits 1.
           terminationGracePeriodSeconds: 30,
+          // etcd, where replicas share the store (and `kubectl scale` may add some): rather not two on one node, and
+          // spread over zones too, so one node or zone going down leaves replicas serving. Preferences only: a small
+          // cluster still runs them all.
+          ...(store.backend === 'etcd'
+            ? {
+                affinity: {
+                  podAntiAffinity: {
+                    preferredDuringSchedulingIgnoredDuringExecution: [
+                      { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { ...LABELS } } } },
+                    ],
+                  },
+                },
+              }
+            : {}),
           // Ready for more replicas: spread them over nodes when the scheduler can, never refuse to schedule.
           topologySpreadConstraints: [
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { ...LABELS } } },
+            ...(store.backend === 'etcd'
+              ? [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { ...LABELS } } }]
+              : []),
           ],
           // Service links would set WEBSITE_APISERVER_PORT=tcp://… for our own Service, the environment
           // variable of our --port flag.
@@ -355,7 +478,8 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
               args: [
                 '--bind-address=0.0.0.0',
                 `--port=${CONTAINER_PORT}`,
-                `--data-dir=${DATA_DIR}`,
+                // lmdb: --data-dir on the claim. etcd: its flags (--data-dir is unused then, so there is no data volume).
+                ...storageArgs,
                 `--cert-dir=${CERT_DIR}`,
                 `--tls-cert-file=${TLS_DIR}/tls.crt`,
                 `--tls-private-key-file=${TLS_DIR}/tls.key`,
@@ -365,8 +489,8 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 ...pod.args,
               ],
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
-              // Opening a large lmdb store and its first informer syncs take time: liveness starts counting only once
-              // this passes (up to 5 minutes).
+              // Opening a large lmdb store (or reaching etcd) and the first informer syncs take time: liveness starts
+              // counting only once this passes (up to 5 minutes).
               startupProbe: probe(READY_PATH, 2, 150),
               livenessProbe: probe('/livez', 10, 3),
               // Readiness gates the EndpointSlice, which gates the APIService's Available condition.
@@ -381,8 +505,9 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 capabilities: { drop: ['ALL'] },
               },
               volumeMounts: [
-                { name: 'data', mountPath: DATA_DIR },
+                ...(store.backend === 'lmdb' ? [{ name: 'data', mountPath: DATA_DIR }] : []),
                 { name: 'serving-cert', mountPath: TLS_DIR, readOnly: true },
+                ...(etcdClientSecret !== undefined ? [{ name: 'etcd-client', mountPath: ETCD_TLS_DIR, readOnly: true }] : []),
                 { name: 'cert-dir', mountPath: CERT_DIR },
                 { name: 'tmp', mountPath: '/tmp' }, // the root filesystem is read-only
               ],
@@ -391,22 +516,31 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
           volumes: [
             // 0440: readable by the fsGroup, since we do not run as the files' owner (root).
             { name: 'serving-cert', secret: { secretName: SERVING_SECRET_NAME, defaultMode: 0o440 } },
+            // The operator's Secret (see the file's header): only its three keys, so another key cannot shadow a path.
+            ...(etcdClientSecret !== undefined
+              ? [{ name: 'etcd-client', secret: { secretName: etcdClientSecret, defaultMode: 0o440, items: ETCD_CLIENT_SECRET_KEYS.map((k) => ({ key: k, path: k })) } }]
+              : []),
             // The server still writes its own CA, admin client certificate and kubeconfig there.
             { name: 'cert-dir', emptyDir: {} },
             { name: 'tmp', emptyDir: {} },
           ],
         },
       },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: 'data', labels: { ...LABELS } },
-          spec: {
-            accessModes: ['ReadWriteOnce'],
-            ...(pod.storageClassName !== undefined ? { storageClassName: pod.storageClassName } : {}),
-            resources: { requests: { storage: pod.dataVolumeSize } },
-          },
-        },
-      ],
+      // lmdb only: the store's file, one claim per pod, kept across restarts and rescheduling.
+      ...(store.backend === 'lmdb'
+        ? {
+            volumeClaimTemplates: [
+              {
+                metadata: { name: 'data', labels: { ...LABELS } },
+                spec: {
+                  accessModes: ['ReadWriteOnce'],
+                  ...(store.storageClassName !== undefined ? { storageClassName: store.storageClassName } : {}),
+                  resources: { requests: { storage: store.dataVolumeSize } },
+                },
+              },
+            ],
+          }
+        : {}),
     },
   };
 }
@@ -414,7 +548,8 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
 /**
  * podDisruptionBudgetObject: at most one server pod voluntarily down at a time. With one replica a drain still
  * proceeds (minAvailable 1 would block it forever) at the cost of a short APIService outage; with several replicas
- * it keeps the others serving.
+ * (etcd) it keeps the others serving. maxUnavailable rather than minAvailable N-1: it stays right when the
+ * StatefulSet is scaled without re-rendering.
  */
 function podDisruptionBudgetObject(ns: string): K8sObject {
   return {

@@ -44,6 +44,11 @@ export interface EtcdStorageOptions {
   historyEvents?: number;
 }
 
+// Keys read per page when the mirror is filled.
+const MIRROR_PAGE = 1000;
+// How long a current list waits for the watch to bring the mirror up to etcd's revision before reading etcd.
+const MIRROR_WAIT_MS = 1000;
+
 // Changes kept in memory for watches, as our --watch-history-events default.
 const DEFAULT_HISTORY_EVENTS = 100_000;
 
@@ -95,6 +100,10 @@ export class EtcdStorage implements Storage {
   // The changes since open, from one etcd watch on the whole prefix, fanned out to the client watches in memory.
   #history!: MemoryHistory;
   #feed!: ChangeFeed;
+  // Every object under the prefix as the watch has brought it up to the feed's revision: its JSON text, by etcd key.
+  // Current lists are answered from it once etcd confirms it is up to date (kube-apiserver's consistent list from
+  // its watch cache).
+  readonly #mirror = new Map<string, { key: ObjectKey; text: Buffer }>();
   #closed = false;
   // etcd answered the last health probe (a one-key range within a second): /readyz's storage check.
   #healthy = true;
@@ -116,14 +125,20 @@ export class EtcdStorage implements Storage {
     const prefix = enc(s.#prefix);
     const head = await s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true });
     s.#seen(Number(head.header.revision));
-    s.#history = new MemoryHistory(s.#revision, o.historyEvents ?? DEFAULT_HISTORY_EVENTS);
-    s.#feed = new ChangeFeed(s.#revision, s.#history);
-    const w = await s.#client.watch().prefix(prefix).startRevision(String(s.#revision + 1)).withPreviousKV().create();
+    // The mirror starts as every object at one revision, read in pages; the watch goes on from that revision.
+    const start = await s.#fillMirror(prefix);
+    s.#seen(start);
+    s.#history = new MemoryHistory(start, o.historyEvents ?? DEFAULT_HISTORY_EVENTS);
+    s.#feed = new ChangeFeed(start, s.#history);
+    const w = await s.#client.watch().prefix(prefix).startRevision(String(start + 1)).withPreviousKV().create();
     w.on('data', (res) => {
       for (const ev of res.events) {
         const key = s.#keyOf(ev.kv.key);
         const e = key && s.#change(ev as WatchEvent, key);
         if (!e) continue;
+        const k = ev.kv.key.toString('utf8');
+        if (e.type === 'DELETED') s.#mirror.delete(k);
+        else s.#mirror.set(k, { key: e.key, text: enc(JSON.stringify(e.object)) });
         s.#history.append(e);
         s.#feed.publishOrdered(e);
       }
@@ -209,6 +224,23 @@ export class EtcdStorage implements Storage {
     };
   }
 
+  // #fillMirror reads every object under the prefix at one revision into the mirror and returns that revision.
+  async #fillMirror(prefix: Buffer): Promise<number> {
+    const end = rangeEnd(prefix);
+    let start = prefix;
+    let revision: number | undefined;
+    for (;;) {
+      const r = await this.#client.kv.range({ key: start, range_end: end, ...(revision ? { revision } : {}), limit: MIRROR_PAGE });
+      revision ??= Number(r.header.revision);
+      for (const kv of r.kvs as KV[]) {
+        const key = this.#keyOf(kv.key);
+        if (key) this.#mirror.set(kv.key.toString('utf8'), { key, text: enc(JSON.stringify(this.#decode(kv))) });
+      }
+      if (!r.more || r.kvs.length === 0) return revision;
+      start = Buffer.concat([(r.kvs[r.kvs.length - 1] as KV).key, Buffer.from([0])]);
+    }
+  }
+
   // #keyOf reads any object's key back from an etcd key: `<prefix><group>/<plural>/[<namespace>/]<name>`.
   #keyOf(key: Buffer): ObjectKey | undefined {
     const parts = key.toString('utf8').slice(this.#prefix.length).split('/');
@@ -253,6 +285,80 @@ export class EtcdStorage implements Storage {
   }
 
   async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {
+    if (req.revision === undefined) {
+      const cached = await this.#listFromMirror(prefix, req);
+      if (cached) return cached;
+    }
+    return this.#listFromEtcd(prefix, req);
+  }
+
+  /**
+   * #listFromMirror answers a current list from the mirror once etcd confirms the mirror holds every change under the
+   * collection: one keys-only read gives etcd's revision R, the highest mod revision M among the collection's keys and
+   * their count. When the mirror has applied every event up to M and holds as many keys, no change of the collection
+   * lies between the mirror and R (a later put would have raised M, a later delete lowered the count), so the mirror
+   * is the collection at R. Undefined (read etcd instead) if the watch does not catch up within MIRROR_WAIT_MS.
+   */
+  async #listFromMirror(prefix: KeyPrefix, req: ListRequest): Promise<ListResult | undefined> {
+    const from = this.#collection(prefix);
+    const r = await this.#client.kv.range({ key: from, range_end: rangeEnd(from), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true });
+    const revision = Number(r.header.revision);
+    this.#seen(revision);
+    const newest = Number((r.kvs[0] as KV | undefined)?.mod_revision ?? 0);
+    const count = Number(r.count);
+    const fromText = from.toString('utf8');
+    const inCollection = () => [...this.#mirror].filter(([k]) => k.startsWith(fromText));
+    const deadline = Date.now() + MIRROR_WAIT_MS;
+    // The mirror is the collection as of the feed's revision: read both in one synchronous step.
+    let at = this.#feed.lastDelivered;
+    let entries = at >= newest ? inCollection() : undefined;
+    while (!entries || entries.length !== count) {
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      await this.#feed.waitForRevision(Math.max(newest, this.#feed.lastDelivered + 1), left);
+      at = this.#feed.lastDelivered;
+      entries = at >= newest ? inCollection() : undefined;
+    }
+    // Equal to the collection at etcd's revision when the mirror is behind it (nothing changed in between), or the
+    // collection at the mirror's own, later, revision: either way a consistent snapshot no older than the request.
+    const listRevision = Math.max(revision, at);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const after = req.after ? this.#key({ resource: prefix.resource, ...req.after }).toString('utf8') : undefined;
+    const limit = req.limit ?? 0;
+    const items: KubeObject[] = [];
+    const encoded: Uint8Array[] = [];
+    const text = req.encoded === true && !req.filter;
+    let last: ObjectKey | undefined;
+    let i = 0;
+    if (after !== undefined) while (i < entries.length && (entries[i] as [string, unknown])[0] <= after) i++;
+    for (; i < entries.length; i++) {
+      const e = (entries[i] as [string, { key: ObjectKey; text: Buffer }])[1];
+      if (text) encoded.push(e.text);
+      else {
+        const obj = JSON.parse(e.text.toString('utf8')) as KubeObject;
+        if (req.filter && !req.filter(obj)) continue;
+        items.push(obj);
+      }
+      last = e.key;
+      if (limit && (text ? encoded.length : items.length) === limit) {
+        const more = i < entries.length - 1;
+        return {
+          items, revision: listRevision, more, last, ...(text ? { encoded } : {}),
+          ...(more && !req.filter ? { remaining: entries.length - 1 - i } : {}),
+        };
+      }
+    }
+    return { items, revision: listRevision, more: false, ...(last ? { last } : {}), ...(text ? { encoded } : {}) };
+  }
+
+  async #listFromEtcd(prefix: KeyPrefix, req: ListRequest): Promise<ListResult> {
+    const r = await this.#rangeList(prefix, req);
+    // Sent on as text: encoded here, as the mirror's lists are (the endpoints' fast path takes either).
+    if (req.encoded !== true || req.filter) return r;
+    return { ...r, items: [], encoded: r.items.map((o) => enc(JSON.stringify(o))) };
+  }
+
+  async #rangeList(prefix: KeyPrefix, req: ListRequest): Promise<ListResult> {
     const from = this.#collection(prefix);
     const end = rangeEnd(from);
     let start = req.after ? Buffer.concat([this.#key({ resource: prefix.resource, ...req.after }), Buffer.from([0])]) : from;

@@ -53,6 +53,18 @@ describe('two replicas on one etcd', () => {
     expect(alpha.body.spec.gitRepo).toBe('https://example.com/site.git');
     const conflict = await at(1, COLLECTION, 'POST', v1('shared'));
     expect(conflict.status).toBe(409);
+    // A list is consistent whichever replica answers (from its memory, once etcd confirms it is current): every
+    // write acknowledged by the other replica before the list began is in it, 20 times over.
+    for (let i = 0; i < 20; i++) {
+      const made = await at(0, COLLECTION, 'POST', v1(`fresh-${i}`));
+      expect(made.status).toBe(201);
+      const listed = await at(1, COLLECTION);
+      expect(listed.body.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toContain(`fresh-${i}`);
+      expect(Number(listed.body.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(made.body.metadata.resourceVersion));
+      const deleted = await at(0, `${COLLECTION}/fresh-${i}`, 'DELETE');
+      expect(deleted.status).toBe(200);
+      expect((await at(1, COLLECTION)).body.items.map((o: { metadata: { name: string } }) => o.metadata.name)).not.toContain(`fresh-${i}`);
+    }
   });
 
   it('a watch on one replica sees the writes made on the other, in order, with no gap', async () => {

@@ -37,7 +37,7 @@ let prefixes = 0;
 const keeps = new WeakMap<object, number>();
 const fresh = () => EtcdStorage.open({ servers: cluster.clientUrls, prefix: `/conformance-${++prefixes}`, compactionIntervalMs: 0 });
 storageConformance('etcd', fresh, {
-  supportsEncoded: false,
+  supportsEncoded: true,
   shortHistory: {
     make: async (keep) => {
       const st = await fresh();

@@ -201,7 +201,7 @@ describe('a test-only kind in two versions, through the same version machinery a
     expect(v1['metadata'].managedFields[0]).toMatchObject({ manager: 'beta-tool', apiVersion: 'testing.example.com/v1beta1', fieldsV1: { 'f:spec': { 'f:town': {} } } });
     const conflict = await req('PATCH', '/apis/testing.example.com/v1/airports/icn?fieldManager=v1-tool', { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Seoul' } }, 'application/apply-patch+yaml');
     expect(conflict.code).toBe(409);
-    expect(conflict.body['message']).toBe('Apply failed with 1 conflict: conflict with "beta-tool": .spec.city');
+    expect(conflict.body['message']).toBe('Apply failed with 1 conflict: conflict with "beta-tool": .spec.town');
     const table = (await srv.app.inject({ method: 'GET', url: '/apis/testing.example.com/v1beta1/airports', headers: { accept: TABLE } })).json() as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Town', 'Age']);
     expect(table.rows.map((r) => r.cells.slice(0, 2))).toEqual([['icn', 'Incheon']]);

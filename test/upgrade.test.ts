@@ -113,11 +113,11 @@ describe('a data directory written by the v1alpha1 release', () => {
     expect(port.metadata.managedFields).toEqual(written.get('port')?.metadata.managedFields);
   });
 
-  it('keeps the v1alpha1 field owner: a v1 apply of another repository conflicts with kubectl on .spec.git.repository', async () => {
+  it('keeps the v1alpha1 field owner: a v1 apply of another repository conflicts with kubectl, on the field as v1alpha1 names it', async () => {
     const body = { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'plain' }, spec: { git: { repository: 'https://example.com/other.git' } } };
     const r = await call(agent, `${server.url}${V1}/plain?fieldManager=newcomer`, 'PATCH', body, APPLY);
     expect(r.status).toBe(409);
-    expect(r.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl": .spec.git.repository');
+    expect(r.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl": .spec.gitRepo');
     // The same manager applying its v1alpha1 configuration again changes nothing and conflicts with nobody.
     const same = await call(agent, `${server.url}${ALPHA}/plain?fieldManager=kubectl`, 'PATCH', { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'plain' }, spec: { gitRepo: REPO, replicas: 2 } }, APPLY);
     expect(same.status, same.text).toBe(200);

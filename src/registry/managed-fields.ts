@@ -267,7 +267,9 @@ export function serverSideApply(
     for (const o of owned) {
       if (o === mine || !o.paths.has(key(p))) continue;
       if (force) o.paths.delete(key(p));
-      else conflicts.push({ owner: o.entry, path: p });
+      // Named in the owner's version, as structured-merge-diff finds it (merge/update.go compares the objects
+      // converted to each manager's version and intersects that manager's own set).
+      else conflicts.push({ owner: o.entry, path: o.entry.apiVersion === apiVersion ? p : fields?.(p, apiVersion, o.entry.apiVersion) ?? p });
     }
   }
   if (conflicts.length) throw applyConflictError(conflicts, scope.view);

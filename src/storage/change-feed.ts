@@ -15,6 +15,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { StorageError } from './errors.js';
+import { RevisionWaiters } from './revision-waiters.js';
 import type { History } from './history.js';
 import type { ChangeEvent, KeyPrefix, WatchHandle, WatchSink } from './interface.js';
 import { inPrefix } from './keys.js';
@@ -39,7 +40,7 @@ export class ChangeFeed {
   readonly #pending = new Map<number, ChangeEvent>();
   readonly #subscribers = new Set<Subscriber>();
   // Readers waiting for a revision to be delivered (a list or watch at a resourceVersion not yet committed).
-  readonly #waiting = new Set<{ revision: number; done: (reached: boolean) => void }>();
+  readonly #waiting = new RevisionWaiters();
   #lastDelivered: number;
 
   /** @param startRevision the revision already committed when the feed starts. */
@@ -79,7 +80,7 @@ export class ChangeFeed {
   advance(revision: number): void {
     if (revision <= this.#lastDelivered || this.#pending.size > 0) return;
     this.#lastDelivered = revision;
-    for (const w of this.#waiting) if (w.revision <= revision) w.done(true);
+    this.#waiting.reached(revision);
   }
 
   /** publish hands over a committed event; delivery waits for lower revisions. */
@@ -111,7 +112,7 @@ export class ChangeFeed {
   closeAll(): void {
     for (const s of this.#subscribers) s.stopped = true;
     this.#subscribers.clear();
-    for (const w of [...this.#waiting]) w.done(false);
+    this.#waiting.closeAll();
   }
 
   /**
@@ -119,19 +120,7 @@ export class ChangeFeed {
    * published), or false after `timeoutMs`. Woken by the delivery itself: nothing polls.
    */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    if (revision <= this.#lastDelivered) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const w = {
-        revision,
-        done: (reached: boolean) => {
-          clearTimeout(timer);
-          this.#waiting.delete(w);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => w.done(false), timeoutMs);
-      this.#waiting.add(w);
-    });
+    return this.#waiting.wait(revision, this.#lastDelivered, timeoutMs);
   }
 
   async #replay(sub: Subscriber, from: number): Promise<void> {
@@ -187,6 +176,6 @@ export class ChangeFeed {
         }
       }
     }
-    for (const w of this.#waiting) if (w.revision <= this.#lastDelivered) w.done(true);
+    this.#waiting.reached(this.#lastDelivered);
   }
 }

@@ -19,6 +19,7 @@ import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { StorageError } from './errors.js';
 import { MemoryHistory } from './history.js';
+import { RevisionWaiters } from './revision-waiters.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
 } from './interface.js';
@@ -94,7 +95,7 @@ export class EtcdStorage implements Storage {
   readonly #prefix: string;
   #revision = 0;
   #compacted = 0;
-  readonly #waiting = new Set<{ revision: number; done: (reached: boolean) => void }>();
+  readonly #waiting = new RevisionWaiters();
   readonly #watchers = new Set<Watcher>();
   #revisionWatch: Watcher | undefined;
   // The changes since open, from one etcd watch on the whole prefix, fanned out to the client watches in memory.
@@ -179,7 +180,7 @@ export class EtcdStorage implements Storage {
   #seen(revision: number): void {
     if (revision <= this.#revision) return;
     this.#revision = revision;
-    for (const w of this.#waiting) if (w.revision <= revision) w.done(true);
+    this.#waiting.reached(revision);
   }
 
   #key(key: ObjectKey): Buffer {
@@ -258,23 +259,13 @@ export class EtcdStorage implements Storage {
   }
 
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    if (revision <= this.#revision) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const w = {
-        revision,
-        done: (reached: boolean) => {
-          clearTimeout(timer);
-          this.#waiting.delete(w);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => w.done(false), timeoutMs);
-      this.#waiting.add(w);
+    if (revision > this.#revision) {
       // A write outside our prefix moves etcd's revision without an event here: ask once.
       const prefix = enc(this.#prefix);
       this.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true })
         .then((r) => this.#seen(Number(r.header.revision)), () => undefined);
-    });
+    }
+    return this.#waiting.wait(revision, this.#revision, timeoutMs);
   }
 
   async get(key: ObjectKey): Promise<KubeObject | undefined> {
@@ -533,7 +524,7 @@ export class EtcdStorage implements Storage {
     this.#feed.closeAll();
     clearInterval(this.#probe);
     clearInterval(this.#compactor);
-    for (const w of [...this.#waiting]) w.done(false);
+    this.#waiting.closeAll();
     await Promise.allSettled([...this.#watchers, ...(this.#revisionWatch ? [this.#revisionWatch] : [])].map((w) => w.cancel()));
     this.#client.close();
   }

@@ -8,6 +8,7 @@ import { invalid, type FieldError, type FieldPath } from '../../apis/meta/field-
 import { isDNS1123Subdomain } from '../../apis/meta/validation.js';
 import type { JSONSchema } from '../../apis/meta/json-schema.js';
 import type { KubeObject } from '../../apis/meta/types.js';
+import type { PrinterColumn, ScaleMapping } from '../../registry/resource.js';
 
 /** GROUP is Website's API group. */
 export const GROUP = 'extensions.example.com';
@@ -92,6 +93,43 @@ export function phase(w: WebsiteObject): string {
   if (condition(w, 'Degraded')?.status === 'True') return condition(w, 'Degraded')?.reason ?? 'Degraded';
   if (ready?.reason) return ready.reason;
   return 'Pending';
+}
+
+/** WithReplicas is a Website of any version: each keeps the replica count at spec.replicas. */
+export interface WithReplicas extends WebsiteObject {
+  spec: { replicas: number };
+}
+
+/** scale maps /scale onto spec.replicas, the same path in every version. */
+export const scale: ScaleMapping<WithReplicas> = {
+  specReplicas: (w) => w.spec.replicas,
+  setSpecReplicas: (w, n) => {
+    w.spec.replicas = n;
+  },
+  statusReplicas: (w) => w.status?.replicas ?? 0,
+  selector: (w) => podSelector(w),
+};
+
+/**
+ * printerColumns are the `kubectl get` columns: the same in every version, but the repository, the Service type
+ * and the branch, which each version reads where it keeps them.
+ */
+export function printerColumns<T extends WithReplicas>(fields: { repo(w: T): string; type(w: T): string; branch(w: T): string }): PrinterColumn<T>[] {
+  return [
+    { name: 'Git-Repo', type: 'string', description: 'Git repository the site is served from.', priority: 0, cell: (w) => fields.repo(w) },
+    {
+      name: 'Ready', type: 'string', description: 'Ready pods / desired pods.', priority: 0,
+      cell: (w) => `${w.status?.readyReplicas ?? 0}/${w.spec?.replicas ?? 0}`,
+    },
+    { name: 'Type', type: 'string', description: 'Service type.', priority: 0, cell: (w) => fields.type(w) },
+    {
+      name: 'Port', type: 'string', description: 'Node port of the Service, or <none>.', priority: 0,
+      cell: (w) => (w.status?.nodePort ? String(w.status.nodePort) : '<none>'),
+    },
+    { name: 'Status', type: 'string', description: 'Ready, Pending, Terminating or the reason it is not ready.', priority: 0, cell: phase },
+    { name: 'Branch', type: 'string', description: "Branch checked out (empty: the remote's HEAD).", priority: 1, cell: (w) => fields.branch(w) },
+    { name: 'Deployment', type: 'string', description: 'Deployment serving the site.', priority: 1, cell: (w) => w.status?.deployment ?? '' },
+  ];
 }
 
 /** podSelector is the selector of a Website's pods before the reconciler reports one (the scale subresource's). */

@@ -8,7 +8,7 @@ import { invalid, path, type FieldError } from '../../apis/meta/field-path.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { JSONSchema, ResourceDefinition } from '../../registry/resource.js';
 import {
-  DESCRIPTION, names, NODE_PORT_RANGE, phase, podSelector, SERVICE_TYPES, statusSchema, typeMetaProperties, validateGit,
+  DESCRIPTION, names, NODE_PORT_RANGE, printerColumns, scale, SERVICE_TYPES, statusSchema, typeMetaProperties, validateGit,
   type WebsiteStatus,
 } from './common.js';
 
@@ -113,32 +113,8 @@ export const websiteDefinition: ResourceDefinition<Website> = {
   version: 'v1alpha1',
   schema: websiteSchema,
   description: DESCRIPTION,
-  printerColumns: [
-    { name: 'Git-Repo', type: 'string', description: 'Git repository the site is served from.', priority: 0, cell: (w) => w.spec?.gitRepo ?? '' },
-    {
-      name: 'Ready', type: 'string', description: 'Ready pods / desired pods.', priority: 0,
-      cell: (w) => `${w.status?.readyReplicas ?? 0}/${w.spec?.replicas ?? 0}`,
-    },
-    { name: 'Type', type: 'string', description: 'Service type.', priority: 0, cell: (w) => w.spec?.serviceType ?? '' },
-    {
-      name: 'Port', type: 'string', description: 'Node port of the Service, or <none>.', priority: 0,
-      cell: (w) => (w.status?.nodePort ? String(w.status.nodePort) : '<none>'),
-    },
-    { name: 'Status', type: 'string', description: 'Ready, Pending, Terminating or the reason it is not ready.', priority: 0, cell: phase },
-    { name: 'Branch', type: 'string', description: "Branch checked out (empty: the remote's HEAD).", priority: 1, cell: (w) => w.spec?.branch ?? '' },
-    { name: 'Deployment', type: 'string', description: 'Deployment serving the site.', priority: 1, cell: (w) => w.status?.deployment ?? '' },
-  ],
-  subresources: {
-    status: true,
-    scale: {
-      specReplicas: (w) => w.spec.replicas,
-      setSpecReplicas: (w, n) => {
-        w.spec.replicas = n;
-      },
-      statusReplicas: (w) => w.status?.replicas ?? 0,
-      selector: podSelector,
-    },
-  },
+  printerColumns: printerColumns<Website>({ repo: (w) => w.spec?.gitRepo ?? '', type: (w) => w.spec?.serviceType ?? '', branch: (w) => w.spec?.branch ?? '' }),
+  subresources: { status: true, scale },
   validate(w, old): FieldError[] {
     const errs = validateGit({
       repo: { value: w.spec?.gitRepo, at: path('spec', 'gitRepo') },

@@ -5,8 +5,8 @@
  *
  * An A/B of two builds of our server on the same machine: A is the checkout `--base` names, B the one `--new` names
  * (default: this one); each must be built (`npm run build`: its dist/main.js is run). Each round starts A, then B, fresh, and runs the same load against each:
- * `objects` creates, 10× as many gets, 2× as many merge patches (labels and spec.replicas, as the benchmark's) and
- * `objects` deletes, 64 keep-alive TLS connections. Per workload it reports the median over rounds of the
+ * `objects` creates, 10× as many gets, 2× as many merge patches (labels and spec.replicas, as the benchmark's), 20
+ * lists of the whole collection and `objects` deletes, 64 keep-alive TLS connections. Per workload it reports the median over rounds of the
  * throughput and of the server's CPU time per request (every thread of the process, from /proc/PID/stat), and the
  * B/A change. Longer than the quick benchmark's 300 patches, so JIT warm-up does not decide it; CPU per request is
  * steadier than throughput on a 2-core machine that also runs the client. `--create-blocks N` reports the creates
@@ -26,6 +26,8 @@ const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 let VERSION = 'v1';
 let COLLECTION = '/apis/extensions.example.com/v1/namespaces/ab/websites';
 const CONCURRENCY = 64;
+// Lists of the whole collection per round (after the patches, so the first one meets changed objects).
+const LISTS = 20;
 const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /** cpuMs is the CPU time (user + system, all threads) a process has used, in ms. */
@@ -79,6 +81,13 @@ async function runLoad(main, objects, createBlocks = 1) {
       body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
       contentType: 'application/merge-patch+json',
     }), 200));
+    // Whole-collection lists, sent as stored text (v1) or converted text (v1alpha1): per-list figures.
+    await stage('list', LISTS, async () => {
+      const r = await client.request('GET', COLLECTION);
+      if (r.status !== 200) return `list: HTTP ${r.status}`;
+      const n = (JSON.parse(r.body).items ?? []).length;
+      return n === objects ? undefined : `list: ${n} items, not ${objects}`;
+    });
     await stage('delete', objects, async (i) => expectStatus(await client.request('DELETE', `${COLLECTION}/w${i}`), 200));
   } finally {
     await client.close();

@@ -81,8 +81,16 @@ const without = (o: any, ...paths: string[][]) => {
 };
 
 describe('a data directory written by the v1alpha1 release', () => {
-  it('is migrated to v1 before serving, every object, logged', () => {
-    expect(server.logs()).toMatch(/"checked":4,"migrated":4,"storageVersion":"extensions.example.com\/v1".*migrated stored objects to the storage version/);
+  it('serves v1 at once, whether the migration has finished or not: a v1 list right after the start is all v1', async () => {
+    const list = await call(agent, `${server.url}${V1}`);
+    expect(list.status).toBe(200);
+    expect((list.body.items as any[]).map((i) => [i.apiVersion, typeof i.spec.git?.repository])).toEqual(Array(4).fill(['extensions.example.com/v1', 'string']));
+  });
+
+  it('is migrated to v1 in the background once serving starts, every object, logged', async () => {
+    const migrated = /"checked":4,"migrated":4,"storageVersion":"extensions.example.com\/v1".*migrated stored objects to the storage version/;
+    for (let i = 0; i < 100 && !migrated.test(server.logs()); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(server.logs()).toMatch(migrated);
   });
 
   it('reads back in v1alpha1 exactly as it was stored, but for the resourceVersion of the migration', async () => {

@@ -3,7 +3,7 @@
  * Serves one kind as a fastify plugin: a ResourceStore and its routes per served version, all over the same stored
  * objects. With more than one version, each version's store sees the storage through a converting view
  * (registry/versioned-storage), managedFields paths are translated between versions, and objects an earlier release
- * stored in another version are migrated to the storage version before the server starts serving.
+ * stored in another version are migrated to the storage version in the background once serving starts.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { KindDefinition } from '../registry/resource.js';
@@ -32,29 +32,42 @@ export function kindRoutes(kind: KindDefinition, storage: Storage, opts: Omit<St
   }
   const codecs = versionCodecs(versions);
   const fields = fieldVersions(versions);
+  // Until the migration has read every object, one of another version may be stored (an earlier release's).
+  const migration = { pending: true };
   const stores: ResourceStore[] = [];
   for (const v of versions) {
     const codec = codecs.get(`${v.definition.group}/${v.definition.version}`);
-    if (codec) stores.push(new ResourceStore(v.definition, versionedStorage(storage, codec), { ...opts, fieldVersions: fields }));
+    if (codec) stores.push(new ResourceStore(v.definition, versionedStorage(storage, codec, () => migration.pending), { ...opts, fieldVersions: fields }));
   }
   const storageCodec = codecs.get(versions[0]?.storageApiVersion ?? '');
   return {
     stores,
     plugin: async (scope) => {
-      if (storageCodec) migrateBeforeServing(scope, storage, `${kind.storage.group}/${kind.storage.plural}`, storageCodec);
+      if (storageCodec) migrateOnceServing(scope, storage, `${kind.storage.group}/${kind.storage.plural}`, storageCodec, migration);
+      else migration.pending = false;
       for (const store of stores) registerResourceRoutes(scope, store, watches);
     },
   };
 }
 
-// Awaited before listening: until every object is in the storage version, a list could not send stored text as is.
-function migrateBeforeServing(scope: Parameters<FastifyPluginAsync>[0], storage: Storage, resource: string, codec: VersionCodec): void {
+/**
+ * migrateOnceServing rewrites objects stored in another version in the background once serving starts, so a large
+ * store does not delay readiness: meanwhile every read converts what it meets (versioned-storage), and lists only
+ * send stored text as is once it is done.
+ */
+function migrateOnceServing(scope: Parameters<FastifyPluginAsync>[0], storage: Storage, resource: string, codec: VersionCodec, migration: { pending: boolean }): void {
   let closing = false;
   scope.addHook('onClose', async () => {
     closing = true;
   });
   scope.addHook('onReady', async () => {
-    const done = await migrateStorageVersion(storage, resource, codec, () => closing);
-    if (done.migrated > 0) scope.log.warn({ resource, ...done, storageVersion: codec.storageApiVersion }, 'migrated stored objects to the storage version');
+    migrateStorageVersion(storage, resource, codec, () => closing).then((done) => {
+      if (closing) return;
+      migration.pending = false;
+      if (done.migrated > 0) scope.log.warn({ resource, ...done, storageVersion: codec.storageApiVersion }, 'migrated stored objects to the storage version');
+    }, (err: unknown) => {
+      // Lists keep converting each item: correct, only slower, until a restart migrates again.
+      if (!closing) scope.log.error({ err, resource }, 'migrating stored objects to the storage version failed');
+    });
   });
 }

@@ -5,7 +5,7 @@
  * back to the storage version. A ResourceStore over it reads, writes and watches in its version only.
  *
  * Objects written by an earlier release in another version (an upgrade) are converted on the way out as well, and
- * rewritten in the storage version by migrateStorageVersion before serving starts.
+ * rewritten in the storage version by migrateStorageVersion in the background (lists convert each item meanwhile).
  */
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -58,15 +58,19 @@ export function versionCodecs(versions: readonly ServedVersion[]): Map<string, V
   return out;
 }
 
-/** versionedStorage is `inner` as seen in one served version (the storage version itself passes objects through). */
-export function versionedStorage(inner: Storage, codec: VersionCodec): Storage {
-  if (codec.apiVersion === codec.storageApiVersion) return new StorageVersionView(inner, codec);
-  return new ConvertingView(inner, codec);
+/**
+ * versionedStorage is `inner` as seen in one served version (the storage version itself passes objects through).
+ * `migrating` says objects of another version may still be stored (migrateStorageVersion has not finished): the
+ * storage version's lists then convert each item instead of sending the stored text as is.
+ */
+export function versionedStorage(inner: Storage, codec: VersionCodec, migrating: () => boolean = () => false): Storage {
+  if (codec.apiVersion === codec.storageApiVersion) return new StorageVersionView(inner, codec, migrating);
+  return new ConvertingView(inner, codec, migrating);
 }
 
 // StorageVersionView serves the storage version: stored objects are already in it, except an earlier release's.
 class StorageVersionView implements Storage {
-  constructor(protected readonly inner: Storage, protected readonly codec: VersionCodec) {}
+  constructor(protected readonly inner: Storage, protected readonly codec: VersionCodec, protected readonly migrating: () => boolean) {}
 
   // Converted objects and events are remembered per stored one, so that every watcher of this version gets the same
   // converted event (its encoding is shared) and a stored object is converted once however often it is read.
@@ -127,7 +131,7 @@ class StorageVersionView implements Storage {
 
   // The stored JSON text is this version's only when no conversion applies (migrateStorageVersion has run).
   protected passesEncoded(): boolean {
-    return true;
+    return !this.migrating();
   }
 
   async create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {

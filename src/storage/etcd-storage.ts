@@ -191,12 +191,7 @@ export class EtcdStorage implements Storage {
     return enc(`${this.#prefix}${prefix.resource}/${prefix.namespace ? `${prefix.namespace}/` : ''}`);
   }
 
-  // #objectKey reads an object's key back from an etcd key of `resource`.
-  #objectKey(resource: string, key: Buffer): ObjectKey {
-    const rest = key.toString('utf8').slice(this.#prefix.length + resource.length + 1);
-    const slash = rest.indexOf('/');
-    return slash < 0 ? { resource, namespace: '', name: rest } : { resource, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
-  }
+
 
   #decode(kv: KV, revision = kv.mod_revision): KubeObject {
     const obj = JSON.parse(kv.value.toString('utf8')) as KubeObject;
@@ -374,7 +369,7 @@ export class EtcdStorage implements Storage {
         const obj = this.#decode(kv);
         if (req.filter && !req.filter(obj)) continue;
         items.push(obj);
-        last = this.#objectKey(prefix.resource, kv.key);
+        last = this.#keyOf(kv.key);
         if (limit && items.length === limit) {
           const more = i < kvs.length - 1 || r.more;
           return {
@@ -465,7 +460,8 @@ export class EtcdStorage implements Storage {
       w.on('data', (res) => {
         if (stopped) return;
         for (const ev of res.events) {
-          const change = this.#change(ev as WatchEvent, this.#objectKey(prefix.resource, ev.kv.key));
+          const key = this.#keyOf(ev.kv.key);
+          const change = key && this.#change(ev as WatchEvent, key);
           if (!change) continue;
           const revision = change.revision;
           position = revision;

@@ -141,4 +141,30 @@ describe('EtcdStorage on a real etcd', () => {
     }).finally(() => late.close());
     expect(isStorageError(err, 'Expired')).toBe(true);
   });
+
+  it('compacts on its own every interval, to the revision it saw one interval before', async () => {
+    const own = await EtcdStorage.open({ servers: cluster.clientUrls, prefix: '/registry-compactor', compactionIntervalMs: 300 });
+    try {
+      const first = await own.create(key('c', 'one'), obj('c', 'one'));
+      await own.update(key('c', 'one'), (c) => ({ ...c, spec: { replicas: 2 } }));
+      for (let i = 0; i < 50 && own.compactedRevision() <= Number(first.metadata.resourceVersion); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(own.compactedRevision()).toBeGreaterThan(Number(first.metadata.resourceVersion));
+      await expect(own.list({ resource: R }, { revision: Number(first.metadata.resourceVersion) })).rejects.toSatisfy((e: unknown) => isStorageError(e, 'Expired'));
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('reports itself unwritable (/readyz storage check) while etcd does not answer, and writable again once it does', async () => {
+    expect(storage.writable()).toBe(true);
+    await cluster.stopMember(0);
+    try {
+      for (let i = 0; i < 100 && storage.writable(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(storage.writable()).toBe(false);
+    } finally {
+      await cluster.startMember(0);
+    }
+    for (let i = 0; i < 100 && !storage.writable(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(storage.writable()).toBe(true);
+  });
 });

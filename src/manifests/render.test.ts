@@ -320,6 +320,7 @@ describe('etcd backend and several replicas', () => {
       '--tls-private-key-file=/etc/website-apiserver/tls/tls.key',
       '--leader-elect=true',
       '--leader-elect-namespace=team-a',
+      '--shutdown-delay-duration=5s',
     ]);
     // Without TLS: no certificate flags, the prefix as given.
     expect(plain.c.args.filter((a: string) => a.startsWith('--etcd') || a.startsWith('--storage') || a.startsWith('--data'))).toEqual([
@@ -340,6 +341,12 @@ describe('etcd backend and several replicas', () => {
       storageBackend: 'etcd', etcdServers: ETCD, etcdPrefix: '/registry', leaderElect: true,
       etcdCaFile: '/etc/website-apiserver/etcd/ca.crt', etcdCertFile: '/etc/website-apiserver/etcd/tls.crt', etcdKeyFile: '/etc/website-apiserver/etcd/tls.key',
     });
+    // A stopping replica keeps serving while the aggregator moves to its peers, well inside the grace period;
+    // the single lmdb replica has no peers to move to.
+    expect(o.options.shutdownDelayMs).toBe(5_000);
+    expect(o.options.shutdownDelayMs).toBeLessThan(ha.pod.terminationGracePeriodSeconds * 1000 / 2);
+    const single = parseOptions(lmdb.c.args, {});
+    expect(single.kind === 'ok' && single.options.shutdownDelayMs).toBe(0);
   });
 
   it('has no lmdb claim or data volume', () => {

@@ -125,6 +125,12 @@ const TLS_DIR = '/etc/website-apiserver/tls';
 const CERT_DIR = '/var/run/website-apiserver';
 const DATA_DIR = '/data';
 const ETCD_TLS_DIR = '/etc/website-apiserver/etcd';
+/**
+ * ETCD_SHUTDOWN_DELAY is the etcd bundle's --shutdown-delay-duration: a pod's deletion reaches its EndpointSlice
+ * (ready: false) and kube-apiserver's endpoint informer in well under a second; 5 s leaves room for a busy control
+ * plane, and with the server's own drain it stays far inside terminationGracePeriodSeconds (30).
+ */
+const ETCD_SHUTDOWN_DELAY = '5s';
 // A fixed non-root UID/GID: runAsNonRoot alone fails for images whose USER is root or a name.
 const RUN_AS = 65532;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -486,6 +492,10 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 // Only the holder of the Lease reconciles, so a second replica (or a rolling restart) never races.
                 '--leader-elect=true',
                 `--leader-elect-namespace=${ns}`,
+                // etcd: other replicas can take the traffic, so a stopping one keeps serving (with /readyz failing)
+                // while its endpoint turns not-ready and kube-apiserver's aggregator stops picking it; only then do its
+                // listener close and its watches end. lmdb: the only replica, there is nowhere to move to.
+                ...(store.backend === 'etcd' ? [`--shutdown-delay-duration=${ETCD_SHUTDOWN_DELAY}`] : []),
                 ...pod.args,
               ],
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],

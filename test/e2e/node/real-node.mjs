@@ -63,6 +63,7 @@ export function realNodeUnavailable() {
  * @property {string} logsDir
  * @property {number} seconds time from the sandbox's start to Ready
  * @property {Record<string, number>} pids
+ * @property {string[]} storageEtcdUrls client URLs of the storage etcd cluster on the node address (empty unless asked)
  */
 
 /**
@@ -81,6 +82,8 @@ export function realNodeUnavailable() {
  * @property {{user: string, password: string, url: (repo: string) => string}} gitHttp the basic-auth git server
  * @property {(cmd: string, args: string[], opts?: {input?: string, timeoutMs?: number}) => Promise<ExecResult>} exec
  *   runs a command in the sandbox's network namespace
+ * @property {(cmd: string, args: string[], env?: NodeJS.ProcessEnv) => import('node:child_process').ChildProcess} spawn
+ *   starts a long-running command in the sandbox's network namespace (a host process: the caller stops it)
  * @property {(args: string[], opts?: {input?: string, timeoutMs?: number}) => Promise<ExecResult>} kubectl the pinned kubectl, as admin
  * @property {() => Record<string, number | undefined>} rssMiB resident memory of the sandbox's processes by name
  * @property {() => Promise<void>} stop
@@ -88,7 +91,8 @@ export function realNodeUnavailable() {
 
 /**
  * startRealNode starts the sandbox and resolves once its node is Ready.
- * @param {{binDir: string, images: {ref: string, archive: string}[], pauseImage: string, dir: string, log?: (m: string) => void, timeoutMs?: number}} o
+ * @param {{binDir: string, images: {ref: string, archive: string}[], pauseImage: string, dir: string, log?: (m: string) => void,
+ *   timeoutMs?: number, apiserverArgs?: string[], storageEtcdMembers?: number}} o
  * @returns {Promise<RealNode>}
  */
 export async function startRealNode(o) {
@@ -116,6 +120,8 @@ export async function startRealNode(o) {
     pauseImage: o.pauseImage,
     repoRoot,
     gitHttp: { user: 'e2e', passwordFile: join(dir, 'git-http-password'), root: httpRoot },
+    apiserverArgs: o.apiserverArgs ?? [],
+    storageEtcdMembers: o.storageEtcdMembers ?? 0,
   };
   const cfgPath = join(dir, 'sandbox.json');
   writeFileSync(cfgPath, JSON.stringify(config, null, 2));
@@ -193,6 +199,7 @@ export async function startRealNode(o) {
     repoRoot,
     gitHttp: { user: config.gitHttp.user, password, url: (repo) => `http://${state.nodeIp}:8080/${repo}` },
     exec,
+    spawn: (cmd, args, env) => spawn('nsenter', ['--target', String(pid), '--net', '--', cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env }),
     kubectl: (args, opts) => exec(kubectlBin, ['--kubeconfig', state.kubeconfig, ...args], opts),
     rssMiB: () => descendantsRss(pid),
     stop: async () => {

@@ -34,6 +34,9 @@ import { freePorts, launch, startControlPlane, terminate } from '../plane.mjs';
  * @property {string} pauseImage
  * @property {string} repoRoot folder of bare repositories served by git daemon and the git HTTP server
  * @property {{user: string, passwordFile: string, root: string}} gitHttp
+ * @property {string[]} [apiserverArgs] extra kube-apiserver flags (e.g. --enable-aggregator-routing=true)
+ * @property {number} [storageEtcdMembers] start an etcd cluster of this many members on the node address, for
+ *   website-apiserver pods on the etcd backend (the plane's own etcd listens on 127.0.0.1, which pods cannot reach)
  */
 
 const cfgPath = process.argv[2];
@@ -275,6 +278,36 @@ async function scheduler(kubeconfig) {
   ], p('logs', 'kube-scheduler.log')), 'kube-scheduler');
 }
 
+/**
+ * storageEtcd starts `members` etcd members on the node address (ports 23790 + 2i for clients, +1 for peers) and
+ * waits until each answers /health; returns their client URLs. fsync off: disposable test data.
+ * @param {number} members
+ * @returns {Promise<string[]>}
+ */
+async function storageEtcd(members) {
+  const names = Array.from({ length: members }, (_, i) => `s${i}`);
+  const client = (/** @type {number} */ i) => `http://${cfg.nodeIp}:${23790 + 2 * i}`;
+  const peer = (/** @type {number} */ i) => `http://${cfg.nodeIp}:${23791 + 2 * i}`;
+  const initialCluster = names.map((n, i) => `${n}=${peer(i)}`).join(',');
+  names.forEach((name, i) => {
+    watchExit(launch(join(cfg.binDir, 'etcd'), [
+      `--name=${name}`, `--data-dir=${p('storage-etcd', name)}`,
+      `--listen-client-urls=${client(i)}`, `--advertise-client-urls=${client(i)}`,
+      `--listen-peer-urls=${peer(i)}`, `--initial-advertise-peer-urls=${peer(i)}`,
+      `--initial-cluster=${initialCluster}`, '--initial-cluster-state=new', '--initial-cluster-token=real-node-storage',
+      '--unsafe-no-fsync=true', '--log-level=warn',
+    ], p('logs', `storage-etcd-${name}.log`)), `storage etcd ${name}`);
+  });
+  const urls = names.map((_, i) => client(i));
+  for (const url of urls) {
+    await waitUntil(`storage etcd at ${url}`, async () => {
+      const r = await fetch(`${url}/health`);
+      return r.ok && /** @type {{health?: string}} */ (await r.json()).health === 'true';
+    }, 60_000);
+  }
+  return urls;
+}
+
 async function gitServers() {
   watchExit(launch('git', [
     'daemon', '--reuseaddr', `--listen=${cfg.nodeIp}`, '--port=9418', `--base-path=${cfg.repoRoot}`, '--export-all', cfg.repoRoot,
@@ -314,6 +347,7 @@ async function main() {
       `--service-cluster-ip-range=${cfg.serviceCidr}`,
       '--kubelet-preferred-address-types=InternalIP',
       '--allow-privileged=true',
+      ...(cfg.apiserverArgs ?? []),
     ],
     controllerManagerArgs: [`--root-ca-file=${p('plane', 'pki', 'ca.crt')}`, '--node-monitor-period=2s'],
   });
@@ -324,6 +358,7 @@ async function main() {
   await kubelet(kubeconfig);
   await kubeProxy(kubeconfig);
   await gitServers();
+  const storageEtcdUrls = cfg.storageEtcdMembers ? await storageEtcd(cfg.storageEtcdMembers) : [];
   const kubectl = (/** @type {string[]} */ ...args) => run(join(cfg.binDir, 'kubectl'), ['--kubeconfig', kubeconfig, ...args]);
   await waitUntil('the node to be Ready', () => {
     const node = JSON.parse(kubectl('get', 'node', cfg.nodeName, '-o', 'json'));
@@ -341,6 +376,7 @@ async function main() {
     nodeIp: cfg.nodeIp,
     logsDir: p('logs'),
     pids: { ...plane.pids },
+    storageEtcdUrls,
     seconds: (Date.now() - t0) / 1000,
   })}\n`);
   // The host side ends the sandbox by closing stdin (or dying, which closes it too).

@@ -324,7 +324,7 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
             ? await node.kubectl(['--cache-dir', cache, 'get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 60_000 })
             : await node.kubectl(['--cache-dir', cache, 'api-resources', '--api-group=extensions.example.com', '-o', 'name'], { timeoutMs: 60_000 });
           const discoveryError = /couldn't get resource list|unable to retrieve the complete list|the server is currently unable/i.test(r.stderr);
-          kubectlRuns.push({ ok: r.code === 0 && r.stdout.includes('website'), discoveryError, out: `${r.code} ${r.stderr.slice(0, 300)}` });
+          kubectlRuns.push({ ok: r.code === 0 && r.stdout.includes('website'), discoveryError, out: `exit ${r.code}: ${r.stderr.slice(0, 300)} stdout: ${r.stdout.slice(0, 200)}` });
           rmSync(cache, { recursive: true, force: true });
         }
       })();

@@ -170,7 +170,7 @@ describe('storage backend flags', () => {
   it('defaults to lmdb, and reads etcd servers, prefix and TLS files as kube-apiserver names them', () => {
     expect(ok(parseOptions([], {})).storageBackend).toBe('lmdb');
     const o = ok(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'https://10.0.0.1:2379, https://10.0.0.2:2379', '--etcd-cafile', 'ca.crt', '--etcd-certfile', 'c.crt', '--etcd-keyfile', 'c.key'], {}));
-    expect(o).toMatchObject({ storageBackend: 'etcd', etcdServers: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'], etcdPrefix: '/registry', etcdCaFile: 'ca.crt', etcdCertFile: 'c.crt', etcdKeyFile: 'c.key' });
+    expect(o).toMatchObject({ storageBackend: 'etcd', etcdServers: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'], etcdPrefix: '/registry/website-apiserver', etcdCaFile: 'ca.crt', etcdCertFile: 'c.crt', etcdKeyFile: 'c.key' });
     expect(ok(parseOptions([], { WEBSITE_APISERVER_STORAGE_BACKEND: 'etcd', WEBSITE_APISERVER_ETCD_SERVERS: 'http://127.0.0.1:2379' })).etcdServers).toEqual(['http://127.0.0.1:2379']);
   });
 

@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { kinds } from '../kinds/index.js';
 import { LOG_LEVELS } from '../observability/logger.js';
+import { DEFAULT_ETCD_PREFIX } from '../storage/etcd-defaults.js';
 
 /** Options is the validated configuration of one server process. */
 export interface Options {
@@ -93,7 +94,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'etcd-cafile', help: 'SSL Certificate Authority file used to secure etcd communication.' },
   { name: 'etcd-certfile', help: 'SSL certification file used to secure etcd communication.' },
   { name: 'etcd-keyfile', help: 'SSL key file used to secure etcd communication.' },
-  { name: 'etcd-prefix', default: '/registry', help: 'The prefix to prepend to all resource paths in etcd.' },
+  { name: 'etcd-prefix', default: DEFAULT_ETCD_PREFIX, help: 'The prefix to prepend to all resource paths in etcd.' },
   { name: 'cert-dir', default: './certs', help: 'Directory for the generated CA, serving and admin certificates and the admin kubeconfig.' },
   { name: 'tls-cert-file', help: 'Serving certificate (PEM) to use instead of generating one; needs --tls-private-key-file.' },
   { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
@@ -239,7 +240,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       authorizationMode: modes['authorization-mode'] as AccessMode,
       storageBackend: backend as 'lmdb' | 'etcd',
       etcdServers: Object.freeze(etcdServers),
-      etcdPrefix: get('etcd-prefix') ?? '/registry',
+      etcdPrefix: get('etcd-prefix') ?? DEFAULT_ETCD_PREFIX,
       etcdCaFile: get('etcd-cafile') || undefined,
       etcdCertFile: get('etcd-certfile') || undefined,
       etcdKeyFile: get('etcd-keyfile') || undefined,

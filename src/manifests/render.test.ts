@@ -311,7 +311,7 @@ describe('etcd backend and several replicas', () => {
       '--port=8443',
       '--storage-backend=etcd',
       `--etcd-servers=${ETCD.join(',')}`,
-      '--etcd-prefix=/registry',
+      '--etcd-prefix=/registry/website-apiserver',
       '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt',
       '--etcd-certfile=/etc/website-apiserver/etcd/tls.crt',
       '--etcd-keyfile=/etc/website-apiserver/etcd/tls.key',
@@ -338,7 +338,7 @@ describe('etcd backend and several replicas', () => {
     const o = parseOptions(ha.c.args, {});
     if (o.kind !== 'ok') throw new Error('unreachable');
     expect(o.options).toMatchObject({
-      storageBackend: 'etcd', etcdServers: ETCD, etcdPrefix: '/registry', leaderElect: true,
+      storageBackend: 'etcd', etcdServers: ETCD, etcdPrefix: '/registry/website-apiserver', leaderElect: true,
       etcdCaFile: '/etc/website-apiserver/etcd/ca.crt', etcdCertFile: '/etc/website-apiserver/etcd/tls.crt', etcdKeyFile: '/etc/website-apiserver/etcd/tls.key',
     });
     // A stopping replica keeps serving while the aggregator moves to its peers, well inside the grace period;

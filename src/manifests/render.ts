@@ -18,6 +18,7 @@ import { kinds } from '../kinds/index.js';
 import type { Kind } from '../registry/kind-controller.js';
 import { servedDefinitions, type KindDefinition } from '../registry/resource.js';
 import { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate } from './serving-cert.js';
+import { DEFAULT_ETCD_PREFIX } from '../storage/etcd-defaults.js';
 
 // Re-exported so callers (the e2e suite imports dist/manifests/render.js) need one module.
 export { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate };
@@ -36,8 +37,8 @@ export const SERVING_SECRET_NAME = 'website-apiserver-serving-cert';
 export function groupVersionsOf(list: readonly KindDefinition[]): { group: string; version: string }[] {
   return groupVersions(servedDefinitions(list)).map(({ group, version }) => ({ group, version }));
 }
-/** DEFAULT_ETCD_PREFIX is the --etcd-prefix the etcd bundle passes unless told otherwise: the server's default (kube-apiserver's). */
-export const DEFAULT_ETCD_PREFIX = '/registry';
+/** DEFAULT_ETCD_PREFIX is the --etcd-prefix the etcd bundle passes unless told otherwise: the server's default. */
+export { DEFAULT_ETCD_PREFIX };
 /** DEFAULT_ETCD_CLIENT_SECRET_NAME is the Secret (ca.crt, tls.crt, tls.key) the etcd bundle mounts with `tls: true`. */
 export const DEFAULT_ETCD_CLIENT_SECRET_NAME = 'website-apiserver-etcd-client';
 /** ETCD_CLIENT_SECRET_KEYS are the keys that Secret must hold: etcd's CA, then the client certificate and its key. */

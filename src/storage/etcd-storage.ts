@@ -17,6 +17,7 @@
 import { Etcd3, type IOptions, type Watcher } from 'etcd3';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
+import { DEFAULT_ETCD_PREFIX } from './etcd-defaults.js';
 import { StorageError } from './errors.js';
 import { MemoryHistory } from './history.js';
 import { RevisionWaiters } from './revision-waiters.js';
@@ -28,7 +29,9 @@ import type {
 export interface EtcdStorageOptions {
   /** etcd endpoints, `https://host:2379` or `http://host:2379`. */
   servers: string[];
-  /** Key prefix of every object (kube-apiserver's --etcd-prefix); default `/registry`. */
+  /**
+   * Key prefix of every object (kube-apiserver's --etcd-prefix); default DEFAULT_ETCD_PREFIX.
+   */
   prefix?: string;
   /** TLS: the CA that signed etcd's certificate, and the client certificate and key etcd asks for. */
   tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
@@ -117,7 +120,7 @@ export class EtcdStorage implements Storage {
       ...(o.tls ? { credentials: { rootCertificate: o.tls.ca, ...(o.tls.key ? { privateKey: o.tls.key } : {}), ...(o.tls.cert ? { certChain: o.tls.cert } : {}) } } : {}),
     };
     this.#client = new Etcd3(options);
-    this.#prefix = `${(o.prefix ?? '/registry').replace(/\/+$/, '')}/`;
+    this.#prefix = `${(o.prefix ?? DEFAULT_ETCD_PREFIX).replace(/\/+$/, '')}/`;
   }
 
   /** open connects, learns the current revision and follows it (a watch on the prefix), so reads can wait for one. */
@@ -152,10 +155,14 @@ export class EtcdStorage implements Storage {
     w.on('error', () => undefined);
     s.#revisionWatch = w;
     s.#probe = setInterval(() => {
-      s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true }, { deadline: Date.now() + HEALTH_DEADLINE_MS }).then(
+      // One keys-only read of the newest key under the prefix: health, etcd's revision, and progress (below).
+      s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true },
+        { deadline: Date.now() + HEALTH_DEADLINE_MS }).then(
         (r) => {
           s.#healthy = true;
-          s.#seen(Number(r.header.revision));
+          const revision = Number(r.header.revision);
+          s.#seen(revision);
+          s.#progress(revision, Number((r.kvs[0] as KV | undefined)?.mod_revision ?? 0), Number(r.count));
         },
         () => {
           s.#healthy = false;
@@ -174,6 +181,18 @@ export class EtcdStorage implements Storage {
       s.#compactor.unref();
     }
     return s;
+  }
+
+  /**
+   * #progress moves the watch cache's position to etcd's revision when nothing under the prefix changed since the
+   * watch's last event, as kube-apiserver's progress requests to etcd do: BOOKMARKs then carry a current
+   * resourceVersion (so a resumed watch stays ahead of compaction while our keys are quiet and others' are not), and
+   * watches and waits for a newer revision are answered. Safe when the mirror has every change up to the newest key's
+   * mod revision and as many keys as etcd: a later put would have raised that revision, a later delete lowered the
+   * count. Read synchronously with the answer, so the mirror and the feed's position are one snapshot.
+   */
+  #progress(revision: number, newest: number, count: number): void {
+    if (this.#feed.lastDelivered >= newest && this.#mirror.size === count) this.#feed.advance(revision);
   }
 
   // #seen records a revision etcd reported (every response header carries the store's revision).

@@ -111,6 +111,26 @@ describe('EtcdStorage on a real etcd', () => {
     expect(handle.position()).toBeGreaterThanOrEqual(events[2]?.revision ?? 0);
   });
 
+  it('moves a watch\'s position (what a BOOKMARK carries) to etcd\'s revision while only keys outside the prefix change, and not past a change of its own it has not delivered', async () => {
+    const events: ChangeEvent[] = [];
+    const handle = storage.watch({ resource: R, namespace: 'quiet' }, storage.currentRevision(), { onEvent: (e) => events.push(e), onError: (e) => { throw e; } });
+    // Someone else's writes on the same etcd (kube-apiserver's, another prefix): etcd's revision moves on.
+    const other = new Etcd3({ hosts: cluster.clientUrls });
+    let foreign = 0;
+    for (let i = 0; i < 5; i++) foreign = Number((await other.put(`/someone-else/key-${i}`).value('x').exec()).header.revision);
+    other.close();
+    const deadline = Date.now() + 10_000;
+    while (handle.position() < foreign && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(handle.position()).toBeGreaterThanOrEqual(foreign);
+    expect(events).toEqual([]);
+    // A change of ours after that is still delivered, at its own revision, above the position it moved to.
+    const made = await storage.create(key('quiet', 'q'), obj('quiet', 'q'));
+    for (let i = 0; i < 100 && events.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    handle.stop();
+    expect(events.map((e) => [e.type, e.revision])).toEqual([['ADDED', Number(made.metadata.resourceVersion)]]);
+    expect(Number(made.metadata.resourceVersion)).toBeGreaterThan(foreign);
+  });
+
   it('answers Expired for a revision etcd has compacted: lists and watches', async () => {
     const old = storage.currentRevision();
     // Two writes: etcd keeps the compaction revision itself, so a watch from just before it is still whole.

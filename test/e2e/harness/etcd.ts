@@ -32,8 +32,11 @@ async function healthy(url: string, deadline: number): Promise<void> {
   }
 }
 
-/** startEtcd starts `members` etcd members (1 or 3) from `binDir/etcd`, fsync off (disposable test data). */
-export async function startEtcd(binDir: string, members = 1): Promise<EtcdCluster> {
+/**
+ * startEtcd starts `members` etcd members (1 or 3) from `binDir/<binary>` (default `etcd`, the pinned v3.6; `etcd-3.5`
+ * is the oldest supported release line), fsync off (disposable test data).
+ */
+export async function startEtcd(binDir: string, members = 1, binary = 'etcd'): Promise<EtcdCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'e2e-etcd-'));
   const ports = await freePorts(members * 2);
   const names = Array.from({ length: members }, (_, i) => `m${i}`);
@@ -49,7 +52,7 @@ export async function startEtcd(binDir: string, members = 1): Promise<EtcdCluste
     '--unsafe-no-fsync=true', '--log-level=warn',
   ];
   const start = async (i: number) => {
-    running[i] = launch(join(binDir, 'etcd'), args(i), join(dir, 'logs', `${names[i]}.log`));
+    running[i] = launch(join(binDir, binary), args(i), join(dir, 'logs', `${names[i]}.log`));
   };
   for (let i = 0; i < members; i++) await start(i);
   const deadline = Date.now() + 30_000;

@@ -69,6 +69,10 @@ const HEALTH_DEADLINE_MS = 1000;
 const FILTERED_BATCH = 500;
 
 type KV = { key: Buffer; value: Buffer; mod_revision: string; create_revision: string };
+type PendingGet = { key: Buffer; resolve: (o: KubeObject | undefined) => void; reject: (e: unknown) => void };
+
+// etcd's default --max-txn-ops: the most gets one batched read carries.
+const MAX_TXN_OPS = 128;
 
 const enc = (s: string) => Buffer.from(s, 'utf8');
 
@@ -108,6 +112,9 @@ export class EtcdStorage implements Storage {
   // Current lists are answered from it once etcd confirms it is up to date (kube-apiserver's consistent list from
   // its watch cache).
   readonly #mirror = new Map<string, { key: ObjectKey; text: Buffer }>();
+  // Gets waiting for the next batched read, and whether one is in flight (see #flushGets).
+  readonly #gets: PendingGet[] = [];
+  #getInFlight = false;
   #closed = false;
   // etcd answered the last health probe (a one-key range within a second): /readyz's storage check.
   #healthy = true;
@@ -282,11 +289,47 @@ export class EtcdStorage implements Storage {
     return this.#waiting.wait(revision, this.#revision, timeoutMs);
   }
 
-  async get(key: ObjectKey): Promise<KubeObject | undefined> {
-    const r = await this.#client.kv.range({ key: this.#key(key) });
-    this.#seen(Number(r.header.revision));
-    const kv = r.kvs[0] as KV | undefined;
-    return kv && this.#decode(kv);
+  get(key: ObjectKey): Promise<KubeObject | undefined> {
+    return new Promise((resolve, reject) => {
+      this.#gets.push({ key: this.#key(key), resolve, reject });
+      if (!this.#getInFlight) this.#flushGets();
+    });
+  }
+
+  /**
+   * #flushGets reads the waiting gets' keys in one etcd transaction of range reads (at most MAX_TXN_OPS, etcd's
+   * --max-txn-ops default). While one is in flight, new gets wait for the next, so under concurrency many gets
+   * share a round trip (the gRPC call, not the read, is most of a get's cost here). Each get still reads after it
+   * was asked (the transaction it joins starts later), so it sees every write acknowledged before it: linearizable,
+   * as a single range read is.
+   */
+  #flushGets(): void {
+    const batch = this.#gets.splice(0, MAX_TXN_OPS);
+    if (batch.length === 0) {
+      this.#getInFlight = false;
+      return;
+    }
+    this.#getInFlight = true;
+    const read = batch.length === 1
+      ? this.#client.kv.range({ key: (batch[0] as PendingGet).key }).then((r) => ({ revision: r.header.revision, results: [r.kvs as KV[]] }))
+      : this.#client.kv.txn({ compare: [], success: batch.map((g) => ({ request_range: { key: g.key } })), failure: [] })
+        .then((r) => ({ revision: r.header.revision, results: r.responses.map((x) => (x.response_range?.kvs ?? []) as KV[]) }));
+    read.then(
+      ({ revision, results }) => {
+        this.#seen(Number(revision));
+        batch.forEach((g, i) => {
+          const kv = results[i]?.[0];
+          try {
+            g.resolve(kv && this.#decode(kv));
+          } catch (e) {
+            g.reject(e);
+          }
+        });
+      },
+      (e: unknown) => {
+        for (const g of batch) g.reject(e);
+      },
+    ).finally(() => this.#flushGets());
   }
 
   async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {

@@ -70,6 +70,24 @@ describe('EtcdStorage on a real etcd', () => {
     expect(await storage.get(key('ns', 'a'))).toBeUndefined();
   });
 
+  it('answers many concurrent gets (read together in batches) each with its own object, or none, as of after it was asked', async () => {
+    const made = await Promise.all(Array.from({ length: 150 }, (_, i) => storage.create(key('many', `m${i}`), obj('many', `m${i}`, i))));
+    const asked = Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? `m${i / 2}` : `missing${i}`));
+    const got = await Promise.all(asked.map((n) => storage.get(key('many', n))));
+    got.forEach((o, i) => {
+      const n = asked[i] as string;
+      if (n.startsWith('missing')) expect(o, n).toBeUndefined();
+      else expect([o?.metadata.name, o?.spec, o?.metadata.resourceVersion]).toEqual([n, { replicas: Number(n.slice(1)) }, made[Number(n.slice(1))]?.metadata.resourceVersion]);
+    });
+    // A get asked after a write was acknowledged sees it, even while other gets are in flight.
+    const pending = Array.from({ length: 50 }, (_, i) => storage.get(key('many', `m${i}`)));
+    const updated = await storage.update(key('many', 'm0'), (c) => ({ ...c, spec: { replicas: 1000 } }));
+    const after = await storage.get(key('many', 'm0'));
+    expect(after?.metadata.resourceVersion).toBe(updated.metadata.resourceVersion);
+    expect(after?.spec).toEqual({ replicas: 1000 });
+    expect((await Promise.all(pending)).every((o) => o !== undefined)).toBe(true);
+  });
+
   it('retries an update that lost a race on the state that won', async () => {
     await storage.create(key('race', 'r'), obj('race', 'r', 0));
     // 20 concurrent increments: each must land once, none lost.

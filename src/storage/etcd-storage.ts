@@ -69,6 +69,9 @@ const HEALTH_DEADLINE_MS = 1000;
 const FILTERED_BATCH = 500;
 
 type KV = { key: Buffer; value: Buffer; mod_revision: string; create_revision: string };
+// A mirrored object: its JSON text with the resourceVersion, made from the stored value when first needed (a start
+// reads every object; decoding and re-encoding each there would delay /readyz by seconds at 100k objects).
+type MirrorEntry = { key: ObjectKey; text?: Buffer; stored?: KV };
 type PendingGet = { key: Buffer; resolve: (o: KubeObject | undefined) => void; reject: (e: unknown) => void };
 
 // etcd's default --max-txn-ops: the most gets one batched read carries.
@@ -111,9 +114,11 @@ export class EtcdStorage implements Storage {
   // Every object under the prefix as the watch has brought it up to the feed's revision: its JSON text, by etcd key.
   // Current lists are answered from it once etcd confirms it is up to date (kube-apiserver's consistent list from
   // its watch cache).
-  readonly #mirror = new Map<string, { key: ObjectKey; text: Buffer }>();
+  readonly #mirror = new Map<string, MirrorEntry>();
   // Gets waiting for the next batched read, and whether one is in flight (see #flushGets).
   readonly #gets: PendingGet[] = [];
+  // While the mirror is being filled: the keys the watch has changed since it started (see #fill); undefined once full.
+  #filling: Set<string> | undefined;
   #getInFlight = false;
   #closed = false;
   // etcd answered the last health probe (a one-key range within a second): /readyz's storage check.
@@ -135,10 +140,11 @@ export class EtcdStorage implements Storage {
     const s = new EtcdStorage(o);
     const prefix = enc(s.#prefix);
     const head = await s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true });
-    s.#seen(Number(head.header.revision));
-    // The mirror starts as every object at one revision, read in pages; the watch goes on from that revision.
-    const start = await s.#fillMirror(prefix);
+    const start = Number(head.header.revision);
     s.#seen(start);
+    // The watch goes on from that revision at once; the mirror is filled beside it (see #fill), so a large store does
+    // not delay serving: until it is complete, current lists read etcd.
+    s.#filling = new Set();
     s.#history = new MemoryHistory(start, o.historyEvents ?? DEFAULT_HISTORY_EVENTS);
     s.#feed = new ChangeFeed(start, s.#history);
     const w = await s.#client.watch().prefix(prefix).startRevision(String(start + 1)).withPreviousKV().create();
@@ -148,6 +154,7 @@ export class EtcdStorage implements Storage {
         const e = key && s.#change(ev as WatchEvent, key);
         if (!e) continue;
         const k = ev.kv.key.toString('utf8');
+        s.#filling?.add(k);
         if (e.type === 'DELETED') s.#mirror.delete(k);
         else s.#mirror.set(k, { key: e.key, text: enc(JSON.stringify(e.object)) });
         s.#history.append(e);
@@ -161,6 +168,7 @@ export class EtcdStorage implements Storage {
     // etcd3 resumes a disconnected watch from its last revision by itself; nothing else ends this one but close().
     w.on('error', () => undefined);
     s.#revisionWatch = w;
+    void s.#fill(prefix, start);
     s.#probe = setInterval(() => {
       // One keys-only read of the newest key under the prefix: health, etcd's revision, and progress (below).
       s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true },
@@ -199,7 +207,7 @@ export class EtcdStorage implements Storage {
    * count. Read synchronously with the answer, so the mirror and the feed's position are one snapshot.
    */
   #progress(revision: number, newest: number, count: number): void {
-    if (this.#feed.lastDelivered >= newest && this.#mirror.size === count) this.#feed.advance(revision);
+    if (!this.#filling && this.#feed.lastDelivered >= newest && this.#mirror.size === count) this.#feed.advance(revision);
   }
 
   // #seen records a revision etcd reported (every response header carries the store's revision).
@@ -218,6 +226,15 @@ export class EtcdStorage implements Storage {
   }
 
 
+
+  // #textOf is a mirrored object's JSON text, made once from its stored value.
+  #textOf(e: MirrorEntry): Buffer {
+    if (!e.text) {
+      e.text = enc(JSON.stringify(this.#decode(e.stored as KV)));
+      delete e.stored;
+    }
+    return e.text;
+  }
 
   #decode(kv: KV, revision = kv.mod_revision): KubeObject {
     const obj = JSON.parse(kv.value.toString('utf8')) as KubeObject;
@@ -246,19 +263,36 @@ export class EtcdStorage implements Storage {
     };
   }
 
-  // #fillMirror reads every object under the prefix at one revision into the mirror and returns that revision.
-  async #fillMirror(prefix: Buffer): Promise<number> {
+  /**
+   * #fill reads every object under the prefix into the mirror, in pages at one revision, while the watch runs. A key
+   * the watch has touched since it started is left to the watch (its state is newer than any page's); every other
+   * key has not changed since the watch's start, so the page's state is its current one. Retried at etcd's newest
+   * revision if a read fails (the argument holds for any revision the pages share).
+   */
+  async #fill(prefix: Buffer, revision: number): Promise<void> {
+    while (!this.#closed) {
+      try {
+        await this.#fillMirror(prefix, revision);
+        this.#filling = undefined;
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 1000));
+        revision = this.#revision;
+      }
+    }
+  }
+
+  async #fillMirror(prefix: Buffer, revision: number): Promise<void> {
     const end = rangeEnd(prefix);
     let start = prefix;
-    let revision: number | undefined;
     for (;;) {
-      const r = await this.#client.kv.range({ key: start, range_end: end, ...(revision ? { revision } : {}), limit: MIRROR_PAGE });
-      revision ??= Number(r.header.revision);
+      const r = await this.#client.kv.range({ key: start, range_end: end, revision, limit: MIRROR_PAGE });
       for (const kv of r.kvs as KV[]) {
+        const k = kv.key.toString('utf8');
         const key = this.#keyOf(kv.key);
-        if (key) this.#mirror.set(kv.key.toString('utf8'), { key, text: enc(JSON.stringify(this.#decode(kv))) });
+        if (key && !this.#filling?.has(k)) this.#mirror.set(k, { key, stored: kv });
       }
-      if (!r.more || r.kvs.length === 0) return revision;
+      if (!r.more || r.kvs.length === 0) return;
       start = Buffer.concat([(r.kvs[r.kvs.length - 1] as KV).key, Buffer.from([0])]);
     }
   }
@@ -348,6 +382,7 @@ export class EtcdStorage implements Storage {
    * is the collection at R. Undefined (read etcd instead) if the watch does not catch up within MIRROR_WAIT_MS.
    */
   async #listFromMirror(prefix: KeyPrefix, req: ListRequest): Promise<ListResult | undefined> {
+    if (this.#filling) return undefined;
     const from = this.#collection(prefix);
     const r = await this.#client.kv.range({ key: from, range_end: rangeEnd(from), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true });
     const revision = Number(r.header.revision);
@@ -380,10 +415,10 @@ export class EtcdStorage implements Storage {
     let i = 0;
     if (after !== undefined) while (i < entries.length && (entries[i] as [string, unknown])[0] <= after) i++;
     for (; i < entries.length; i++) {
-      const e = (entries[i] as [string, { key: ObjectKey; text: Buffer }])[1];
-      if (text) encoded.push(e.text);
+      const e = (entries[i] as [string, MirrorEntry])[1];
+      if (text) encoded.push(this.#textOf(e));
       else {
-        const obj = JSON.parse(e.text.toString('utf8')) as KubeObject;
+        const obj = JSON.parse(this.#textOf(e).toString('utf8')) as KubeObject;
         if (req.filter && !req.filter(obj)) continue;
         items.push(obj);
       }

@@ -102,11 +102,13 @@ function asStorageError(e: unknown, revision: number | undefined): unknown {
 /** EtcdStorage implements Storage on etcd v3. */
 export class EtcdStorage implements Storage {
   readonly #client: Etcd3;
+  readonly #options: IOptions;
   readonly #prefix: string;
   #revision = 0;
   #compacted = 0;
   readonly #waiting = new RevisionWaiters();
-  readonly #watchers = new Set<Watcher>();
+  // The clients of watches from before this replica's memory, one each (see #etcdWatch).
+  readonly #directClients = new Set<Etcd3>();
   #revisionWatch: Watcher | undefined;
   // The changes since open, from one etcd watch on the whole prefix, fanned out to the client watches in memory.
   #history!: MemoryHistory;
@@ -131,6 +133,7 @@ export class EtcdStorage implements Storage {
       hosts: o.servers,
       ...(o.tls ? { credentials: { rootCertificate: o.tls.ca, ...(o.tls.key ? { privateKey: o.tls.key } : {}), ...(o.tls.cert ? { certChain: o.tls.cert } : {}) } } : {}),
     };
+    this.#options = options;
     this.#client = new Etcd3(options);
     this.#prefix = `${(o.prefix ?? DEFAULT_ETCD_PREFIX).replace(/\/+$/, '')}/`;
   }
@@ -537,21 +540,44 @@ export class EtcdStorage implements Storage {
     return this.#etcdWatch(prefix, fromRevision, sink);
   }
 
-  // #etcdWatch is a client watch from before this replica's memory: an etcd watch from that revision.
+  /**
+   * #etcdWatch is a client watch from before this replica's memory: an etcd watch from that revision, on a client
+   * (gRPC stream) of its own. etcd3 creates the watches of one client one at a time, each waiting for etcd's answer
+   * to the one before; a create etcd answers with "created" and "canceled" at once (a compacted start) never
+   * advances that queue, and every later create on the client would wait forever: a client watch that never gets an
+   * event. These watches are few (clients moving to a replica that just started, or resuming from long ago), so each
+   * gets its own client and nothing it does can stall another; the replica's own watch keeps the shared one.
+   */
   #etcdWatch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
     let position = fromRevision;
     let stopped = false;
+    const client = new Etcd3(this.#options);
+    this.#directClients.add(client);
     let watcher: Watcher | undefined;
-    const fail = (err: Error) => {
-      if (stopped) return;
+    let creating = true;
+    // Stopping: the watch is cancelled first (a client closed with a watch attached keeps trying to reconnect it),
+    // unless etcd has ended it already (cancelling that again makes etcd3 throw inside its stream handler). While
+    // the create is under way, the close waits for its answer.
+    const end = (cancel: boolean) => {
       stopped = true;
+      if (creating) return;
+      const w = watcher;
+      watcher = undefined;
+      void (cancel && w ? w.cancel() : Promise.resolve()).catch(() => undefined).finally(() => {
+        this.#directClients.delete(client);
+        client.close();
+      });
+    };
+    const fail = (err: Error, cancel: boolean) => {
+      if (stopped) return;
+      end(cancel);
       sink.onError(err);
     };
-    this.#client.watch().prefix(this.#collection(prefix)).startRevision(String(fromRevision + 1)).withPreviousKV().create().then((w) => {
+    client.watch().prefix(this.#collection(prefix)).startRevision(String(fromRevision + 1)).withPreviousKV().create().then((w) => {
+      creating = false;
       watcher = w;
-      this.#watchers.add(w);
       if (stopped) {
-        void w.cancel();
+        end(true);
         return;
       }
       w.on('data', (res) => {
@@ -570,25 +596,23 @@ export class EtcdStorage implements Storage {
         if (res.events.length === 0 && head > position) position = head;
       });
       w.on('error', (err: Error) => {
-        // etcd has ended this watch: cancelling it again would make the client throw on etcd's answer.
-        this.#watchers.delete(w);
+        // etcd has ended this watch. etcd cancels a watch from a compacted revision with compact_revision set and no
+        // reason (etcd3 words it "Watcher canceled: "); any other reason is named.
         watcher = undefined;
-        // etcd cancels a watch from a compacted revision with compact_revision set and no reason (etcd3 words it
-        // "Watcher canceled: "); any other reason is named.
         if (/compacted|^Watcher canceled: ?$/.test(err.message)) {
           this.#compacted = Math.max(this.#compacted, fromRevision + 1);
-          fail(new StorageError('Expired', `too old resource version: ${fromRevision}`));
-        } else fail(err);
+          fail(new StorageError('Expired', `too old resource version: ${fromRevision}`), false);
+        } else fail(err, false);
       });
-    }, (err: unknown) => fail(asStorageError(err, fromRevision) as Error));
+    }, (err: unknown) => {
+      creating = false;
+      if (stopped) end(false);
+      else fail(asStorageError(err, fromRevision) as Error, false);
+    });
     return {
       position: () => position,
       stop: () => {
-        stopped = true;
-        if (watcher) {
-          this.#watchers.delete(watcher);
-          void watcher.cancel();
-        }
+        if (!stopped) end(true);
       },
     };
   }
@@ -618,7 +642,9 @@ export class EtcdStorage implements Storage {
     clearInterval(this.#probe);
     clearInterval(this.#compactor);
     this.#waiting.closeAll();
-    await Promise.allSettled([...this.#watchers, ...(this.#revisionWatch ? [this.#revisionWatch] : [])].map((w) => w.cancel()));
+    await this.#revisionWatch?.cancel().catch(() => undefined);
+    for (const c of this.#directClients) c.close();
+    this.#directClients.clear();
     this.#client.close();
   }
 }

@@ -111,6 +111,31 @@ describe('EtcdStorage on a real etcd', () => {
     }
   });
 
+  it('many watches opened at once on a new replica from before its memory (as clients move to it) each get every later change', async () => {
+    const from = storage.currentRevision();
+    for (let i = 0; i < 20; i++) await storage.create(key('moved', `e${i}`), obj('moved', `e${i}`));
+    const replica = await EtcdStorage.open({ servers: cluster.clientUrls, prefix: '/registry-test', compactionIntervalMs: 0 });
+    try {
+      const got: ChangeEvent[][] = Array.from({ length: 12 }, () => []);
+      const handles = got.map((events, i) => replica.watch({ resource: R, namespace: i % 2 ? 'moved' : '' }, from + (i % 3), { onEvent: (e) => events.push(e), onError: (e) => { throw e; } }));
+      // Some stop at once, as a client that gives up would, while the others are being created.
+      handles[5]?.stop();
+      handles[7]?.stop();
+      for (let i = 20; i < 40; i++) await storage.create(key('moved', `e${i}`), obj('moved', `e${i}`));
+      const want = (i: number) => 40 - (i % 3);
+      const deadline = Date.now() + 10_000;
+      const live = [...got.keys()].filter((i) => i !== 5 && i !== 7);
+      while (Date.now() < deadline && !live.every((i) => (got[i]?.filter((e) => e.key.namespace === 'moved').length ?? 0) >= want(i))) await new Promise((r) => setTimeout(r, 50));
+      for (const i of live) {
+        const names = (got[i] ?? []).filter((e) => e.key.namespace === 'moved').map((e) => e.key.name);
+        expect(names, `watch ${i}`).toEqual(Array.from({ length: want(i) }, (_, j) => `e${j + (i % 3)}`));
+      }
+      for (const h of handles) h.stop();
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('retries an update that lost a race on the state that won', async () => {
     await storage.create(key('race', 'r'), obj('race', 'r', 0));
     // 20 concurrent increments: each must land once, none lost.

@@ -139,6 +139,24 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
   }, timeoutMs, 500);
   const websites = async () => (await json<{ items: WebsiteJson[] }>(['get', 'websites.v1.extensions.example.com', '-n', NS])).items;
 
+  /**
+   * direct asks one replica at its pod IP (inside the sandbox), as a cluster admin: a client certificate from the
+   * cluster's client CA, which every replica trusts through kube-apiserver's extension-apiserver-authentication.
+   */
+  const direct = async (p: PodJson, path: string) => {
+    const r = await node.exec('curl', ['-sk', '--max-time', '5', '--cert', join(dir, 'admin.crt'), '--key', join(dir, 'admin.key'), `https://${p.status.podIP}:8443${path}`]);
+    if (r.code !== 0) throw new Error(`curl ${p.metadata.name}${path}: ${r.stderr}`);
+    return r.stdout;
+  };
+  /** watchersByPod is each replica's open watch streams (its apiserver_registered_watchers), for failure messages. */
+  const watchersByPod = async () => {
+    const out: Record<string, string> = {};
+    for (const p of await serverPods()) {
+      out[p.metadata.name] = await direct(p, '/metrics').then((m) => /^apiserver_registered_watchers (\S+)/m.exec(m)?.[1] ?? '?', (e: Error) => e.message);
+    }
+    return out;
+  };
+
   const startWriter = (prefix: string, workers: number, max: number) =>
     new Writer(node.spawn(process.execPath, [join(ROOT, 'test/e2e/node/api-writer.mjs'), node.state.kubeconfig, NS, prefix, String(workers), String(max)]));
   const startProbe = (label: string) => new Probe(label, 'nsenter', ['--target', String(node.pid), '--net', '--',
@@ -186,10 +204,16 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
    */
   const checkInformer = async (p: Probe, relistCause?: RegExp) => {
     const want = new Map((await websites()).map((o) => [o.metadata.name, o.metadata.resourceVersion]));
-    await p.until('the informer cache to equal the list', (ev) => {
-      const got = cacheOf(ev);
-      return got.size === want.size && [...want].every(([n, rv]) => got.get(n) === rv);
-    }, 60_000);
+    try {
+      await p.until('the informer cache to equal the list', (ev) => {
+        const got = cacheOf(ev);
+        return got.size === want.size && [...want].every(([n, rv]) => got.get(n) === rv);
+      }, 60_000);
+    } catch (e) {
+      const got = cacheOf(p.events);
+      const behind = [...want].filter(([n, rv]) => got.get(n) !== rv).slice(0, 5).map(([n, rv]) => `${n}: list ${rv}, informer ${got.get(n)}`);
+      throw new Error(`${(e as Error).message}\nbehind: ${JSON.stringify(behind)}\nwatchers by replica: ${JSON.stringify(await watchersByPod())}\ninformer log: ${p.stderr.slice(-3000)}`);
+    }
     const j = judge(p.events, NS, GO_TYPE, 0);
     // client-go logs why a watch ended (klog on stderr), including the ends that lead to a re-list.
     const watchErrors = [...p.watchErrors(), ...p.stderr.split('\n').filter((l) => /watch ended with error|watch of .* (ended|closed) with/i.test(l))];
@@ -230,6 +254,14 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     await allServing();
     timings['server'] = Date.now() - t0 - (timings['node'] ?? 0);
     await k(['create', 'namespace', NS]);
+    const pki = join(node.dir, 'plane', 'pki');
+    const ca = { cert: forge.pki.certificateFromPem(readFileSync(join(pki, 'ca.crt'), 'utf8')), key: forge.pki.privateKeyFromPem(readFileSync(join(pki, 'ca.key'), 'utf8')) };
+    const now = new Date();
+    const admin = createLeaf(ca, now, new Date(now.getTime() + 3_600_000), {
+      subject: [{ shortName: 'CN', value: 'ha-admin' }, { shortName: 'O', value: 'system:masters' }], extKeyUsage: { clientAuth: true },
+    });
+    writeFileSync(join(dir, 'admin.crt'), admin.certPem);
+    writeFileSync(join(dir, 'admin.key'), admin.keyPem, { mode: 0o600 });
     log(`setup: ${JSON.stringify(timings)} ms`);
   }, 600_000);
 
@@ -250,23 +282,16 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'shared', namespace: NS },
       spec: { replicas: 0, git: { repository: 'https://example.com/site.git' }, service: { type: 'ClusterIP' } },
     }));
-    // Each replica directly (pod IP, inside the sandbox), as a cluster admin: a client certificate from the
-    // cluster's client CA, which every replica trusts through kube-apiserver's extension-apiserver-authentication.
-    const pki = join(node.dir, 'plane', 'pki');
-    const ca = { cert: forge.pki.certificateFromPem(readFileSync(join(pki, 'ca.crt'), 'utf8')), key: forge.pki.privateKeyFromPem(readFileSync(join(pki, 'ca.key'), 'utf8')) };
-    const now = new Date();
-    const admin = createLeaf(ca, now, new Date(now.getTime() + 3_600_000), {
-      subject: [{ shortName: 'CN', value: 'ha-admin' }, { shortName: 'O', value: 'system:masters' }], extKeyUsage: { clientAuth: true },
-    });
-    writeFileSync(join(dir, 'admin.crt'), admin.certPem);
-    writeFileSync(join(dir, 'admin.key'), admin.keyPem, { mode: 0o600 });
-    const via = await json<WebsiteJson>(['get', 'website', 'shared', '-n', NS]);
-    for (const p of pods) {
-      const r = await node.exec('curl', ['-sk', '--max-time', '5', '--cert', join(dir, 'admin.crt'), '--key', join(dir, 'admin.key'),
-        `https://${p.status.podIP}:8443/apis/extensions.example.com/v1/namespaces/${NS}/websites/shared`]);
-      const o = JSON.parse(r.stdout) as WebsiteJson;
-      expect({ uid: o.metadata.uid, rv: o.metadata.resourceVersion }, p.metadata.name).toEqual({ uid: via.metadata.uid, rv: via.metadata.resourceVersion });
-    }
+    // Each replica directly (pod IP, inside the sandbox), as a cluster admin. The reconciler (on the leader) writes
+    // the new object's status meanwhile, so the replicas and kube-apiserver are compared once that has settled.
+    await waitFor('every replica and kube-apiserver to answer with the same object', async () => {
+      const via = await json<WebsiteJson>(['get', 'website', 'shared', '-n', NS]);
+      for (const p of pods) {
+        const o = JSON.parse(await direct(p, `/apis/extensions.example.com/v1/namespaces/${NS}/websites/shared`)) as WebsiteJson;
+        if (o.metadata.uid !== via.metadata.uid || o.metadata.resourceVersion !== via.metadata.resourceVersion) return false;
+      }
+      return true;
+    }, 30_000, 500);
   });
 
   it('kill -9 of each replica in turn under a write load through kube-apiserver: no acknowledged write lost, only retriable errors, and a client-go informer keeps an exact cache (re-listing only where client-go must)', async () => {
@@ -315,6 +340,8 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     try {
       await probe.until('SYNCED', (ev) => ev.some((e) => e.type === 'SYNCED'), 60_000);
       const writer = startWriter('roll', 3, 45);
+      // The namespace may be empty when this test runs alone: kubectl starts once there is something to list.
+      await waitFor('a first write acknowledged', () => writer.acked >= 1, 60_000, 100);
       // kubectl as a user runs it, each time with an empty discovery cache so discovery goes through the
       // aggregator too: a list of the group's resource, and the group's discovery.
       const loop = (async () => {
@@ -324,8 +351,20 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
             ? await node.kubectl(['--cache-dir', cache, 'get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 60_000 })
             : await node.kubectl(['--cache-dir', cache, 'api-resources', '--api-group=extensions.example.com', '-o', 'name'], { timeoutMs: 60_000 });
           const discoveryError = /couldn't get resource list|unable to retrieve the complete list|the server is currently unable/i.test(r.stderr);
-          kubectlRuns.push({ ok: r.code === 0 && r.stdout.includes('website'), discoveryError, out: `exit ${r.code}: ${r.stderr.slice(0, 300)} stdout: ${r.stdout.slice(0, 200)}` });
+          kubectlRuns.push({ ok: r.code === 0 && r.stdout.includes('website'), discoveryError, out: `${new Date().toISOString()} kubectl ${i % 2 === 0 ? 'get' : 'api-resources'} exit ${r.code}: ${r.stderr.slice(0, 300)} stdout: ${r.stdout.slice(0, 200)}` });
           rmSync(cache, { recursive: true, force: true });
+        }
+      })();
+      // What the aggregator saw meanwhile, for a failure's message: the APIServices' Available and the ready endpoints.
+      const timeline: string[] = [];
+      const watchTimeline = (async () => {
+        let last = '';
+        while (!stop) {
+          const a = await node.kubectl(['get', 'apiservices', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[0].status}/{.status.conditions[0].reason} {end}']);
+          const now = `${a.stdout.split(' ').filter((x) => x.includes('extensions.example.com')).join(' ')} endpoints=${(await readyEndpoints().catch(() => [])).length}`;
+          if (now !== last) timeline.push(`${new Date().toISOString()} ${now}`);
+          last = now;
+          await new Promise((r) => setTimeout(r, 200));
         }
       })();
       await waitFor('writes acknowledged before the restart', () => writer.acked >= 30, 120_000, 200);
@@ -341,10 +380,11 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       await waitFor('writes after the restart', () => writer.acked >= before + 20, 60_000, 200);
       stop = true;
       await loop;
+      await watchTimeline;
       await writer.stop();
       const failed = kubectlRuns.filter((r) => !r.ok || r.discoveryError);
       expect(kubectlRuns.length).toBeGreaterThan(10);
-      expect(failed.map((r) => r.out), 'kubectl commands that failed or printed discovery errors').toEqual([]);
+      expect(failed.map((r) => r.out), `kubectl commands that failed or printed discovery errors; meanwhile:\n${timeline.join('\n')}`).toEqual([]);
       const writes = await checkWrites(writer, 'roll');
       const informer = await checkInformer(probe);
       log(`rolling restart in ${timings['rollingRestart']} ms: kubectl ${kubectlRuns.length} commands, ${failed.length} failed; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`);

@@ -18,6 +18,7 @@ import { Etcd3, type IOptions, type Watcher } from 'etcd3';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import { DEFAULT_ETCD_PREFIX } from './etcd-defaults.js';
+import { resumeFrom } from './etcd-resume.js';
 import { StorageError } from './errors.js';
 import { MemoryHistory } from './history.js';
 import { RevisionWaiters } from './revision-waiters.js';
@@ -91,6 +92,20 @@ function rangeEnd(prefix: Buffer): Buffer {
   return Buffer.from([0]);
 }
 
+// withTimeout rejects when `p` has not settled within `ms` (leaving it to settle on its own).
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer from etcd within ${ms} ms`)), ms);
+    p.then((v) => {
+      clearTimeout(t);
+      resolve(v);
+    }, (e: unknown) => {
+      clearTimeout(t);
+      reject(e);
+    });
+  });
+}
+
 // asStorageError names etcd's answers for compacted and future revisions as the contract's errors.
 function asStorageError(e: unknown, revision: number | undefined): unknown {
   const message = e instanceof Error ? e.message : String(e);
@@ -153,6 +168,8 @@ export class EtcdStorage implements Storage {
     const w = await s.#client.watch().prefix(prefix).startRevision(String(start + 1)).withPreviousKV().create();
     w.on('data', (res) => {
       for (const ev of res.events) {
+        // A resumed watch may repeat what it delivered already (never skips, see resumeFrom).
+        if (Number(ev.kv.mod_revision) <= s.#feed.lastDelivered) continue;
         const key = s.#keyOf(ev.kv.key);
         const e = key && s.#change(ev as WatchEvent, key);
         if (!e) continue;
@@ -168,14 +185,18 @@ export class EtcdStorage implements Storage {
       if (res.events.length === 0) s.#feed.advance(head);
       s.#seen(head);
     });
-    // etcd3 resumes a disconnected watch from its last revision by itself; nothing else ends this one but close().
+    // The feed's position is the last revision this watch delivered (or a progress notification vouched for).
+    resumeFrom(w, () => s.#feed.lastDelivered);
+    // etcd3 resumes a disconnected watch by itself (from where resumeFrom says); nothing else ends this one but close().
     w.on('error', () => undefined);
     s.#revisionWatch = w;
     void s.#fill(prefix, start);
     s.#probe = setInterval(() => {
       // One keys-only read of the newest key under the prefix: health, etcd's revision, and progress (below).
-      s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true },
-        { deadline: Date.now() + HEALTH_DEADLINE_MS }).then(
+      // Bounded by a timer rather than a gRPC deadline: etcd3 answers a deadline error by resetting the channel,
+      // which would end the watch stream on it too.
+      withTimeout(s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true }),
+        HEALTH_DEADLINE_MS).then(
         (r) => {
           s.#healthy = true;
           const revision = Number(r.header.revision);
@@ -583,6 +604,7 @@ export class EtcdStorage implements Storage {
       w.on('data', (res) => {
         if (stopped) return;
         for (const ev of res.events) {
+          if (Number(ev.kv.mod_revision) <= position) continue;
           const key = this.#keyOf(ev.kv.key);
           const change = key && this.#change(ev as WatchEvent, key);
           if (!change) continue;
@@ -595,6 +617,7 @@ export class EtcdStorage implements Storage {
         this.#seen(head);
         if (res.events.length === 0 && head > position) position = head;
       });
+      resumeFrom(w, () => position);
       w.on('error', (err: Error) => {
         // etcd has ended this watch. etcd cancels a watch from a compacted revision with compact_revision set and no
         // reason (etcd3 words it "Watcher canceled: "); any other reason is named.

@@ -54,7 +54,9 @@ describe('leader failover between replicas on etcd', () => {
     const other = 1 - leader;
     const first = await call(agents[other] as Agent, `${(replicas[other] as ServerProcess).url}${COLLECTION}`, 'POST', site('before'));
     expect(first.status, first.text).toBe(201);
-    await waitFor('the leader to reconcile a Website created on the other replica', () => deployment('before'), 60_000, 500);
+    await waitFor('the leader to reconcile a Website created on the other replica', () => deployment('before'), 60_000, 500).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- the leader's log (tail) ---\n${(replicas[leader] as ServerProcess).logs().slice(-6000)}`);
+    });
 
     const killedAt = Date.now();
     await (replicas[leader] as ServerProcess).stop('SIGKILL');

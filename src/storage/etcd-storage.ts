@@ -77,6 +77,8 @@ type PendingGet = { key: Buffer; resolve: (o: KubeObject | undefined) => void; r
 
 // etcd's default --max-txn-ops: the most gets one batched read carries.
 const MAX_TXN_OPS = 128;
+// How long a batched read may wait for etcd before its gets fail (see #flushGets).
+const GET_TIMEOUT_MS = 10_000;
 
 const enc = (s: string) => Buffer.from(s, 'utf8');
 
@@ -368,12 +370,29 @@ export class EtcdStorage implements Storage {
       return;
     }
     this.#getInFlight = true;
+    // A read etcd never answers must not hold every later get: after GET_TIMEOUT_MS its gets fail (the caller retries,
+    // as after any etcd error) and the next batch goes.
+    let settled = false;
+    let byTimer = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      if (!settle()) return;
+      byTimer = true;
+      for (const g of batch) g.reject(new StorageError('Unavailable', `etcd did not answer a read within ${GET_TIMEOUT_MS} ms`));
+      this.#flushGets();
+    }, GET_TIMEOUT_MS);
     const read = batch.length === 1
       ? this.#client.kv.range({ key: (batch[0] as PendingGet).key }).then((r) => ({ revision: r.header.revision, results: [r.kvs as KV[]] }))
       : this.#client.kv.txn({ compare: [], success: batch.map((g) => ({ request_range: { key: g.key } })), failure: [] })
         .then((r) => ({ revision: r.header.revision, results: r.responses.map((x) => (x.response_range?.kvs ?? []) as KV[]) }));
     read.then(
       ({ revision, results }) => {
+        if (!settle()) return;
         this.#seen(Number(revision));
         batch.forEach((g, i) => {
           const kv = results[i]?.[0];
@@ -385,9 +404,13 @@ export class EtcdStorage implements Storage {
         });
       },
       (e: unknown) => {
+        if (!settle()) return;
         for (const g of batch) g.reject(e);
       },
-    ).finally(() => this.#flushGets());
+    ).finally(() => {
+      // The timer has moved on already if it fired.
+      if (!byTimer) this.#flushGets();
+    });
   }
 
   async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {

@@ -241,6 +241,24 @@ describe('EtcdStorage on a real etcd', () => {
     }
   });
 
+  it('a read etcd never answers fails (Unavailable) instead of holding every later get, and gets work again once etcd answers', async () => {
+    await storage.create(key('paused', 'p'), obj('paused', 'p'));
+    cluster.pauseMember(0);
+    let results: PromiseSettledResult<KubeObject | undefined>[];
+    try {
+      // The first is read alone; the second waits for the next batch, which goes once the first has failed.
+      results = await Promise.allSettled([storage.get(key('paused', 'p')), storage.get(key('paused', 'p'))]);
+    } finally {
+      cluster.resumeMember(0);
+    }
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    for (const r of results) expect(isStorageError((r as PromiseRejectedResult).reason, 'Unavailable')).toBe(true);
+    expect((await storage.get(key('paused', 'p')))?.metadata.name).toBe('p');
+    // The health probe sees etcd again within its period (the next test starts from a healthy store).
+    for (let i = 0; i < 100 && !storage.writable(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(storage.writable()).toBe(true);
+  }, 60_000);
+
   it('reports itself unwritable (/readyz storage check) while etcd does not answer, and writable again once it does', async () => {
     expect(storage.writable()).toBe(true);
     await cluster.stopMember(0);

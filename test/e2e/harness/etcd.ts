@@ -16,6 +16,9 @@ export interface EtcdCluster {
   /** stopMember kills one member (SIGKILL: a crash); startMember restarts it on its data. */
   stopMember(i: number): Promise<void>;
   startMember(i: number): Promise<void>;
+  /** pauseMember stops one member's process (SIGSTOP: alive, connected, answering nothing); resumeMember continues it. */
+  pauseMember(i: number): void;
+  resumeMember(i: number): void;
   stop(): Promise<void>;
 }
 
@@ -67,6 +70,12 @@ export async function startEtcd(binDir: string, members = 1, binary = 'etcd'): P
     async startMember(i) {
       await start(i);
       await healthy(client(i), Date.now() + 30_000);
+    },
+    pauseMember(i) {
+      running[i]?.proc.kill('SIGSTOP');
+    },
+    resumeMember(i) {
+      running[i]?.proc.kill('SIGCONT');
     },
     async stop() {
       for (const r of running.splice(0)) if (r) await terminate(r, 2000);

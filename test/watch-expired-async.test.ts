@@ -17,44 +17,18 @@ import { watchStoreKeys } from '../src/controllers/store-source.js';
 import { website } from '../src/kinds/website/index.js';
 import { createServer } from '../src/server/server.js';
 import { isStorageError, StorageError } from '../src/storage/errors.js';
-import type { DeleteCheck, KeyPrefix, ListRequest, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink } from '../src/storage/interface.js';
-import type { KubeObject } from '../src/apis/meta/types.js';
+import type { KeyPrefix, WatchHandle, WatchSink } from '../src/storage/interface.js';
 import { MemoryStorage } from '../src/storage/memory-storage.js';
 
-/** ExpiresLater passes everything to `inner`; with `async` on, a watch inner refuses as Expired is refused through onError on the next tick. */
-class ExpiresLater implements Storage {
+/** ExpiresLater is the memory store; with `async` on, a watch it refuses as Expired is refused through onError on the next tick. */
+class ExpiresLater extends MemoryStorage {
   async = false;
   /** How many watches were refused through onError. */
   reported = 0;
-  constructor(readonly inner: Storage) {}
-  currentRevision(): number {
-    return this.inner.currentRevision();
-  }
-  compactedRevision(): number {
-    return this.inner.compactedRevision();
-  }
-  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    return this.inner.waitForRevision(revision, timeoutMs);
-  }
-  get(key: ObjectKey): Promise<KubeObject | undefined> {
-    return this.inner.get(key);
-  }
-  list(prefix: KeyPrefix, req?: ListRequest) {
-    return this.inner.list(prefix, req);
-  }
-  create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {
-    return this.inner.create(key, obj);
-  }
-  update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject> {
-    return this.inner.update(key, tryUpdate);
-  }
-  delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
-    return this.inner.delete(key, check);
-  }
-  watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
-    if (!this.async) return this.inner.watch(prefix, fromRevision, sink);
+  override watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    if (!this.async) return super.watch(prefix, fromRevision, sink);
     try {
-      return this.inner.watch(prefix, fromRevision, sink);
+      return super.watch(prefix, fromRevision, sink);
     } catch (e) {
       if (!isStorageError(e, 'Expired')) throw e;
       let stopped = false;
@@ -66,9 +40,6 @@ class ExpiresLater implements Storage {
       return { position: () => fromRevision, stop: () => (stopped = true) };
     }
   }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
 }
 
 const authentication: Authentication = {
@@ -76,7 +47,7 @@ const authentication: Authentication = {
   trustedCAs: () => [],
   onTrustChange: () => {},
 };
-const storage = new ExpiresLater(new MemoryStorage({ historyEvents: 3 }));
+const storage = new ExpiresLater({ historyEvents: 3 });
 const srv = createServer({ storage, kinds: [website], logger: pino({ level: 'silent' }), authentication, standalone: true });
 let base = '';
 const V1 = '/apis/extensions.example.com/v1';

@@ -6,8 +6,9 @@
  */
 import type { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAgent, call, cleanupTempDirs, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { call, cleanupTempDirs, type ServerProcess } from '../helpers/server-process.js';
 import { startEtcd, type EtcdCluster } from './harness/etcd.js';
+import { startReplicas, type Replicas } from './harness/replicas.js';
 import { kubectl, kubectlOk, waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 
@@ -17,8 +18,9 @@ const site = (name: string) => ({ apiVersion: 'extensions.example.com/v1', kind:
 
 const env = e2e();
 let cluster: EtcdCluster;
-const replicas: ServerProcess[] = [];
-const agents: Agent[] = [];
+let replicas: ServerProcess[] = [];
+let agents: Agent[] = [];
+let set: Replicas | undefined;
 
 beforeAll(async () => {
   await kubectl(env.kubeconfig.admin, ['create', 'namespace', NS]);
@@ -27,16 +29,13 @@ beforeAll(async () => {
     '--kubeconfig', env.kubeconfig.websiteServer, '--storage-backend', 'etcd', '--etcd-servers', cluster.clientUrls.join(','),
     '--enable-reconcilers=true', '--leader-elect=true', '--leader-elect-namespace', env.namespace,
   ];
-  for (let i = 0; i < 2; i++) {
-    const r = await startServer({ args });
-    replicas.push(r);
-    agents.push(adminAgent(r.certDir));
-  }
+  set = await startReplicas(2, { args });
+  // The same arrays: a replica a test restarts in place is the one stopped at the end.
+  ({ servers: replicas, agents } = set);
 }, 120_000);
 
 afterAll(async () => {
-  for (const a of agents) await a.close();
-  for (const r of replicas) await r.stop().catch(() => undefined);
+  await set?.stop();
   await cluster?.stop();
   // The Deployments and Services the reconcilers made go with the namespace (its Websites were in our etcd only).
   await kubectl(env.kubeconfig.admin, ['delete', 'namespace', NS, '--wait=false', '--ignore-not-found']);

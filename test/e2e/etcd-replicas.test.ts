@@ -9,30 +9,29 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAgent, call, cleanupTempDirs, startServer, tempDir, type ServerProcess } from '../helpers/server-process.js';
 import { startEtcd, type EtcdCluster } from './harness/etcd.js';
+import { startReplicas, type Replicas } from './harness/replicas.js';
 import { e2e } from './harness/state.js';
 
 const COLLECTION = '/apis/extensions.example.com/v1/namespaces/replicas/websites';
 const v1 = (name: string) => ({ apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://example.com/site.git' } } });
 
 let cluster: EtcdCluster;
-const replicas: ServerProcess[] = [];
-const agents: Agent[] = [];
+let replicas: ServerProcess[] = [];
+let agents: Agent[] = [];
+let set: Replicas | undefined;
 
 beforeAll(async () => {
   cluster = await startEtcd(e2e().binDir, 3);
   // One certificate directory for both: one CA, one admin identity, as a Secret mounted into every pod.
   const certDir = tempDir('replicas-certs-');
   const args = ['--storage-backend', 'etcd', '--etcd-servers', cluster.clientUrls.join(','), '--etcd-prefix', '/website-replicas'];
-  for (let i = 0; i < 2; i++) {
-    const r = await startServer({ certDir, args });
-    replicas.push(r);
-    agents.push(adminAgent(r.certDir));
-  }
+  set = await startReplicas(2, { certDir, args });
+  // The same arrays: a replica a test restarts in place is the one stopped at the end.
+  ({ servers: replicas, agents } = set);
 }, 120_000);
 
 afterAll(async () => {
-  for (const a of agents) await a.close();
-  for (const r of replicas) await r.stop().catch(() => undefined);
+  await set?.stop();
   await cluster?.stop();
   cleanupTempDirs();
 });

@@ -4,9 +4,7 @@
  * suite, set up as in etcd-storage.test.ts, and a check that the server really is a 3.5.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storageConformance } from '../../src/storage/conformance.js';
-import { EtcdStorage } from '../../src/storage/etcd-storage.js';
-import { startEtcd, type EtcdCluster } from './harness/etcd.js';
+import { etcdConformance, startEtcd, type EtcdCluster } from './harness/etcd.js';
 import { e2e } from './harness/state.js';
 
 let cluster: EtcdCluster;
@@ -27,21 +25,5 @@ describe('etcd 3.5 server', () => {
   });
 });
 
-// The shared contract, as on 3.6: every store in a prefix of its own on the same etcd.
-let prefixes = 0;
-const keeps = new WeakMap<object, number>();
-const fresh = () => EtcdStorage.open({ servers: cluster.clientUrls, prefix: `/conformance-${++prefixes}`, compactionIntervalMs: 0 });
-storageConformance('etcd 3.5', fresh, {
-  supportsEncoded: true,
-  shortHistory: {
-    make: async (keep) => {
-      const st = await fresh();
-      keeps.set(st, keep);
-      return st;
-    },
-    // The tests write in their own prefix alone, so revisions are dense here: keep the last `keep` writes.
-    trim: async (st) => {
-      await (st as EtcdStorage).compact(st.currentRevision() - (keeps.get(st) ?? 0));
-    },
-  },
-});
+// The shared contract, as on 3.6.
+etcdConformance('etcd 3.5', () => cluster);

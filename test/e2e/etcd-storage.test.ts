@@ -7,10 +7,9 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/apis/meta/types.js';
 import { isStorageError } from '../../src/storage/errors.js';
-import { storageConformance } from '../../src/storage/conformance.js';
 import { EtcdStorage } from '../../src/storage/etcd-storage.js';
 import type { ChangeEvent } from '../../src/storage/interface.js';
-import { startEtcd, type EtcdCluster } from './harness/etcd.js';
+import { etcdConformance, startEtcd, type EtcdCluster } from './harness/etcd.js';
 import { e2e } from './harness/state.js';
 
 const R = 'extensions.example.com/websites';
@@ -32,24 +31,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-// The shared contract, as lmdb and memory pass it: every store in a prefix of its own on the same etcd.
-let prefixes = 0;
-const keeps = new WeakMap<object, number>();
-const fresh = () => EtcdStorage.open({ servers: cluster.clientUrls, prefix: `/conformance-${++prefixes}`, compactionIntervalMs: 0 });
-storageConformance('etcd', fresh, {
-  supportsEncoded: true,
-  shortHistory: {
-    make: async (keep) => {
-      const st = await fresh();
-      keeps.set(st, keep);
-      return st;
-    },
-    // The tests write in their own prefix alone, so revisions are dense here: keep the last `keep` writes.
-    trim: async (st) => {
-      await (st as EtcdStorage).compact(st.currentRevision() - (keeps.get(st) ?? 0));
-    },
-  },
-});
+// The shared contract, as lmdb and memory pass it.
+etcdConformance('etcd', () => cluster);
 
 describe('EtcdStorage on a real etcd', () => {
   it('creates, reads, updates and deletes with etcd revisions as resourceVersions', async () => {

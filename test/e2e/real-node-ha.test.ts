@@ -22,13 +22,11 @@ import { APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME, generateServingCerti
 import { judge, Probe, type ProbeEvent } from './helpers-informers.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
-import { buildNodeImages } from './node/images.mjs';
-import { realNodeUnavailable, startRealNode, type RealNode } from './node/real-node.mjs';
+import { startRealNode, type RealNode } from './node/real-node.mjs';
+import { endNode, nodeImages, suiteUnavailable } from './node/suite.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const GIT_SYNC_SRC = resolve(ROOT, '../shared/third_party/git-sync-v4.4.0');
-const unavailable = realNodeUnavailable() ?? (existsSync(join(GIT_SYNC_SRC, 'go.mod')) ? undefined : `no git-sync sources at ${GIT_SYNC_SRC}`);
-if (unavailable) process.stderr.write(`[e2e] real-node HA suite SKIPPED: ${unavailable}\n`);
+const unavailable = suiteUnavailable('real-node HA');
 
 const NS = 'ha';
 const REPLICAS = 3;
@@ -241,10 +239,7 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     const t0 = Date.now();
     const env = e2e();
     dir = mkdtempSync(join(tmpdir(), 'website-real-node-ha-'));
-    const k8sModuleDir = JSON.parse(execFileSync('go', ['mod', 'download', '-json', 'k8s.io/kubernetes'], {
-      cwd: join(ROOT, 'test/e2e/go/k8s'), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local', GONOSUMDB: '*' },
-    })).Dir as string;
-    const images = await buildNodeImages({ cacheDir: join(ROOT, '.cache', 'e2e-images'), kubernetesModuleDir: k8sModuleDir, gitSyncSourceDir: GIT_SYNC_SRC, log });
+    const images = await nodeImages(log);
     node = await startRealNode({
       binDir: env.binDir, images: [images.pause, images.nginx, images.gitSync, images.websiteApiserver], pauseImage: images.pause.ref,
       dir: join(dir, 'node'), log, apiserverArgs: ['--enable-aggregator-routing=true'], storageEtcdMembers: 3,
@@ -273,14 +268,7 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     log(`setup: ${JSON.stringify(timings)} ms`);
   }, 600_000);
 
-  afterAll(async () => {
-    if (node) {
-      log(`resident memory (MiB) at the end: ${JSON.stringify(node.rssMiB())}`);
-      await node.stop();
-    }
-    if (dir && !process.env['E2E_KEEP']) rmSync(dir, { recursive: true, force: true });
-    else if (dir) log(`kept ${dir}`);
-  }, 120_000);
+  afterAll(() => endNode(node, dir, log), 120_000);
 
   it('every replica is an endpoint of the Service, each answers, and they serve the same data', async () => {
     const pods = await serverPods();

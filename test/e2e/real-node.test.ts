@@ -16,15 +16,11 @@ import YAML from 'yaml';
 import { generateServingCertificate, renderManifests, APISERVICE_NAME, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
-import { buildNodeImages } from './node/images.mjs';
-import { realNodeUnavailable, startRealNode, type RealNode } from './node/real-node.mjs';
+import { startRealNode, type RealNode } from './node/real-node.mjs';
+import { endNode, nodeImages, suiteUnavailable } from './node/suite.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-// git-sync's sources ship beside the repository (the module proxy here refuses k8s.io/git-sync).
-const GIT_SYNC_SRC = resolve(ROOT, '../shared/third_party/git-sync-v4.4.0');
-const unavailable = realNodeUnavailable() ?? (existsSync(join(GIT_SYNC_SRC, 'go.mod')) ? undefined : `no git-sync sources at ${GIT_SYNC_SRC}`);
-// One clear line when the suite cannot run here (never a silent skip).
-if (unavailable) process.stderr.write(`[e2e] real-node suite SKIPPED: ${unavailable}\n`);
+const unavailable = suiteUnavailable('real-node');
 
 const NS = 'sites';
 const SYNC_SECONDS = 5;
@@ -108,13 +104,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const t0 = Date.now();
     const env = e2e();
     dir = mkdtempSync(join(tmpdir(), 'website-real-node-'));
-    const k8sModuleDir = JSON.parse(execFileSync('go', ['mod', 'download', '-json', 'k8s.io/kubernetes'], {
-      cwd: join(ROOT, 'test/e2e/go/k8s'), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local', GONOSUMDB: '*' },
-    })).Dir as string;
-    const images = await buildNodeImages({
-      cacheDir: join(ROOT, '.cache', 'e2e-images'), kubernetesModuleDir: k8sModuleDir,
-      gitSyncSourceDir: GIT_SYNC_SRC, log,
-    });
+    const images = await nodeImages(log);
     timings['images'] = Date.now() - t0;
     const all = [images.pause, images.nginx, images.gitSync, images.websiteApiserver];
     node = await startRealNode({ binDir: env.binDir, images: all, pauseImage: images.pause.ref, dir: join(dir, 'node'), log });
@@ -154,14 +144,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     log(`setup: ${JSON.stringify(timings)} ms`);
   }, 600_000);
 
-  afterAll(async () => {
-    if (node) {
-      log(`resident memory (MiB) at the end: ${JSON.stringify(node.rssMiB())}`);
-      await node.stop();
-    }
-    if (dir && !process.env['E2E_KEEP']) rmSync(dir, { recursive: true, force: true });
-    else if (dir) log(`kept ${dir}`);
-  }, 120_000);
+  afterAll(() => endNode(node, dir, log), 120_000);
 
   it('runs website-apiserver as a pod from the offline image, behind its Service, and the APIService is Available through it', async () => {
     const [pod] = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items;

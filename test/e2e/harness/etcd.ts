@@ -6,6 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { storageConformance } from '../../../src/storage/conformance.js';
+import { EtcdStorage } from '../../../src/storage/etcd-storage.js';
 import { freePorts, launch, terminate } from '../plane.mjs';
 
 type Running = ReturnType<typeof launch>;
@@ -82,4 +84,28 @@ export async function startEtcd(binDir: string, members = 1, binary = 'etcd'): P
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * etcdConformance runs the storage contract (src/storage/conformance.ts) on EtcdStorage against the cluster `of()`
+ * gives once started: every store in a prefix of its own on the same etcd.
+ */
+export function etcdConformance(label: string, of: () => EtcdCluster): void {
+  let prefixes = 0;
+  const keeps = new WeakMap<object, number>();
+  const fresh = () => EtcdStorage.open({ servers: of().clientUrls, prefix: `/conformance-${++prefixes}`, compactionIntervalMs: 0 });
+  storageConformance(label, fresh, {
+    supportsEncoded: true,
+    shortHistory: {
+      make: async (keep) => {
+        const st = await fresh();
+        keeps.set(st, keep);
+        return st;
+      },
+      // The tests write in their own prefix alone, so revisions are dense here: keep the last `keep` writes.
+      trim: async (st) => {
+        await (st as EtcdStorage).compact(st.currentRevision() - (keeps.get(st) ?? 0));
+      },
+    },
+  });
 }

@@ -11,8 +11,8 @@
  * errors a client retries, the informer's cache exactly the server's list with no re-list, and (in the rolling
  * restart) no kubectl command failed.
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import forge from 'node-forge';

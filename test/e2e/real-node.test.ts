@@ -8,9 +8,9 @@
  * shared e2e plane is not used here: it runs no node, and its tests write Deployment status by hand.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { generateServingCertificate, renderManifests, APISERVICE_NAME, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
@@ -19,7 +19,6 @@ import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
 import { endNode, nodeImages, suiteUnavailable } from './node/suite.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const unavailable = suiteUnavailable('real-node');
 
 const NS = 'sites';

@@ -14,6 +14,8 @@ import { bearerToken, type ReviewToken } from './token-review.js';
 import { protocolToken } from './websocket-token.js';
 import { withAuthenticatedGroup, type UserInfo } from './user.js';
 import { certificateUser, chainsTo, CertificatePool, peerCertificate } from './x509.js';
+import { distinctHeaders } from './impersonation.js';
+import { connectionOf } from '../util/http-connection.js';
 
 /** Authentication authenticates requests and says which CAs the TLS layer should accept certificates from. */
 export interface Authentication {
@@ -29,7 +31,7 @@ export function standaloneAuthentication(ownCA: string): Authentication {
   const pool = new CertificatePool([ownCA]);
   return {
     async authenticate(req) {
-      const peer = peerCertificate(req.raw.socket as TLSSocket);
+      const peer = peerCertificate(connectionOf(req.raw) as TLSSocket);
       if (!peer || !chainsTo(peer, pool)) return undefined;
       const u = certificateUser(peer);
       return u && withAuthenticatedGroup(u);
@@ -45,10 +47,10 @@ export function delegatedAuthentication(ownCA: string, source: AuthConfigSource,
   return {
     async authenticate(req) {
       const cfg = source.current();
-      const peer = peerCertificate(req.raw.socket as TLSSocket);
+      const peer = peerCertificate(connectionOf(req.raw) as TLSSocket);
       const rh = cfg?.requestHeader;
       if (rh && trustedProxy(peer, rh)) {
-        const u = headerUser(req.raw.headersDistinct, rh);
+        const u = headerUser(distinctHeaders(req.raw), rh);
         // The identity headers are consumed here; nothing downstream may read them as client input.
         for (const h of Object.keys(req.headers)) if (isIdentityHeader(h, rh)) delete req.headers[h];
         if (u) return withAuthenticatedGroup(u);

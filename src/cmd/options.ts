@@ -54,6 +54,10 @@ export interface Options {
   readonly readHeaderTimeoutMs: number;
   /** --keep-alive-timeout in ms: how long an idle keep-alive connection is kept open. */
   readonly keepAliveTimeoutMs: number;
+  /** --enable-http2: offer HTTP/2 (ALPN h2) beside HTTP/1.1. */
+  readonly enableHttp2: boolean;
+  /** --http2-max-streams-per-connection: MaxConcurrentStreams of an HTTP/2 connection (0: k8s.io/apiserver's 100). */
+  readonly http2MaxStreamsPerConnection: number;
   /** --shutdown-delay-duration in ms: requests still served after SIGTERM while /readyz fails. */
   readonly shutdownDelayMs: number;
   /** --shutdown-send-retry-after: refuse new requests with 429 and keep listening until drained. */
@@ -116,6 +120,9 @@ export const FLAGS: readonly FlagSpec[] = [
   // kube-apiserver's fixed values (k8s.io/apiserver pkg/server/secure_serving.go ReadHeaderTimeout, IdleTimeout).
   { name: 'read-header-timeout', default: '32s', help: 'How long a client may take to send the headers of a request (and to complete the TLS handshake) before the connection is closed.' },
   { name: 'keep-alive-timeout', default: '90s', help: 'How long an idle keep-alive connection is kept open waiting for the next request.' },
+  { name: 'enable-http2', default: 'true', help: 'Offer HTTP/2 (ALPN h2) beside HTTP/1.1, as kube-apiserver does: kube-apiserver\'s aggregator then multiplexes its requests here over few connections. false serves HTTP/1.1 only.' },
+  // kube-apiserver's flag (k8s.io/apiserver pkg/server/options/serving.go).
+  { name: 'http2-max-streams-per-connection', default: '0', help: 'The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means k8s.io/apiserver\'s default (100).' },
   { name: 'shutdown-delay-duration', default: '0s', help: 'Time to delay the termination: requests are still served normally, /healthz and /livez succeed, /readyz fails. Lets a load balancer stop sending traffic here.' },
   { name: 'shutdown-send-retry-after', default: 'false', help: 'If true, keep listening until the requests in flight are drained, refusing new ones with 429, Retry-After and Connection: close.' },
   // kube-apiserver's audit flags (k8s.io/apiserver pkg/server/options/audit.go); see README "Audit logging".
@@ -301,12 +308,20 @@ function parseAuditFlags(get: (name: string) => string | undefined, errors: stri
 }
 
 // parseConnectionFlags reads the connection time limits (positive durations, as Go's server needs them).
-function parseConnectionFlags(get: (name: string) => string | undefined, errors: string[]): Pick<Options, 'readHeaderTimeoutMs' | 'keepAliveTimeoutMs'> {
+function parseConnectionFlags(get: (name: string) => string | undefined, errors: string[]): Pick<Options, 'readHeaderTimeoutMs' | 'keepAliveTimeoutMs' | 'enableHttp2' | 'http2MaxStreamsPerConnection'> {
   const ms = (name: string): number => {
     const text = get(name) ?? '';
     const v = parseDuration(text);
     if (v === undefined || v <= 0) errors.push(`--${name}: must be a positive duration such as 90s or 1m, got "${text}"`);
     return v ?? 0;
   };
-  return { readHeaderTimeoutMs: ms('read-header-timeout'), keepAliveTimeoutMs: ms('keep-alive-timeout') };
+  const h2Text = get('enable-http2') ?? 'true';
+  if (!['true', 'false'].includes(h2Text)) errors.push(`--enable-http2: must be true or false, got "${h2Text}"`);
+  const streamsText = get('http2-max-streams-per-connection') ?? '0';
+  const streams = Number(streamsText);
+  if (!/^\d+$/.test(streamsText) || streams > 2 ** 31 - 1) errors.push(`--http2-max-streams-per-connection: must be a non-negative integer, got "${streamsText}"`);
+  return {
+    readHeaderTimeoutMs: ms('read-header-timeout'), keepAliveTimeoutMs: ms('keep-alive-timeout'),
+    enableHttp2: h2Text === 'true', http2MaxStreamsPerConnection: streams,
+  };
 }

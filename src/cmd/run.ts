@@ -104,6 +104,7 @@ export async function run(o: Options, served: readonly Kind[] = kinds): Promise<
       drainTimeoutMs: o.requestTimeoutMs,
     },
     timeouts: { requestTimeoutMs: o.requestTimeoutMs, readHeaderTimeoutMs: o.readHeaderTimeoutMs, keepAliveTimeoutMs: o.keepAliveTimeoutMs },
+    http2: { enabled: o.enableHttp2, maxStreamsPerConnection: o.http2MaxStreamsPerConnection },
     authentication: access.authentication,
     authorizer: access.authorizer,
     admission: access.admission,

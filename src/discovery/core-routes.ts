@@ -84,7 +84,8 @@ export async function namespaceExists(storage: Storage, kinds: readonly Resource
 // The address this request reached, as `host:port` (kube reports its advertised address; the Host header is what the
 // client dialled, which is the useful equivalent here).
 function serverAddress(req: FastifyRequest): string {
-  const host = req.headers.host ?? '';
+  // HTTP/2 carries the host in :authority.
+  const host = req.headers.host ?? (req.headers[':authority'] as string | undefined) ?? '';
   const port = req.socket.localPort;
   if (host === '') return `${req.socket.localAddress ?? ''}:${port}`;
   return /:\d+$/.test(host) ? host : `${host}:${port}`;

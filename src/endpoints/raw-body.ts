@@ -7,6 +7,7 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { announcesBody } from '../util/http-connection.js';
 
 // Past the body limit the parser refuses the request anyway (413); the copy stops there.
 const MAX_COPY_BYTES = 3 * 1024 * 1024 + 1;
@@ -15,12 +16,12 @@ const copies = new WeakMap<FastifyRequest, Buffer[]>();
 
 /**
  * keepRawBody returns a preParsing hook that keeps the bytes of the bodies `wanted` picks (the stream flows on).
- * A request that announces no body (no Content-Length above 0, no Transfer-Encoding) has nothing to keep.
+ * A request that announces no body (no Content-Length above 0, no Transfer-Encoding, on HTTP/2 a stream ended with
+ * its headers) has nothing to keep.
  */
 export function keepRawBody(wanted: (req: FastifyRequest) => boolean) {
   return (req: FastifyRequest, _reply: unknown, payload: Readable, done: (err: Error | null, body?: Readable) => void): void => {
-    const h = req.headers;
-    if ((h['transfer-encoding'] === undefined && !(Number(h['content-length']) > 0)) || !wanted(req)) return done(null, payload);
+    if (!announcesBody(req.raw) || !wanted(req)) return done(null, payload);
     const chunks: Buffer[] = [];
     let size = 0;
     copies.set(req, chunks);

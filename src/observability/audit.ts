@@ -42,6 +42,7 @@ import type { Logger } from 'pino';
 import type { Decision } from '../auth/authorizer.js';
 import { requestAttributes, type RequestAttributes } from '../auth/request-info.js';
 import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type UserInfo } from '../auth/user.js';
+import { distinctHeaders } from '../auth/impersonation.js';
 import { StatusError } from '../apis/meta/errors.js';
 import { goMarshal, type GoValue } from '../apis/meta/go-json.js';
 import { JsonPatchBody } from '../registry/patch.js';
@@ -428,7 +429,9 @@ function firstHeader(req: FastifyRequest, name: string): string {
   const v = req.headers[name];
   if (v === undefined) return '';
   if (typeof v === 'string' && !v.includes(',')) return v;
-  const distinct = (req.raw as { headersDistinct?: Record<string, string[] | undefined> }).headersDistinct;
+  // HTTP/2's request has no headersDistinct: its raw header lines instead.
+  const raw = req.raw as { headersDistinct?: Record<string, string[] | undefined>; rawHeaders?: string[] };
+  const distinct = raw.headersDistinct ?? (raw.rawHeaders ? distinctHeaders({ rawHeaders: raw.rawHeaders }) : undefined);
   if (distinct) return distinct[name]?.[0] ?? '';
   return (Array.isArray(v) ? v[0] : v) ?? '';
 }

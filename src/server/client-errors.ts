@@ -29,6 +29,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, methodNotSupported, notFoundPath, StatusError, timeout } from '../apis/meta/errors.js';
 import { requestAttributes } from '../auth/request-info.js';
+import { dropBody, isHttp2, resetUnreadBody, type RawRequest } from '../util/http-connection.js';
+import type { Http2ServerResponse } from 'node:http2';
 
 /** MAX_HEADER_BYTES is kube-apiserver's MaxHeaderBytes (secure_serving.go: 1 << 20) plus Go's 4096 bytes of slack. */
 export const MAX_HEADER_BYTES = (1 << 20) + 4096;
@@ -208,6 +210,8 @@ export function unsupportedMethod(req: FastifyRequest, kinds: readonly ResourceK
  */
 export function installClientErrors(app: FastifyInstance): void {
   app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // HTTP/1.x only: an HTTP/2 request's socket is the connection's, shared by its streams, and its errors are the stream's.
+    if (req.httpVersionMajor !== 1) return;
     (req.socket as Carrying)[IN_FLIGHT] = res;
     res.on('close', clearInFlight);
   });
@@ -219,16 +223,22 @@ export function installClientErrors(app: FastifyInstance): void {
     res.on('finish', () => socket.end());
     app.routing(req, res);
   });
-  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+  app.server.on('checkExpectation', (req: RawRequest, res: ServerResponse) => {
     const e = plainStatus(417, 'Expectation Failed');
-    closeGently(res.socket as Socket);
-    res.writeHead(417, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(e.status));
+    // HTTP/2: the stream is reset once answered, the connection stays; HTTP/1.1: the connection closes.
+    if (!resetUnreadBody(req)) closeGently(res.socket as Socket);
+    res.writeHead(417, { 'content-type': 'application/json', ...(isHttp2(req) ? {} : { connection: 'close' }) }).end(JSON.stringify(e.status));
   });
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const raw = req.raw;
-    if (raw.httpVersionMajor !== 1) return done(plainStatus(505, 'unsupported protocol version'));
-    if (raw.httpVersionMinor >= 1 && !raw.headers.host) return done(badRequest('missing required Host header'));
-    if (raw.method === 'HEAD' && requestAttributes('GET', req.url).verb !== 'watch') raw.method = 'GET';
+    // HTTP/2 came through ALPN (h2); its :authority stands for Host and may be absent, as Go's server allows.
+    const http2 = isHttp2(raw);
+    if (!http2 && raw.httpVersionMajor !== 1) return done(plainStatus(505, 'unsupported protocol version'));
+    if (!http2 && raw.httpVersionMinor >= 1 && !raw.headers.host) return done(badRequest('missing required Host header'));
+    if (raw.method === 'HEAD' && requestAttributes('GET', req.url).verb !== 'watch') {
+      raw.method = 'GET';
+      if (http2) dropBody(reply.raw as unknown as Http2ServerResponse);
+    }
     done();
   });
 }

@@ -35,6 +35,7 @@
  *   holds the shutdown).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2Session } from 'node:http2';
 import { Server as NetServer, type Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -46,6 +47,7 @@ import type { Storage } from '../storage/interface.js';
 import { InFlightList, type Linked } from '../util/in-flight-list.js';
 import type { HealthCheck } from './health.js';
 import { onResponseClosed } from '../util/request-done.js';
+import { connectionOf, goAway, isHttp2, markConnections, sessionOf } from '../util/http-connection.js';
 
 /** ShutdownSettings are kube-apiserver's shutdown flags. */
 export interface ShutdownSettings {
@@ -106,6 +108,8 @@ interface InFlight extends Linked<InFlight> {
   req: IncomingMessage;
   res: ServerResponse;
   socket: Socket | undefined;
+  /** The HTTP/2 session the request is a stream of (undefined on HTTP/1.x). */
+  session: Http2Session | undefined;
 }
 
 const ENTRY = Symbol('in-flight entry of this request');
@@ -147,6 +151,7 @@ export class GracefulShutdown {
       drainTimeoutMs: settings.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
     };
     const server = app.server as NetServer;
+    markConnections(server);
     server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (s: Socket) => {
       this.#sockets.add(s);
       s.once('close', () => {
@@ -197,7 +202,11 @@ export class GracefulShutdown {
     const inFlightAtStop = this.#inFlight.size;
     const openWatches = this.#watches.size;
     // Every answer from now on closes its connection (Go's http.Server does the same once Shutdown began).
-    for (const { res } of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    // On HTTP/2 the connection gets its GOAWAY now: the streams begun finish, new ones go elsewhere.
+    for (const { res, session } of this.#inFlight) {
+      if (!res.headersSent) res.shouldKeepAlive = false;
+      goAway(session);
+    }
     if (!s.sendRetryAfter) this.#stopListening();
     const watchesDone = this.#endWatches();
     const drained = await this.#drain(s.drainTimeoutMs);
@@ -229,21 +238,25 @@ export class GracefulShutdown {
   // WithRetryAfter runs ahead of WithWaitGroup).
   #admit(req: FastifyRequest, reply: FastifyReply): boolean {
     const res = reply.raw;
-    (req as Tracked)[ENTRY] = this.#track(res, req.raw);
+    const entry = this.#track(res, req.raw);
+    (req as Tracked)[ENTRY] = entry;
     if (this.#phase === 'serving' || isExempt(req.raw)) {
-      if (this.#reached('notAccepting')) res.shouldKeepAlive = false;
+      if (this.#reached('notAccepting')) this.#lastOnConnection(entry);
       return false;
     }
     if (this.#settings.sendRetryAfter && this.#reached('afterDelay')) {
       this.#counts.refused429++;
-      // with_retry_after.go: http.Error, so text/plain and not a Status.
-      reply.code(429).header('connection', 'close').header('retry-after', '5').header('x-content-type-options', 'nosniff')
+      // with_retry_after.go: http.Error, so text/plain and not a Status. `Connection: close` on HTTP/1.1; on HTTP/2
+      // a GOAWAY, which is what Go's http2 server makes of that header.
+      if (entry.session) goAway(entry.session);
+      else reply.header('connection', 'close');
+      reply.code(429).header('retry-after', '5').header('x-content-type-options', 'nosniff')
         .type('text/plain; charset=utf-8').send(`${RETRY_AFTER_MESSAGE}\n`);
       return true;
     }
     if (this.#reached('notAccepting')) {
       this.#counts.refused503++;
-      res.shouldKeepAlive = false;
+      this.#lastOnConnection(entry);
       reply.header('retry-after', '1').header('x-content-type-options', 'nosniff');
       // waitgroup.go waitGroupWriteRetryAfterToResponse: errors.NewServiceUnavailable("apiserver is shutting down").
       throw new StatusError({ code: 503, reason: 'ServiceUnavailable', message: 'apiserver is shutting down' });
@@ -251,10 +264,19 @@ export class GracefulShutdown {
     return false;
   }
 
+  // #lastOnConnection: the request's answer is the last on its connection (HTTP/1.1: `Connection: close`; HTTP/2: GOAWAY).
+  #lastOnConnection(entry: InFlight): void {
+    entry.res.shouldKeepAlive = false;
+    goAway(entry.session);
+  }
+
   #track(res: ServerResponse, req: IncomingMessage): InFlight {
-    // Only connections the server accepted (app.inject's requests have a stand-in socket).
-    const socket = this.#sockets.has(req.socket) ? req.socket : undefined;
-    const entry: InFlight = { req, res, socket, prev: undefined, next: undefined };
+    // Only connections the server accepted (app.inject's requests have a stand-in socket); on HTTP/2 the TLS socket
+    // of the session the request is a stream of.
+    const own = connectionOf(req);
+    const socket = this.#sockets.has(own) ? own : undefined;
+    const session = isHttp2(req) ? req.stream.session : undefined;
+    const entry: InFlight = { req, res, socket, session, prev: undefined, next: undefined };
     this.#inFlight.add(entry);
     return entry;
   }
@@ -286,11 +308,14 @@ export class GracefulShutdown {
     });
   }
 
-  // #endSocket ends a connection after what was written to it, and drops it if the client does not close its side.
+  // #endSocket ends a connection after what was written to it (an HTTP/2 one with a GOAWAY), and drops it if the
+  // client does not close its side.
   #endSocket(s: Socket): void {
     if (this.#ending.has(s) || s.destroyed) return;
     this.#ending.add(s);
-    s.end();
+    const session = sessionOf(s);
+    if (session) goAway(session);
+    else s.end();
     setTimeout(() => s.destroy(), CONNECTION_CLOSE_GRACE_MS).unref();
   }
 
@@ -300,7 +325,8 @@ export class GracefulShutdown {
     await this.#paceWatchEnds();
     const watchRequests = () => [...this.#inFlight].filter((r) => requestAttributes(r.req.method ?? 'GET', r.req.url ?? '/').verb === 'watch');
     await this.#until(() => watchRequests().length === 0, WATCH_CLOSE_GRACE_MS);
-    for (const r of watchRequests()) (r.socket ?? r.res).destroy();
+    // An HTTP/2 watch is one stream of a shared connection: only the stream is reset.
+    for (const r of watchRequests()) (r.session ? r.res : (r.socket ?? r.res)).destroy();
   }
 
   // #paceWatchEnds ends the open watches: all at once, or at kube's pace over the watch grace period (at least

@@ -37,6 +37,8 @@ import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './
 import {
   clientErrorHandler, closeGently, frameworkErrors, httpParserOptions, installClientErrors, largeUnreadBody, unsupportedMethod,
 } from './client-errors.js';
+import { createDualServer, HTTP2_MAX_STREAMS } from './connections.js';
+import { markConnections, resetUnreadBody } from '../util/http-connection.js';
 import { DEFAULT_TIMEOUTS, installRequestTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
@@ -94,6 +96,11 @@ export interface ServerConfig {
   audit?: Auditor;
   /** --request-timeout, --read-header-timeout, --keep-alive-timeout (kube-apiserver's defaults when omitted). */
   timeouts?: Partial<TimeoutSettings>;
+  /**
+   * --enable-http2 (default on: HTTP/2 and HTTP/1.1 on the one port, connections.ts) and
+   * --http2-max-streams-per-connection (0 or omitted: k8s.io/apiserver's 100).
+   */
+  http2?: { enabled?: boolean; maxStreamsPerConnection?: number };
 }
 
 /** ApiServer is the assembled server. */
@@ -135,7 +142,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
     frameworkErrors,
     ...nodeTimeouts.fastify,
   };
-  if (cfg.tls) {
+  if (cfg.tls && cfg.http2?.enabled === false) {
     opts.https = {
       key: cfg.tls.key,
       cert: cfg.tls.cert,
@@ -145,8 +152,23 @@ export function createServer(cfg: ServerConfig): ApiServer {
       ...httpParserOptions,
       ...nodeTimeouts.https,
     };
+  } else if (cfg.tls) {
+    const tls = {
+      key: cfg.tls.key,
+      cert: cfg.tls.cert,
+      ca: cfg.authentication.trustedCAs(),
+      requestCert: true,
+      rejectUnauthorized: false,
+      handshakeTimeout: nodeTimeouts.https['handshakeTimeout'],
+    };
+    // HTTP/2 and HTTP/1.1 on the one port (connections.ts), HTTP/1.1 as Node's HTTPS server would serve it.
+    const { headersTimeout = 0, requestTimeout = 0, connectionsCheckingInterval = 0 } = nodeTimeouts.https;
+    const http1 = { ...httpParserOptions, headersTimeout, requestTimeout, connectionsCheckingInterval, keepAliveTimeout: timeouts.keepAliveTimeoutMs };
+    const maxStreams = cfg.http2?.maxStreamsPerConnection || HTTP2_MAX_STREAMS;
+    Object.assign(opts, { http2: true, https: tls, serverFactory: (handler: Parameters<typeof createDualServer>[3]) => createDualServer(tls, http1, maxStreams, handler) });
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
+  markConnections(app.server);
   const watches = new WatchRegistry(cfg.watch);
   // Upgrade requests (WebSocket watches) take the normal path through hooks and routes; only a watch upgrades.
   routeUpgrades(app);
@@ -203,7 +225,9 @@ export function createServer(cfg: ServerConfig): ApiServer {
     // Answered before a large body was all read (413 above all): like Go's server (more than 256 KiB unread), the
     // connection closes rather than reading the rest; the client may still be sending, so it drains a moment first
     // and the client reads this answer, not a reset. A small rest is read and dropped, and the connection kept.
-    if (!req.raw.complete && (status.code === 413 || largeUnreadBody(req.raw))) {
+    // On HTTP/2 whatever the client still sends is refused with the stream's reset once the answer is out (flow
+    // control would hold the rest back, and the stream open, for good); the connection, shared, stays.
+    if (!req.raw.complete && !resetUnreadBody(req.raw) && (status.code === 413 || largeUnreadBody(req.raw))) {
       reply.header('connection', 'close');
       closeGently(req.raw.socket);
     }

@@ -25,6 +25,7 @@ import { first, queryOf } from '../apis/meta/parameter-codec.js';
 import { requestAttributes } from '../auth/request-info.js';
 import { closeGently, requestTimedOut } from './client-errors.js';
 import { onResponseClosed } from '../util/request-done.js';
+import { resetUnreadBody } from '../util/http-connection.js';
 
 /** TimeoutSettings are the server's time limits in milliseconds. */
 export interface TimeoutSettings {
@@ -111,9 +112,11 @@ function timeOut(req: FastifyRequest, reply: FastifyReply): void {
   req.log = quiet;
   (reply as { log: typeof quiet }).log = quiet;
   req.log.error({ method: req.method, url: req.url }, 'request timed out');
-  closeGently(req.raw.socket as Socket);
+  // HTTP/2: only this stream ends (reset once the 504 is out if its body is still coming); the connection is shared.
+  const http2 = resetUnreadBody(req.raw);
+  if (!http2) closeGently(req.raw.socket as Socket);
   const body = JSON.stringify(requestTimedOut().status);
-  res.writeHead(504, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.writeHead(504, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(http2 ? {} : { connection: 'close' }) });
   res.end(body);
 }
 

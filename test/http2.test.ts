@@ -169,6 +169,45 @@ describe('HTTP/2', () => {
     stream.close();
   });
 
+  it('ends a watch whose client stops reading after its bounded queue fills, while its session keeps serving', async () => {
+    // HTTP/2 flow control stands in for the socket's backpressure: a stream whose reader stopped takes no more
+    // than its window, then its events queue in the server up to maxBufferedEvents, then the watch ends.
+    const metrics = async () => (await call(agent, `${srv.url}/metrics`)).text;
+    const counter = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const before = await metrics();
+    const session = await open(srv);
+    const writer = await open(srv);
+    const pad = 'x'.repeat(16_000);
+    const objects = 16;
+    const ns = `${API}/namespaces/h2-slow/websites`;
+    for (let i = 0; i < objects; i++) expect((await h2(writer, 'POST', ns, website(`s${i}`, {}, { annotations: { pad } }))).status).toBe(201);
+    // From the list's revision: a watch with initial events paces them to the reader and would not queue.
+    const rv = (await h2(writer, 'GET', ns)).body.metadata.resourceVersion as string;
+    const stream = session.request({ ':method': 'GET', ':path': `${ns}?watch=1&resourceVersion=${rv}` });
+    await new Promise((res) => stream.once('response', res));
+    stream.pause();
+    let terminated = false;
+    for (let round = 1; !terminated && round < 400; round++) {
+      await Promise.all(Array.from({ length: objects }, async (_, i) => {
+        const r = await h2(writer, 'PATCH', `${ns}/s${i}`, { metadata: { labels: { round: String(round) } } }, { 'content-type': 'application/merge-patch+json' });
+        expect(r.status).toBe(200);
+      }));
+      if (round % 10 === 0) terminated = counter(await metrics(), 'apiserver_terminated_watchers_total') > counter(before, 'apiserver_terminated_watchers_total');
+    }
+    expect(terminated).toBe(true);
+    // The same session still serves other streams: the slow stream did not hold the connection's window.
+    expect((await h2(session, 'GET', '/livez')).status).toBe(200);
+    // Once read, the stream ends cleanly with the ERROR 410 the server queued last.
+    let text = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => (text += c));
+    const ended = new Promise((res) => stream.once('end', res));
+    stream.resume();
+    await ended;
+    const last = JSON.parse(text.trim().split('\n').pop() ?? '{}');
+    expect(last).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+  }, 120_000);
+
   it('answers a body too large on its stream and keeps the session', async () => {
     const session = await open(srv);
     const big = JSON.stringify(website('h2-big', { pad: 'x'.repeat(4 * 1024 * 1024) }));

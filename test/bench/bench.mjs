@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
  * @module bench/bench
- * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd] [--crd auto|build|off] [--out BASE]`
+ * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd,ours-aggregated,crd-aggregated] [--crd auto|build|off] [--out BASE]`
  *
- * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling and
- * kube-apiserver + etcd serving an equivalent CRD, one target at a time, and writes BASE.json (every figure,
+ * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling,
+ * kube-apiserver + etcd serving an equivalent CRD, and the aggregated pair (ours behind an APIService and the CRD
+ * twin, on one shared kube-apiserver), one target at a time, and writes BASE.json (every figure,
  * with the machine), BASE.md (ratios) and BASE.svg (chart). The full run writes test/bench/results/full.*,
  * which are committed; --quick (CI) writes .cache/bench/quick.* with small counts, so the harness cannot rot.
  * The CRD baseline needs the e2e binaries: `--crd auto` (default) uses them when already built.
@@ -15,10 +16,16 @@ import { cpus, platform, release, arch, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownReport, svgChart } from './report.mjs';
-import { readVersion, startCeiling, startCrd, startOurs, startOursEtcd } from './targets.mjs';
+import { readVersion, startAggregatedPlane, startCeiling, startCrd, startCrdTwin, startOurs, startOursAggregated, startOursEtcd } from './targets.mjs';
 import { runAll, workloadList } from './workloads.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+const ALL_TARGETS = ['ours', 'crd', 'ceiling', 'ours-etcd', 'ours-aggregated', 'crd-aggregated'];
+// Targets served through the one kube-apiserver they share (started before the first, stopped after the last).
+const AGGREGATED = ['ours-aggregated', 'crd-aggregated'];
+// The targets that need the e2e build's binaries.
+const NEED_BINARIES = ['crd', 'ours-etcd', ...AGGREGATED];
 
 /** @type {Record<'quick' | 'full', import('./workloads.mjs').Params>} */
 const PARAMS = {
@@ -48,7 +55,7 @@ const PARAMS = {
 
 /** @param {string[]} argv */
 function parseFlags(argv) {
-  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ['ours', 'crd', 'ceiling', 'ours-etcd'], crd: 'auto', out: '' };
+  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const eq = a.indexOf('=');
@@ -58,8 +65,10 @@ function parseFlags(argv) {
     else if (name === '--targets') flags.targets = value().split(',').filter(Boolean);
     else if (name === '--crd') flags.crd = value();
     else if (name === '--out') flags.out = value();
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick] [--targets ours,crd,ceiling,ours-etcd] [--crd auto|build|off] [--out BASE]`);
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
   }
+  const unknown = flags.targets.filter((t) => !ALL_TARGETS.includes(t));
+  if (unknown.length) throw new Error(`unknown target ${unknown.join(', ')}; known: ${ALL_TARGETS.join(', ')}`);
   if (!['auto', 'build', 'off'].includes(flags.crd)) throw new Error('--crd must be auto, build or off');
   flags.out ||= flags.mode === 'quick' ? join(REPO, '.cache', 'bench', 'quick') : join(REPO, 'test', 'bench', 'results', 'full');
   return flags;
@@ -99,10 +108,10 @@ async function main() {
 
   /** @type {string | undefined} */
   let binDir;
-  // The CRD baseline and ours on etcd both need the e2e build's binaries (kube-apiserver, etcd).
-  if ((flags.targets.includes('crd') || flags.targets.includes('ours-etcd')) && flags.crd !== 'off') {
+  // The CRD baseline, ours on etcd and the aggregated pair need the e2e build's binaries (kube-apiserver, etcd).
+  if (flags.targets.some((t) => NEED_BINARIES.includes(t)) && flags.crd !== 'off') {
     binDir = e2eBinaries(flags.crd);
-    if (!binDir) notes.push('The CRD baseline and ours on etcd were skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).');
+    if (!binDir) notes.push('The CRD baseline, ours on etcd and the aggregated pair were skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).');
   }
   const cpu = cpus();
   const machine = {
@@ -117,12 +126,26 @@ async function main() {
   log(`mode ${flags.mode}, machine ${JSON.stringify(machine)}`);
 
   const work = mkdtempSync(join(tmpdir(), 'website-bench-'));
+  /** @type {import('./targets.mjs').AggregatedPlane | undefined} */
+  let shared;
+  const sharedPlane = async () => (shared ??= await startAggregatedPlane(join(work, 'aggregated'), binDir ?? '', log));
+  const stopShared = async () => {
+    const s = shared;
+    shared = undefined;
+    await s?.stop();
+  };
   /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
   const starters = {
     ours: () => startOurs(join(work, 'ours')),
     ceiling: () => startCeiling(join(work, 'ceiling')),
-    ...(binDir ? { crd: () => startCrd(join(work, 'crd'), binDir, log), 'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir) } : {}),
+    ...(binDir ? {
+      crd: () => startCrd(join(work, 'crd'), binDir, log),
+      'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir),
+      'ours-aggregated': async () => startOursAggregated(await sharedPlane()),
+      'crd-aggregated': async () => startCrdTwin(await sharedPlane()),
+    } : {}),
   };
+  const lastAggregated = flags.targets.filter((t) => AGGREGATED.includes(t)).pop();
   const workloads = workloadList(params);
   /** @type {Record<string, Record<string, unknown>>} */
   const byWorkload = Object.fromEntries(workloads.map((w) => [w.id, {}]));
@@ -140,14 +163,18 @@ async function main() {
         for (const [w, f] of Object.entries(figures)) (byWorkload[w] ??= {})[id] = f;
       } finally {
         await target.stop();
+        if (id === lastAggregated) await stopShared();
       }
     }
   } finally {
+    await stopShared();
     rmSync(work, { recursive: true, force: true });
   }
 
   notes.push(
     'Each target runs alone on the machine, reached directly on its port over TLS with a client certificate, by the same undici client (keep-alive, the same concurrency).',
+    'The aggregated pair shares one kube-apiserver + etcd (fsync on): ours-aggregated is our server (lmdb) delegated behind an APIService, as kubectl and controllers reach it; crd-aggregated is the same CRD under the group crd.example.com, since our APIService owns extensions.example.com there. Both are reached at kube-apiserver\'s URL with one system:masters client certificate (no authorization calls, no priority-and-fairness queueing), one after the other. Their RSS counts kube-apiserver with our server, and kube-apiserver with etcd for the CRD.',
+    'The informer sync lists every object in pages of 500 following continue, then opens a watch from the list\'s resourceVersion with bookmarks allowed; its figure is the time until the watch answered 200 (the ceiling ignores limit and answers one page).',
     'Durability is equal: every target acknowledges a write after it is synced to disk (lmdb synced commits; etcd with fsync).',
     'The CRD carries the same schema as our kind, plus patterns for the git URL and branch rules our kind checks in code; kube-apiserver runs without kube-controller-manager.',
     'Watch latency is from the create\'s 201 reaching the client to the ADDED event reaching each watcher, all in one client process; an event that arrives before its 201 counts as 0 ms (hence p50s of 0). Writes are open-loop at the target rate; "writes/s" is the rate the server actually sustained, and "delivered" the share of (event, watcher) pairs that arrived: a server may end watchers it finds too slow.',

@@ -17,8 +17,12 @@ const def = website.websiteDefinition;
 const GIT_URL_PATTERN = '^((https?|ssh|git)://[^\\s/]+(/\\S*)?|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:\\S+)$';
 const BRANCH_PATTERN = '^$|^[^-\\s~^:?*\\[\\\\][^\\s~^:?*\\[\\\\]*$';
 
-/** @returns {Record<string, unknown>} the CustomResourceDefinition object */
-export function websiteCrd() {
+/**
+ * websiteCrd is the CRD of our kind in `group` (ours by default). Another group gives a twin that can be served by
+ * the same kube-apiserver as our APIService, which owns extensions.example.com there.
+ * @returns {Record<string, unknown>} the CustomResourceDefinition object
+ */
+export function websiteCrd(group = def.group) {
   /** @type {JSONSchema} */
   const schema = structuredClone(def.schema);
   const props = /** @type {Record<string, JSONSchema>} */ (schema.properties);
@@ -33,9 +37,9 @@ export function websiteCrd() {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${def.plural}.${def.group}` },
+    metadata: { name: `${def.plural}.${group}` },
     spec: {
-      group: def.group,
+      group,
       scope: def.namespaced ? 'Namespaced' : 'Cluster',
       names: { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular, shortNames: def.shortNames, categories: def.categories },
       versions: [

@@ -16,3 +16,6 @@ export const patch = await import(built('registry/patch.js'));
 
 /** @type {typeof import('../../src/registry/table.js')} */
 export const tables = await import(built('registry/table.js'));
+
+/** @type {typeof import('../../src/manifests/render.js')} */
+export const manifests = await import(built('manifests/render.js'));

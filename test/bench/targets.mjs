@@ -5,14 +5,17 @@
  * - ours: `node dist/main.js`, standalone (lmdb in a temp dir, its own CA and admin certificate);
  * - crd: kube-apiserver + etcd (fsync on, as in production) from the e2e plane, serving an equivalent CRD to a
  *   system:masters client certificate (so neither authorization nor priority-and-fairness queues apply);
- * - ceiling: raw fastify + lmdb doing only the I/O every server must do (ceiling-server.mjs).
+ * - ceiling: raw fastify + lmdb doing only the I/O every server must do (ceiling-server.mjs);
+ * - the aggregated pair, both reached at one kube-apiserver's URL (startAggregatedPlane): ours-aggregated, our
+ *   server delegated behind an APIService as users reach it, and crd-aggregated, the same CRD under another group.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import forge from 'node-forge';
 import { request, Agent } from 'undici';
-import { certs } from './dist.mjs';
+import { certs, manifests } from './dist.mjs';
 import { freePorts, launch, processMemory, startControlPlane, terminate } from '../e2e/plane.mjs';
 import { websiteCrd } from './crd.mjs';
 
@@ -24,6 +27,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {string} id
  * @property {string} label
  * @property {string} url
+ * @property {string} [group] the API group the kind is served under, when not ours (the CRD twin)
  * @property {import('./client.mjs').Tls} tls
  * @property {() => Record<string, import('../e2e/plane.mjs').ProcessMemory | undefined>} memory resident memory of each server process
  * @property {() => number} diskMiB space its data directory takes on disk (allocated blocks, as du counts)
@@ -52,9 +56,10 @@ export function diskMiB(dir) {
  * @param {number} since Date.now() at spawn
  * @param {() => boolean} alive
  * @param {string} what
+ * @param {string} [servername] a name the serving certificate holds
  */
-async function waitReady(url, tls, since, alive, what) {
-  const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key, servername: 'localhost' } });
+async function waitReady(url, tls, since, alive, what, servername = 'localhost') {
+  const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key, servername } });
   try {
     for (;;) {
       try {
@@ -167,14 +172,14 @@ export async function startOursEtcd(dir, binDir) {
 /**
  * nodeTarget is a Target for a Node.js server already spawned with `args`: ready once /readyz answers, restarted
  * with the same arguments.
- * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string, dataDir: string}} o
+ * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string, dataDir: string, servername?: string}} o
  * @param {NodeServer} first
  * @returns {Promise<Target>}
  */
 async function nodeTarget(o, first) {
   let server = first;
   const alive = () => server.proc.exitCode === null;
-  await waitReady(o.url, o.tls, Date.now(), alive, o.id);
+  await waitReady(o.url, o.tls, Date.now(), alive, o.id, o.servername);
   return {
     id: o.id,
     label: o.label,
@@ -188,7 +193,7 @@ async function nodeTarget(o, first) {
       await stopNode(server);
       const t = Date.now();
       server = spawnNode(o.args, o.logFile);
-      return waitReady(o.url, o.tls, t, alive, o.id);
+      return waitReady(o.url, o.tls, t, alive, o.id, o.servername);
     },
     stop: () => stopNode(server),
   };
@@ -239,6 +244,57 @@ export async function startCeiling(dir) {
 }
 
 /**
+ * mastersClient issues a system:masters client certificate from the plane's CA (so neither authorization nor
+ * priority-and-fairness queues apply) and returns it with a small JSON caller for setup requests.
+ * @param {import('../e2e/plane.mjs').ControlPlane} plane
+ */
+function mastersClient(plane) {
+  const caPem = readFileSync(plane.caFile, 'utf8');
+  const signer = { cert: forge.pki.certificateFromPem(caPem), key: forge.pki.privateKeyFromPem(readFileSync(plane.caKeyFile, 'utf8')) };
+  const now = new Date();
+  const client = certs.createLeaf(signer, now, new Date(now.getTime() + 86_400_000), {
+    subject: [{ shortName: 'CN', value: 'bench-admin' }, { shortName: 'O', value: 'system:masters' }],
+    extKeyUsage: { clientAuth: true },
+  });
+  const tls = { ca: caPem, cert: client.certPem, key: client.keyPem };
+  const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
+  /** @param {'GET' | 'POST' | 'DELETE'} method @param {string} path @param {unknown} [body] */
+  const call = async (method, path, body) => {
+    const r = await request(`${plane.server}${path}`, {
+      method,
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.statusCode, body: await r.body.text() };
+  };
+  /** @param {string[]} namespaces */
+  const createNamespaces = async (namespaces) => {
+    for (const name of namespaces) {
+      const r = await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      if (r.status !== 201 && r.status !== 409) throw new Error(`creating namespace ${name}: HTTP ${r.status} ${r.body}`);
+    }
+  };
+  return { tls, call, createNamespaces, close: () => agent.close() };
+}
+
+/**
+ * installCrd creates the Website CRD in `group` and waits until kube-apiserver serves it.
+ * @param {ReturnType<typeof mastersClient>} admin
+ * @param {string} [group]
+ */
+async function installCrd(admin, group) {
+  const crd = await admin.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', websiteCrd(group));
+  if (crd.status !== 201) throw new Error(`creating the CRD: HTTP ${crd.status} ${crd.body}`);
+  for (let i = 0; ; i++) {
+    const r = await admin.call('GET', `/apis/${group ?? 'extensions.example.com'}/v1/websites?limit=1`);
+    if (r.status === 200) break;
+    if (i > 600) throw new Error(`the CRD is not served: HTTP ${r.status} ${r.body}`);
+    await sleep(50);
+  }
+}
+
+/**
  * startCrd starts etcd and kube-apiserver (no controller manager) in dir/, installs the Website CRD and waits
  * until it is served.
  * @param {string} dir
@@ -249,49 +305,19 @@ export async function startCeiling(dir) {
 export async function startCrd(dir, binDir, log) {
   const plane = await startControlPlane({ binDir, dir, log, etcdFsync: true, controllerManager: false });
   try {
-    const caPem = readFileSync(plane.caFile, 'utf8');
-    const signer = { cert: forge.pki.certificateFromPem(caPem), key: forge.pki.privateKeyFromPem(readFileSync(plane.caKeyFile, 'utf8')) };
-    const now = new Date();
-    const client = certs.createLeaf(signer, now, new Date(now.getTime() + 86_400_000), {
-      subject: [{ shortName: 'CN', value: 'bench-admin' }, { shortName: 'O', value: 'system:masters' }],
-      extKeyUsage: { clientAuth: true },
-    });
-    const tls = { ca: caPem, cert: client.certPem, key: client.keyPem };
-    const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
-    /** @param {'GET' | 'POST'} method @param {string} path @param {unknown} [body] */
-    const call = async (method, path, body) => {
-      const r = await request(`${plane.server}${path}`, {
-        method,
-        dispatcher: agent,
-        headers: { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: r.statusCode, body: await r.body.text() };
-    };
-    const crd = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', websiteCrd());
-    if (crd.status !== 201) throw new Error(`creating the CRD: HTTP ${crd.status} ${crd.body}`);
-    for (let i = 0; ; i++) {
-      const r = await call('GET', '/apis/extensions.example.com/v1/websites?limit=1');
-      if (r.status === 200) break;
-      if (i > 600) throw new Error(`the CRD is not served: HTTP ${r.status} ${r.body}`);
-      await sleep(50);
-    }
+    const admin = mastersClient(plane);
+    await installCrd(admin);
     return {
       id: 'crd',
       label: `kube-apiserver ${readVersion(binDir)} + etcd, Website CRD`,
       url: plane.server,
-      tls,
+      tls: admin.tls,
       memory: () => ({ 'kube-apiserver': processMemory(plane.pids.apiserver), etcd: processMemory(plane.pids.etcd) }),
       diskMiB: () => diskMiB(join(plane.dir, 'etcd-data')),
-      prepare: async (namespaces) => {
-        for (const name of namespaces) {
-          const r = await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-          if (r.status !== 201 && r.status !== 409) throw new Error(`creating namespace ${name}: HTTP ${r.status} ${r.body}`);
-        }
-      },
+      prepare: admin.createNamespaces,
       restart: () => plane.restartApiserver(),
       stop: async () => {
-        await agent.close();
+        await admin.close();
         await plane.stop();
       },
     };
@@ -299,6 +325,165 @@ export async function startCrd(dir, binDir, log) {
     await plane.stop();
     throw e;
   }
+}
+
+/** The group of the CRD twin served beside our APIService, which owns extensions.example.com on that kube-apiserver. */
+export const TWIN_GROUP = 'crd.example.com';
+
+/**
+ * @typedef {object} AggregatedPlane one kube-apiserver + etcd (fsync on, no controller manager) shared by the
+ * aggregated pair, so their ratio compares the same front door
+ * @property {import('../e2e/plane.mjs').ControlPlane} plane
+ * @property {ReturnType<typeof mastersClient>} admin
+ * @property {string} binDir
+ * @property {string} dir
+ * @property {(m: string) => void} log
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * startAggregatedPlane starts the control plane the aggregated targets share.
+ * @param {string} dir
+ * @param {string} binDir
+ * @param {(m: string) => void} log
+ * @returns {Promise<AggregatedPlane>}
+ */
+export async function startAggregatedPlane(dir, binDir, log) {
+  const plane = await startControlPlane({ binDir, dir: join(dir, 'plane'), log, etcdFsync: true, controllerManager: false });
+  const admin = mastersClient(plane);
+  return {
+    plane, admin, binDir, dir, log,
+    stop: async () => {
+      await admin.close();
+      await plane.stop();
+    },
+  };
+}
+
+/**
+ * startOursAggregated runs our server (lmdb) delegated to the shared kube-apiserver as the e2e harness does: the
+ * rendered namespace, ServiceAccount and RBAC applied for real, the server running with that ServiceAccount's token,
+ * an ExternalName Service to loopback (no kube-proxy here) and the rendered APIService with its caBundle, Available.
+ * The benchmark reaches it at kube-apiserver's URL; stopping it unregisters the APIService.
+ * @param {AggregatedPlane} shared
+ * @returns {Promise<Target>}
+ */
+export async function startOursAggregated(shared) {
+  const { plane, admin } = shared;
+  const dir = join(shared.dir, 'ours-aggregated');
+  mkdirSync(dir, { recursive: true });
+  const kubectl = (/** @type {string[]} */ args, /** @type {string | undefined} */ input = undefined) =>
+    execFileSync(join(shared.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfig, ...args], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  const namespace = manifests.DEFAULT_NAMESPACE;
+  const [port = 0] = await freePorts(1);
+  const serving = manifests.generateServingCertificate(namespace);
+  const files = manifests.renderManifests({ namespace, servingCert: serving, servicePort: port });
+  const file = (/** @type {string} */ prefix) => {
+    const f = files.find((x) => x.name.startsWith(prefix));
+    if (!f) throw new Error(`no rendered manifest ${prefix}*`);
+    const path = join(dir, f.name);
+    writeFileSync(path, f.text);
+    return path;
+  };
+  // Namespace, then ServiceAccount and RBAC; no pod runs here, so the Service is an ExternalName to loopback.
+  kubectl(['apply', '-f', file('00')]);
+  kubectl(['apply', '-f', file('10')]);
+  kubectl(['apply', '-f', '-'], JSON.stringify({
+    apiVersion: 'v1', kind: 'Service', metadata: { name: manifests.SERVICE_NAME, namespace },
+    spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
+  }));
+  const token = kubectl(['create', 'token', manifests.SERVICE_NAME, '-n', namespace, '--duration', '24h']).trim();
+  const kubeconfig = join(dir, 'server.kubeconfig');
+  const user = `system:serviceaccount:${namespace}:${manifests.SERVICE_NAME}`;
+  writeFileSync(kubeconfig, JSON.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'bench',
+    clusters: [{ name: 'bench', cluster: { server: plane.server, 'certificate-authority': plane.caFile } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: 'bench', context: { cluster: 'bench', user } }],
+  }), { mode: 0o600 });
+  writeFileSync(join(dir, 'tls.crt'), serving.cert);
+  writeFileSync(join(dir, 'tls.key'), serving.key, { mode: 0o600 });
+  const certDir = join(dir, 'certs');
+  const dataDir = join(dir, 'data');
+  const args = [
+    process.env.BENCH_OURS_MAIN ?? join(REPO, 'dist', 'main.js'),
+    `--port=${port}`, '--bind-address=127.0.0.1', `--kubeconfig=${kubeconfig}`,
+    `--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-private-key-file=${join(dir, 'tls.key')}`,
+    `--data-dir=${dataDir}`, `--cert-dir=${certDir}`, '--log-level=warn',
+    // The CRD twin has no controller either: the API alone is compared.
+    '--enable-reconcilers=false',
+  ];
+  const logFile = join(dir, 'server.log');
+  const server = spawnNode(args, logFile);
+  for (const t = Date.now(); !existsSync(join(certDir, 'kubeconfig')); await sleep(20)) {
+    if (server.proc.exitCode !== null || Date.now() - t > 60_000) throw new Error(`our server wrote no certificates; see ${logFile}`);
+  }
+  // Readiness and restarts are checked on our own port, with the admin certificate of our own CA.
+  const ownTls = {
+    ca: serving.caCert,
+    cert: readFileSync(join(certDir, 'admin.crt'), 'utf8'),
+    key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
+  };
+  const direct = await nodeTarget({ id: 'ours-aggregated', label: '', url: `https://127.0.0.1:${port}`, tls: ownTls, args, logFile, dataDir,
+    // The rendered certificate names only the Service (what the aggregator verifies).
+    servername: manifests.servingCertificateSans(namespace)[0] }, server);
+  try {
+    kubectl(['apply', '-f', file('30')]);
+    for (const t = Date.now(); ; await sleep(250)) {
+      const list = JSON.parse(kubectl(['get', 'apiservice', ...manifests.APISERVICE_NAMES, '-o', 'json']));
+      /** @param {any} o */
+      const available = (o) => o.status?.conditions?.some((/** @type {any} */ c) => c.type === 'Available' && c.status === 'True');
+      if (list.items.length === manifests.APISERVICE_NAMES.length && list.items.every(available)) break;
+      if (Date.now() - t > 90_000) throw new Error(`the APIServices are not Available after 90 s; see ${logFile}`);
+    }
+    for (let i = 0; ; i++) {
+      const r = await admin.call('GET', '/apis/extensions.example.com/v1/websites?limit=1');
+      if (r.status === 200) break;
+      if (i > 600) throw new Error(`kube-apiserver does not proxy to our server: HTTP ${r.status} ${r.body}`);
+      await sleep(50);
+    }
+  } catch (e) {
+    await direct.stop();
+    throw e;
+  }
+  return {
+    ...direct,
+    label: `website-apiserver (lmdb) behind kube-apiserver ${readVersion(shared.binDir)} (APIService)`,
+    url: plane.server,
+    tls: admin.tls,
+    memory: () => ({ ...direct.memory(), 'kube-apiserver': processMemory(plane.pids.apiserver) }),
+    // Our server, like kube-apiserver, refuses objects in namespaces the cluster does not have.
+    prepare: admin.createNamespaces,
+    stop: async () => {
+      await direct.stop();
+      for (const name of manifests.APISERVICE_NAMES) {
+        await admin.call('DELETE', `/apis/apiregistration.k8s.io/v1/apiservices/${name}`).catch(() => undefined);
+      }
+    },
+  };
+}
+
+/**
+ * startCrdTwin installs the Website CRD under TWIN_GROUP on the shared kube-apiserver.
+ * @param {AggregatedPlane} shared
+ * @returns {Promise<Target>}
+ */
+export async function startCrdTwin(shared) {
+  const { plane, admin } = shared;
+  await installCrd(admin, TWIN_GROUP);
+  return {
+    id: 'crd-aggregated',
+    label: `kube-apiserver ${readVersion(shared.binDir)} + etcd, the Website CRD as ${TWIN_GROUP} on the same kube-apiserver`,
+    url: plane.server,
+    group: TWIN_GROUP,
+    tls: admin.tls,
+    memory: () => ({ 'kube-apiserver': processMemory(plane.pids.apiserver), etcd: processMemory(plane.pids.etcd) }),
+    diskMiB: () => diskMiB(join(plane.dir, 'etcd-data')),
+    prepare: admin.createNamespaces,
+    restart: () => plane.restartApiserver(),
+    // The plane is the shared one's to stop.
+    stop: async () => {},
+  };
 }
 
 /** @param {string} binDir */

@@ -9,8 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { expectStatus, httpClient, percentiles, round3, runOps, throughput } from './client.mjs';
 
+/** Our group; a target may serve the kind under another (the CRD twin beside our APIService: Target.group). */
+export const GROUP = 'extensions.example.com';
 // v1: the preferred and stored version, what kubectl and new clients use (the CRD baseline serves the same schema).
-const BASE = '/apis/extensions.example.com/v1';
+const basePath = (/** @type {string} */ group) => `/apis/${group}/v1`;
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -26,7 +28,7 @@ export const NAMESPACES = ['bench-c1', 'bench', 'bench-watch', 'bench-bulk'];
  * @property {number} watchWritesPerSecond
  * @property {number} watchSeconds
  * @property {number[]} watchers fan-out levels
- * @property {number} bulkObjects objects stored when memory and cold start are measured
+ * @property {number} bulkObjects objects stored when memory and cold start are measured (and the informer syncs)
  * @property {number} concurrency requests in flight for the concurrent workloads
  */
 
@@ -60,6 +62,7 @@ export function workloadList(p) {
       better: 'lower',
     })),
     { id: 'create-bulk', label: `create up to ${k(p.bulkObjects)} stored, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
+    { id: 'informer-sync', label: `informer initial sync, ${k(p.bulkObjects)} objects (pages of 500, then watch)`, unit: 'ms', better: 'lower' },
     { id: 'rss', label: `RSS with ${k(p.bulkObjects)} objects stored`, unit: 'MiB', better: 'lower' },
     { id: 'cold-start', label: `cold start to /readyz, ${k(p.bulkObjects)} objects`, unit: 'ms', better: 'lower' },
   ];
@@ -70,11 +73,12 @@ export function workloadList(p) {
  * `v1alpha1` gives the same object in that version (ab.mjs and alloc.mjs measure either, and earlier builds).
  * @param {string} name
  * @param {'v1' | 'v1alpha1'} [version]
+ * @param {string} [group]
  */
-export function websiteBody(name, version = 'v1') {
+export function websiteBody(name, version = 'v1', group = GROUP) {
   const repository = `https://github.com/example/${name}.git`;
   return {
-    apiVersion: `extensions.example.com/${version}`,
+    apiVersion: `${group}/${version}`,
     kind: 'Website',
     metadata: { name, labels: { app: 'bench', tier: 'web' } },
     spec: version === 'v1' ? { git: { repository, branch: 'main' } } : { gitRepo: repository, branch: 'main' },
@@ -98,6 +102,8 @@ const pad = (/** @type {number} */ i) => String(i).padStart(6, '0');
  */
 export async function runAll(target, p, log) {
   const client = httpClient(target.url, target.tls, p.concurrency);
+  const group = target.group ?? GROUP;
+  const BASE = basePath(group);
   /** @type {Record<string, Figure | {error: string}>} */
   const out = {};
   /**
@@ -115,7 +121,7 @@ export async function runAll(target, p, log) {
     }
   };
   /** @param {string} ns @param {string} name */
-  const create = async (ns, name) => expectStatus(await client.request('POST', `${BASE}/namespaces/${ns}/websites`, { body: websiteBody(name) }), 201);
+  const create = async (ns, name) => expectStatus(await client.request('POST', `${BASE}/namespaces/${ns}/websites`, { body: websiteBody(name, 'v1', group) }), 201);
   let stored = 0;
 
   try {
@@ -170,8 +176,8 @@ export async function runAll(target, p, log) {
     });
     for (const n of p.watchers) {
       await stage(`watch-${n}`, async () => {
-        const f = await watchFanOut(target, client, n, p);
-        stored += Number(f.writes);
+        const f = await watchFanOut(target, client, n, p, group);
+        stored += Number(f.writes) - Number(f.writeErrors);
         return f;
       });
     }
@@ -181,6 +187,7 @@ export async function runAll(target, p, log) {
       stored += r.latencies.length;
       return { ...throughput(r), stored };
     });
+    await stage('informer-sync', async () => ({ ...(await informerSync(target, BASE, stored)), stored }));
     await stage('rss', async () => {
       await sleep(3000); // let in-flight work and the write-behind settle
       const m = target.memory();
@@ -217,9 +224,11 @@ export async function runAll(target, p, log) {
  * @param {import('./client.mjs').HttpClient} client
  * @param {number} n
  * @param {Params} p
+ * @param {string} group
  * @returns {Promise<Figure>}
  */
-async function watchFanOut(target, client, n, p) {
+async function watchFanOut(target, client, n, p, group) {
+  const BASE = basePath(group);
   const writes = Math.max(1, Math.round(p.watchWritesPerSecond * p.watchSeconds));
   const prefix = `wf${n}-`;
   const marker = `"name":"${prefix}`;
@@ -289,7 +298,7 @@ async function watchFanOut(target, client, n, p) {
         for (; i < due; i++) {
           const j = i;
           pending.push(
-            writer.request('POST', `${BASE}/namespaces/bench-watch/websites`, { body: websiteBody(`${prefix}${j}`) }).then(
+            writer.request('POST', `${BASE}/namespaces/bench-watch/websites`, { body: websiteBody(`${prefix}${j}`, 'v1', group) }).then(
               (r) => {
                 if (r.status === 201) ack[j] = performance.now();
                 else {
@@ -345,6 +354,70 @@ async function watchFanOut(target, client, n, p) {
     };
   } finally {
     for (const s of streams) s.body.destroy();
+    await pool.destroy();
+  }
+}
+
+// How long the informer's watch may stay silent after it opened: a server sends no event until something changes or
+// its bookmark interval passes (a minute), so the sync is timed to the watch's 200, and a first event only noted.
+const FIRST_EVENT_WAIT_MS = 1000;
+
+/**
+ * informerSync does what a client-go informer does on start, on a fresh connection: list every object in pages of
+ * 500 following `continue`, then watch from the list's resourceVersion with bookmarks allowed. The figure is the
+ * time until the watch answered 200 (the informer is synced and watching); a first event or bookmark within
+ * FIRST_EVENT_WAIT_MS is reported apart.
+ * @param {import('./targets.mjs').Target} target
+ * @param {string} base
+ * @param {number} stored objects the list must return
+ * @returns {Promise<Figure>}
+ */
+async function informerSync(target, base, stored) {
+  const pool = new Pool(target.url, {
+    connections: 1,
+    headersTimeout: 120_000,
+    bodyTimeout: 0,
+    connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' },
+  });
+  try {
+    const t0 = performance.now();
+    let items = 0;
+    let pages = 0;
+    let cont = '';
+    let rv = '';
+    do {
+      const r = await pool.request({ method: 'GET', path: `${base}/websites?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
+      const body = await r.body.text();
+      if (r.statusCode !== 200) throw new Error(`list page ${pages + 1}: HTTP ${r.statusCode} ${body.slice(0, 200)}`);
+      const list = JSON.parse(body);
+      items += list.items.length;
+      pages++;
+      cont = list.metadata?.continue ?? '';
+      rv ||= list.metadata.resourceVersion; // every page is at the first page's resourceVersion
+    } while (cont);
+    const listMs = performance.now() - t0;
+    if (items !== stored) throw new Error(`the paginated list returned ${items} objects, wanted ${stored}`);
+    const w = await pool.request({
+      method: 'GET',
+      path: `${base}/websites?watch=true&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`,
+      headers: { accept: 'application/json' },
+    });
+    const watchingMs = performance.now() - t0;
+    if (w.statusCode !== 200) throw new Error(`watch: HTTP ${w.statusCode} ${await w.body.text()}`);
+    /** @type {number | undefined} */
+    let firstEventMs;
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, FIRST_EVENT_WAIT_MS);
+      w.body.once('data', () => {
+        firstEventMs = performance.now() - t0;
+        clearTimeout(timer);
+        resolve(undefined);
+      });
+      w.body.on('error', () => undefined); // destroyed by us below
+    });
+    w.body.destroy();
+    return { value: round3(watchingMs), listMs: round3(listMs), pages, items, ...(firstEventMs === undefined ? {} : { firstEventMs: round3(firstEventMs) }) };
+  } finally {
     await pool.destroy();
   }
 }

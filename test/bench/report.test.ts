@@ -138,6 +138,40 @@ describe('bench report', () => {
     expect(row(markdownReport(agg), 'create')[7]).toBe('**2.0× ▲**');
   });
 
+  it('leads with ours through kube-apiserver against the CRD on the same kube-apiserver when both ran', () => {
+    const agg = sample();
+    agg.targets.push(
+      { id: 'ours-aggregated', label: 'website-apiserver behind kube-apiserver (APIService)' },
+      { id: 'crd-aggregated', label: 'the Website CRD as crd.example.com on the same kube-apiserver' },
+    );
+    agg.workloads[0]!.results['ours-aggregated'] = { value: 600 };
+    agg.workloads[0]!.results['crd-aggregated'] = { value: 400 };
+    agg.workloads[1]!.results['ours-aggregated'] = { value: 30 };
+    agg.workloads[1]!.results['crd-aggregated'] = { error: 'watch: HTTP 503' };
+    const md = markdownReport(agg);
+    const lead = md.indexOf('## Through kube-apiserver');
+    const direct = md.indexOf('## Each target on its own port');
+    expect(lead).toBeGreaterThan(0);
+    expect(direct).toBeGreaterThan(lead);
+    // The first rows found are the pair's: Workload | through aggregator | CRD there | ratio.
+    expect(row(md, 'create')).toEqual(['create, concurrency 1', '600 req/s', '400 req/s', '**1.5× ▲**']);
+    expect(row(md, 'watch')).toEqual(['watch p99 \\<10 watchers> & "friends"', '30.0 ms', 'error [1]', '—']);
+    expect(md).toContain('1. CRD on the same kube-apiserver: watch: HTTP 503');
+    // The direct table keeps its columns; the twin is compared with ours-aggregated only.
+    const header = md.split('\n').filter((l) => l.startsWith('| Workload'))[1];
+    expect(header).toBe('| Workload | ours | CRD | ours vs CRD | ceiling | ours vs ceiling |');
+    expect(md).toContain('  - CRD on the same kube-apiserver: the Website CRD as crd.example.com on the same kube-apiserver');
+
+    // Only the pair ran: no direct table.
+    const onlyPair = agg;
+    onlyPair.targets = onlyPair.targets.filter((t) => t.id.endsWith('-aggregated'));
+    for (const w of onlyPair.workloads) for (const id of ['ours', 'crd', 'ceiling']) delete w.results[id];
+    const md2 = markdownReport(onlyPair);
+    expect(md2).toContain('## Through kube-apiserver');
+    expect(md2).not.toContain('## Each target on its own port');
+    expect(md2).not.toContain('  - ours: ');
+  });
+
   it('draws a self-contained, well-formed SVG', () => {
     const svg = svgChart(sample());
     expect(svg.startsWith('<svg ')).toBe(true);

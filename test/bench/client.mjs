@@ -11,6 +11,7 @@ import { Pool } from 'undici';
  * @property {string} ca PEM of the CA that signed the server's certificate
  * @property {string} cert client certificate PEM
  * @property {string} key its key
+ * @property {string} [servername] a name the server's certificate holds, when not localhost
  */
 
 /**
@@ -39,7 +40,7 @@ export function httpClient(url, tls, connections) {
     // 10k-item lists of the CRD take seconds to encode; a watch stays open for the whole stage.
     headersTimeout: 120_000,
     bodyTimeout: 0,
-    connect: { ca: tls.ca, cert: tls.cert, key: tls.key, servername: 'localhost' },
+    connect: { ca: tls.ca, cert: tls.cert, key: tls.key, servername: tls.servername ?? 'localhost' },
   });
   return {
     async request(method, path, o = {}) {

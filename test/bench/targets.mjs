@@ -35,6 +35,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {() => Promise<number>} restart stops the server gracefully and starts it again; ms from spawn to /readyz 200
  * @property {() => Promise<void>} stop
  * @property {() => number | undefined} [pid] the server's process, for targets that are one Node.js process
+ * @property {{url: string, tls: import('./client.mjs').Tls}} [direct] our own port behind the aggregator, with our CA's admin
  */
 
 /**
@@ -420,13 +421,14 @@ export async function startOursAggregated(shared) {
   }
   // Readiness and restarts are checked on our own port, with the admin certificate of our own CA.
   const ownTls = {
+    // The rendered certificate names only the Service (what the aggregator verifies).
+    servername: manifests.servingCertificateSans(namespace)[0],
     ca: serving.caCert,
     cert: readFileSync(join(certDir, 'admin.crt'), 'utf8'),
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
   const direct = await nodeTarget({ id: 'ours-aggregated', label: '', url: `https://127.0.0.1:${port}`, tls: ownTls, args, logFile, dataDir,
-    // The rendered certificate names only the Service (what the aggregator verifies).
-    servername: manifests.servingCertificateSans(namespace)[0] }, server);
+    servername: ownTls.servername }, server);
   try {
     kubectl(['apply', '-f', file('30')]);
     for (const t = Date.now(); ; await sleep(250)) {
@@ -450,6 +452,7 @@ export async function startOursAggregated(shared) {
     ...direct,
     label: `website-apiserver (lmdb) behind kube-apiserver ${readVersion(shared.binDir)} (APIService)`,
     url: plane.server,
+    direct: { url: direct.url, tls: direct.tls },
     tls: admin.tls,
     memory: () => ({ ...direct.memory(), 'kube-apiserver': processMemory(plane.pids.apiserver) }),
     // Our server, like kube-apiserver, refuses objects in namespaces the cluster does not have.

@@ -4,9 +4,10 @@
  * clientAuth, peer-sent certificates as intermediates; k8s.io/apiserver pkg/authentication/request/x509/x509.go), and
  * certificateUser is CommonNameUserConversion (CN → user, O → groups, no CN → no opinion).
  */
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HOUR_MS, makeCA, makeClient, peerOf, type TestCert } from '../../test/helpers/auth-certs.js';
-import { certificateUser, chainsTo, CertificatePool, splitPem } from './x509.js';
+import { certificateUser, chainsTo, CertificatePool, peerCertificate, splitPem } from './x509.js';
 
 let rootA: TestCert;
 let rootB: TestCert;
@@ -126,5 +127,55 @@ describe('certificateUser', () => {
 
   it('has no opinion on a certificate without a CN', () => {
     expect(certificateUser({ ...peerOf(makeClient(rootA, 'x')), commonName: '' })).toBeUndefined();
+  });
+});
+
+/**
+ * connectionPresenting is what Node's TLS socket answers for a verified connection whose client sent `chain` (leaf
+ * first), the parts peerCertificate reads; `calls` counts the parses asked of it.
+ */
+function connectionPresenting(chain: TestCert[], authorized = true) {
+  const detailed = chain.map((c) => ({ raw: c.x509.raw, fingerprint256: c.x509.fingerprint256, subject: { CN: c.cn, O: c.o } }) as unknown as DetailedPeerCertificate);
+  detailed.forEach((d, i) => Object.assign(d, { issuerCertificate: detailed[i + 1] ?? d }));
+  const socket = { authorized, calls: 0, getPeerCertificate: () => (socket.calls++, detailed[0]) };
+  return socket as typeof socket & TLSSocket;
+}
+
+describe('peerCertificate', () => {
+  it('reads the leaf, the certificates sent with it, CN and O', () => {
+    const inter = makeCA('inter-a', { issuer: rootA });
+    const leaf = makeClient(inter, 'front-proxy-client', { o: ['proxies'] });
+    const peer = peerCertificate(connectionPresenting([leaf, inter]));
+    expect(peer?.leaf.fingerprint256).toBe(leaf.x509.fingerprint256);
+    expect(peer?.intermediates.map((c) => c.fingerprint256)).toEqual([inter.x509.fingerprint256]);
+    expect([peer?.commonName, peer?.organizations]).toEqual(['front-proxy-client', ['proxies']]);
+    expect(chainsTo(peer!, pool)).toBe(true);
+  });
+
+  it('parses a connection once, however many requests it carries', () => {
+    const conn = connectionPresenting([makeClient(rootA, 'alice')]);
+    const first = peerCertificate(conn);
+    expect(peerCertificate(conn)).toBe(first);
+    expect(conn.calls).toBe(1);
+  });
+
+  it('shares the parsed chain between connections presenting the same certificates (the aggregator reconnecting)', () => {
+    const proxy = makeClient(rootA, 'front-proxy-client');
+    const first = peerCertificate(connectionPresenting([proxy]));
+    const again = peerCertificate(connectionPresenting([proxy]));
+    expect(again).toBe(first);
+    // Other certificates, or the same leaf sent with another chain, are parsed for themselves.
+    const other = peerCertificate(connectionPresenting([makeClient(rootA, 'front-proxy-client')]));
+    expect(other).not.toBe(first);
+    expect(other?.leaf.fingerprint256).not.toBe(first?.leaf.fingerprint256);
+    const withChain = peerCertificate(connectionPresenting([proxy, rootA]));
+    expect(withChain).not.toBe(first);
+    expect(withChain?.intermediates).toHaveLength(1);
+  });
+
+  it('gives nothing for a connection the TLS layer did not verify, even with a known chain', () => {
+    const proxy = makeClient(rootA, 'known');
+    expect(peerCertificate(connectionPresenting([proxy]))).toBeDefined();
+    expect(peerCertificate(connectionPresenting([proxy], false))).toBeUndefined();
   });
 });

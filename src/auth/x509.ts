@@ -7,6 +7,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { TLSSocket, DetailedPeerCertificate } from 'node:tls';
+import { LRUCache } from 'lru-cache';
 import type { UserInfo } from './user.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
@@ -70,12 +71,37 @@ const valid = (c: X509Certificate, now: number) => {
 // The chain of a socket never changes: parse it once per connection, not once per request.
 const peers = new WeakMap<TLSSocket, PeerCertificate | null>();
 
+// kube-apiserver's aggregator opens a new connection whenever more requests are in flight to us than it keeps idle
+// (25: client-go's MaxIdleConnsPerHost over HTTP/1.1), hundreds a second under load, each presenting the same
+// front-proxy chain. Chains are kept by their certificates' SHA-256 fingerprints, so a new connection reuses the
+// parsed certificates and the signature checks remembered on them (validity is still checked per request).
+const chains = new LRUCache<string, PeerCertificate>({ max: 256 });
+
+/** chainKey names a presented chain by its certificates' fingerprints, leaf first; '' when one is missing. */
+function chainKey(detailed: DetailedPeerCertificate): string {
+  const prints: string[] = [];
+  let cur: DetailedPeerCertificate | undefined = detailed;
+  for (let i = 0; cur && cur.raw && i <= MAX_CHAIN; i++) {
+    if (!cur.fingerprint256) return '';
+    prints.push(cur.fingerprint256);
+    if (cur.issuerCertificate === cur) break;
+    cur = cur.issuerCertificate;
+  }
+  return prints.join('/');
+}
+
 /** peerCertificate returns the client certificate of a connection whose chain the TLS layer verified. */
 export function peerCertificate(socket: TLSSocket): PeerCertificate | undefined {
   if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
   const known = peers.get(socket);
   if (known !== undefined) return known ?? undefined;
   const detailed = socket.getPeerCertificate(true);
+  const key = detailed?.raw ? chainKey(detailed) : '';
+  const seen = key ? chains.get(key) : undefined;
+  if (seen) {
+    peers.set(socket, seen);
+    return seen;
+  }
   let result: PeerCertificate | null = null;
   if (detailed?.raw) {
     const intermediates: X509Certificate[] = [];
@@ -96,6 +122,7 @@ export function peerCertificate(socket: TLSSocket): PeerCertificate | undefined 
     };
   }
   peers.set(socket, result);
+  if (result && key) chains.set(key, result);
   return result ?? undefined;
 }
 

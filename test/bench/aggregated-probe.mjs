@@ -4,9 +4,11 @@
  * Where the aggregated path's time goes, on one shared kube-apiserver:
  *
  *     node test/bench/aggregated-probe.mjs [--objects 300] [--gets 5000] [--concurrency 32] [--rounds 2] [--only ID,...]
+ *       [--verb get|create|patch]
  *
  * starts the aggregated pair (bench targets ours-aggregated and crd-aggregated), stores the same objects in both,
- * then alternates timed gets at the given concurrency: ours through kube-apiserver, the CRD twin, and ours on its
+ * then alternates timed requests (--gets of them; gets by name by default, or creates of new objects, or merge
+ * patches of the stored ones) at the given concurrency: ours through kube-apiserver, the CRD twin, and ours on its
  * own port. While ours is loaded through kube-apiserver, `ss` is sampled every 100 ms for the TCP connections on our
  * port (established now, and how many distinct peer ports were seen: kube-apiserver opening connections anew) and
  * the TIME-WAIT sockets left after it. BENCH_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles our server
@@ -28,13 +30,15 @@ function parse(argv) {
   const o = { objects: 300, gets: 5000, concurrency: 32, rounds: 2 };
   // The paths timed (a profile of one path alone is easier to read).
   let only = ['ours-aggregated', 'crd-aggregated', 'ours-direct'];
+  let verb = 'get';
   for (let i = 0; i < argv.length; i += 2) {
     const k = (argv[i] ?? '').replace(/^--/, '');
     if (k === 'only') only = (argv[i + 1] ?? '').split(',');
+    else if (k === 'verb' && ['get', 'create', 'patch'].includes(argv[i + 1] ?? '')) verb = argv[i + 1] ?? verb;
     else if (k in o) /** @type {Record<string, number>} */ (o)[k] = Number(argv[i + 1]);
     else throw new Error(`unknown flag ${argv[i]}; flags: ${Object.keys(o).map((x) => `--${x} N`).join(' ')} --only ${only.join(',')}`);
   }
-  return { ...o, only };
+  return { ...o, only, verb };
 }
 
 /**
@@ -112,13 +116,21 @@ async function main() {
         const timeWaitBefore = timeWait(port);
         const pids = { ours: ours.pid?.(), 'kube-apiserver': shared.plane.pids.apiserver, etcd: shared.plane.pids.etcd };
         const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
-        const r = await runOps(o.gets, o.concurrency, async (i) => expectStatus(await c.request('GET', `/apis/${p.group}/v1/namespaces/probe/websites/p-${i % o.objects}`), 200));
+        const collection = `/apis/${p.group}/v1/namespaces/probe/websites`;
+        /** @type {(i: number) => Promise<string | undefined>} */
+        const op = {
+          get: async (/** @type {number} */ i) => expectStatus(await c.request('GET', `${collection}/p-${i % o.objects}`), 200),
+          // Names unique per round and path, so every create is new.
+          create: async (/** @type {number} */ i) => expectStatus(await c.request('POST', collection, { body: websiteBody(`c${round}-${id}-${i}`, 'v1', p.group) }), 201),
+          patch: async (/** @type {number} */ i) => expectStatus(await c.request('PATCH', `${collection}/p-${i % o.objects}`, { body: { metadata: { labels: { n: String(i) } } }, contentType: 'application/merge-patch+json' }), 200),
+        }[o.verb] ?? (async () => 'unknown verb');
+        const r = await runOps(o.gets, o.concurrency, op);
         clearInterval(sample);
         const perRequest = Object.entries(pids).map(([k, pid]) => `${k} ${Math.round(((cpuMs(pid) - (cpu0[k] ?? NaN)) / o.gets) * 1000)}`).join(', ');
         await c.close();
         const t = throughput(r);
         const conns = sample ? `; our port: max ${maxEstablished} established, ${peers.size} distinct peers, time-wait ${timeWaitBefore} → ${timeWait(port)}` : '';
-        process.stdout.write(`round ${round} ${id}: get c${o.concurrency} ${t.value} req/s, p50 ${t.p50Ms} ms, p99 ${t.p99Ms} ms, errors ${t.errors}; CPU µs/request: ${perRequest}${conns}\n`);
+        process.stdout.write(`round ${round} ${id}: ${o.verb} c${o.concurrency} ${t.value} req/s, p50 ${t.p50Ms} ms, p99 ${t.p99Ms} ms, errors ${t.errors}; CPU µs/request: ${perRequest}${conns}\n`);
       }
     }
     await twin.stop();

@@ -247,7 +247,7 @@ async function watchFanOut(target, client, n, p, group) {
     pipelining: 1,
     bodyTimeout: 0,
     headersTimeout: 60_000,
-    connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' },
+    connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: target.tls.servername ?? 'localhost' },
   });
   /** @type {import('undici').Dispatcher.ResponseData[]} */
   const streams = [];
@@ -377,7 +377,7 @@ async function informerSync(target, base, stored) {
     connections: 1,
     headersTimeout: 120_000,
     bodyTimeout: 0,
-    connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' },
+    connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: target.tls.servername ?? 'localhost' },
   });
   try {
     const t0 = performance.now();

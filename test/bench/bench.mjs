@@ -2,6 +2,7 @@
 /**
  * @module bench/bench
  * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd,ours-aggregated,crd-aggregated] [--crd auto|build|off] [--out BASE]`
+ * `npm run bench -- --scale [N] [--targets ours,ours-etcd] [--out BASE]` (scale.mjs: N objects stored, default 1,000,000)
  *
  * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling,
  * kube-apiserver + etcd serving an equivalent CRD, and the aggregated pair (ours behind an APIService and the CRD
@@ -18,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { markdownReport, svgChart } from './report.mjs';
 import { readVersion, startAggregatedPlane, startCeiling, startCrd, startCrdTwin, startOurs, startOursAggregated, startOursEtcd } from './targets.mjs';
 import { runAll, workloadList } from './workloads.mjs';
+import { runScale, scaleMarkdown, scaleParams } from './scale.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -55,17 +57,27 @@ const PARAMS = {
 
 /** @param {string[]} argv */
 function parseFlags(argv) {
-  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '' };
+  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0 };
+  let targetsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const eq = a.indexOf('=');
     const name = eq < 0 ? a : a.slice(0, eq);
     const value = () => (eq < 0 ? argv[++i] ?? '' : a.slice(eq + 1));
     if (name === '--quick') flags.mode = 'quick';
-    else if (name === '--targets') flags.targets = value().split(',').filter(Boolean);
+    else if (name === '--targets') [flags.targets, targetsGiven] = [value().split(',').filter(Boolean), true];
+    // --scale takes an optional count: `--scale`, `--scale 20000`, `--scale=20000`.
+    else if (name === '--scale') flags.scale = eq >= 0 ? Number(a.slice(eq + 1)) : /^\d+$/.test(argv[i + 1] ?? '') ? Number(argv[++i]) : 1_000_000;
     else if (name === '--crd') flags.crd = value();
     else if (name === '--out') flags.out = value();
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --scale [N]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
+  }
+  if (flags.scale) {
+    if (!Number.isSafeInteger(flags.scale) || flags.scale < 1000) throw new Error('--scale: N must be an integer of at least 1000');
+    // Only our server: the question is how it holds up, not how it compares.
+    if (!targetsGiven) flags.targets = ['ours'];
+    flags.targets = flags.targets.filter((t) => t === 'ours' || t === 'ours-etcd');
+    flags.out ||= join(REPO, '.cache', 'bench', `scale-${flags.scale}`);
   }
   const unknown = flags.targets.filter((t) => !ALL_TARGETS.includes(t));
   if (unknown.length) throw new Error(`unknown target ${unknown.join(', ')}; known: ${ALL_TARGETS.join(', ')}`);
@@ -123,9 +135,17 @@ async function main() {
     kubernetes: binDir ? readVersion(binDir) : goModVersion('k8s', 'k8s.io/kubernetes'),
     etcd: goModVersion('etcd', 'go.etcd.io/etcd/server/v3'),
   };
-  log(`mode ${flags.mode}, machine ${JSON.stringify(machine)}`);
+  log(`mode ${flags.scale ? `scale ${flags.scale}` : flags.mode}, machine ${JSON.stringify(machine)}`);
 
   const work = mkdtempSync(join(tmpdir(), 'website-bench-'));
+  if (flags.scale) {
+    try {
+      await scaleRun(flags, binDir, machine, work, log);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return;
+  }
   /** @type {import('./targets.mjs').AggregatedPlane | undefined} */
   let shared;
   const sharedPlane = async () => (shared ??= await startAggregatedPlane(join(work, 'aggregated'), binDir ?? '', log));
@@ -206,6 +226,65 @@ async function main() {
     log(`failed: ${failed.join(', ')}`);
     process.exitCode = 1;
   }
+}
+
+/**
+ * scaleRun is `--scale N`: fill each target with N objects and measure (scale.mjs); writes BASE.json and BASE.md.
+ * @param {ReturnType<typeof parseFlags>} flags
+ * @param {string | undefined} binDir
+ * @param {Record<string, unknown>} machine
+ * @param {string} work
+ * @param {(m: string) => void} log
+ */
+async function scaleRun(flags, binDir, machine, work, log) {
+  const started = Date.now();
+  const params = scaleParams(flags.scale);
+  // A 1 s bookmark interval, so the informer sync's watch sees its first BOOKMARK soon after it starts.
+  const args = ['--watch-bookmark-interval=1s'];
+  /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
+  const starters = {
+    ours: () => startOurs(join(work, 'ours'), { id: 'ours', label: 'website-apiserver (lmdb)', args, dataDir: '' }),
+    ...(binDir ? { 'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir, args) } : {}),
+  };
+  /** @type {Record<string, Record<string, Record<string, unknown>>>} */
+  const figures = {};
+  /** @type {{id: string, label: string}[]} */
+  const targets = [];
+  for (const id of flags.targets) {
+    const start = starters[id];
+    if (!start) continue;
+    log(`starting ${id}`);
+    const target = await start();
+    targets.push({ id, label: target.label });
+    try {
+      for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
+    } finally {
+      await target.stop();
+    }
+  }
+  const results = {
+    schema: 1,
+    mode: 'scale',
+    objects: flags.scale,
+    date: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    parameters: params,
+    targets,
+    figures,
+    notes: [
+      'Objects are spread evenly over 100 namespaces; each has a label bucket=b0..b3, the selector list asks for bucket=b1 in one namespace.',
+      'get: one request at a time per connection, `concurrency` connections; page: one pager reading every page of a cluster-wide list at limit 500; rss after the lists.',
+      'dataMdb counts the mappings of data.mdb in the server process; disk is the data directory\'s allocated blocks divided by N.',
+    ],
+  };
+  mkdirSync(dirname(flags.out), { recursive: true });
+  writeFileSync(`${flags.out}.json`, JSON.stringify(results, null, 2) + '\n');
+  const md = scaleMarkdown(/** @type {any} */ (results));
+  writeFileSync(`${flags.out}.md`, md);
+  process.stdout.write(md);
+  log(`wrote ${flags.out}.json and .md in ${results.durationSeconds} s`);
+  if (Object.values(figures).some((byTarget) => Object.values(byTarget).some((f) => 'error' in f))) process.exitCode = 1;
 }
 
 main().catch((e) => {

@@ -134,9 +134,10 @@ export async function startOurs(dir, variant = { id: 'ours', label: 'website-api
  * (`--storage-backend=etcd`): the like-for-like comparison with the CRD, whose objects live in etcd too.
  * @param {string} dir
  * @param {string} binDir the e2e build's binaries (etcd)
+ * @param {string[]} [extraArgs] more flags for our server
  * @returns {Promise<Target>}
  */
-export async function startOursEtcd(dir, binDir) {
+export async function startOursEtcd(dir, binDir, extraArgs = []) {
   mkdirSync(dir, { recursive: true });
   const [client = 0, peer = 0] = await freePorts(2);
   const etcdData = join(dir, 'etcd-data');
@@ -154,7 +155,7 @@ export async function startOursEtcd(dir, binDir) {
     }
     const ours = await startOurs(join(dir, 'ours'), {
       id: 'ours-etcd', label: 'website-apiserver on etcd (one member, fsync on)',
-      args: ['--storage-backend=etcd', `--etcd-servers=http://127.0.0.1:${client}`], dataDir: etcdData,
+      args: ['--storage-backend=etcd', `--etcd-servers=http://127.0.0.1:${client}`, ...extraArgs], dataDir: etcdData,
     });
     return {
       ...ours,

@@ -1,0 +1,262 @@
+/**
+ * @module bench/scale
+ * `npm run bench -- --scale [N]` (default 1,000,000): how our server behaves with N Websites stored, spread over
+ * 100 namespaces. It fills the store with concurrent creates, then measures what grows with the store: get latency,
+ * every 500-item page of a full cluster-wide paginated list, a label-selector list of one namespace, an
+ * informer-style sync (paginated list, then a watch from its resourceVersion until the first BOOKMARK), resident
+ * memory (anonymous and file-backed), the mappings of data.mdb, bytes on disk per object and cold start.
+ * Each object carries a label `bucket` with 4 values, so `bucket=b1` matches a quarter of a namespace.
+ */
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import { expectStatus, httpClient, percentiles, round3, runOps, throughput } from './client.mjs';
+import { websiteBody } from './workloads.mjs';
+
+const BASE = '/apis/extensions.example.com/v1';
+export const SCALE_NAMESPACES = 100;
+const BUCKETS = 4;
+const PAGE = 500;
+
+/**
+ * @typedef {object} ScaleParams
+ * @property {number} objects N, spread evenly over the namespaces
+ * @property {number} concurrency requests in flight while filling
+ * @property {number} gets gets timed
+ * @property {number} getConcurrency requests in flight while timing gets (low: a latency, not a queue)
+ * @property {number} selectorRepeats label-selector lists timed
+ * @property {number} bookmarkTimeoutMs how long the sync's watch waits for its first BOOKMARK
+ */
+
+/** @param {number} objects @returns {ScaleParams} */
+export function scaleParams(objects) {
+  return { objects, concurrency: 64, gets: Math.min(20_000, objects), getConcurrency: 4, selectorRepeats: 20, bookmarkTimeoutMs: 5000 };
+}
+
+const ns = (/** @type {number} */ i) => `scale-${String(i % SCALE_NAMESPACES).padStart(2, '0')}`;
+const name = (/** @type {number} */ i) => `s-${String(i).padStart(7, '0')}`;
+
+/** @param {number} i */
+function body(i) {
+  const b = websiteBody(name(i));
+  return { ...b, metadata: { ...b.metadata, labels: { app: 'scale', bucket: `b${i % BUCKETS}` } } };
+}
+
+/**
+ * dataMappings counts the distinct mappings of data.mdb in a process (each lmdb map growth that keeps the old one
+ * alive adds one), and their total size in MiB.
+ * @param {number | undefined} pid
+ */
+export function dataMappings(pid) {
+  if (!pid) return undefined;
+  try {
+    const lines = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').filter((l) => l.endsWith('/data.mdb'));
+    const mib = lines.reduce((s, l) => {
+      const [a = '0', b = '0'] = (l.split(' ')[0] ?? '').split('-');
+      return s + (parseInt(b, 16) - parseInt(a, 16));
+    }, 0) / 2 ** 20;
+    return { count: lines.length, mappedMiB: Math.round(mib) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * pagedList reads a whole collection in pages of `limit`, timing each page; checks the pages add up.
+ * @param {import('./client.mjs').HttpClient} client
+ * @param {string} path
+ * @param {number} limit
+ */
+async function pagedList(client, path, limit) {
+  const times = [];
+  let items = 0;
+  let token = '';
+  let rv = '';
+  /** @type {string | undefined} */
+  let badRemaining;
+  const t0 = performance.now();
+  for (;;) {
+    const t = performance.now();
+    const r = await client.request('GET', `${path}?limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+    times.push(performance.now() - t);
+    const why = expectStatus(r, 200);
+    if (why) throw new Error(why);
+    const list = JSON.parse(r.body);
+    items += list.items.length;
+    rv ||= list.metadata.resourceVersion;
+    token = list.metadata.continue ?? '';
+    if (!token) break;
+    badRemaining ??= list.metadata.remainingItemCount === undefined ? `page ${times.length} has no remainingItemCount` : undefined;
+  }
+  return { items, rv, pages: times.length, totalMs: performance.now() - t0, latencies: Float64Array.from(times), badRemaining };
+}
+
+/**
+ * firstBookmark watches from rv with bookmarks allowed until the first BOOKMARK arrives (ms), or the timeout (undefined).
+ * @param {import('./targets.mjs').Target} target
+ * @param {string} rv
+ * @param {number} timeoutMs
+ */
+async function firstBookmark(target, rv, timeoutMs) {
+  const pool = new Pool(target.url, { connections: 1, bodyTimeout: 0, connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' } });
+  const ac = new AbortController();
+  const t = performance.now();
+  try {
+    const r = await pool.request({
+      method: 'GET', path: `${BASE}/websites?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, signal: ac.signal,
+    });
+    if (r.statusCode !== 200) throw new Error(`watch: HTTP ${r.statusCode}`);
+    const timer = setTimeout(() => ac.abort(), timeoutMs);
+    try {
+      for await (const chunk of r.body) {
+        if (String(chunk).includes('"BOOKMARK"')) return performance.now() - t;
+      }
+    } catch {
+      // aborted at the timeout
+    } finally {
+      clearTimeout(timer);
+    }
+    return undefined;
+  } finally {
+    ac.abort();
+    await pool.destroy();
+  }
+}
+
+/**
+ * runScale fills the target with N objects and measures; figures by id, each with `value` the headline.
+ * @param {import('./targets.mjs').Target} target
+ * @param {ScaleParams} p
+ * @param {(m: string) => void} log
+ * @returns {Promise<Record<string, Record<string, unknown>>>}
+ */
+export async function runScale(target, p, log) {
+  const client = httpClient(target.url, target.tls, p.concurrency);
+  /** @type {Record<string, Record<string, unknown>>} */
+  const out = {};
+  /** @param {string} id @param {() => Promise<Record<string, unknown>>} fn */
+  const stage = async (id, fn) => {
+    const t = performance.now();
+    try {
+      out[id] = await fn();
+      log(`${target.id} ${id}: ${JSON.stringify(out[id])} (${Math.round(performance.now() - t)} ms)`);
+    } catch (e) {
+      out[id] = { error: e instanceof Error ? e.message : String(e) };
+      log(`${target.id} ${id} FAILED: ${out[id].error}`);
+    }
+  };
+  const memory = () => {
+    const m = target.memory();
+    /** @param {'rss' | 'anon' | 'file'} k */
+    const sum = (k) => Math.round(Object.values(m).reduce((s, x) => s + (x?.[k] ?? 0), 0) * 10) / 10;
+    return { value: sum('rss'), anonMiB: sum('anon'), fileMiB: sum('file'), dataMdb: dataMappings(target.pid?.()) };
+  };
+  try {
+    await target.prepare(Array.from({ length: SCALE_NAMESPACES }, (_, i) => ns(i)));
+    await stage('fill', async () => {
+      let last = performance.now();
+      const r = await runOps(p.objects, p.concurrency, async (i) => {
+        if (i % 100_000 === 0 && i > 0) {
+          log(`${target.id} fill: ${i} (${Math.round(100_000 / ((performance.now() - last) / 1000))}/s), RSS ${JSON.stringify(memory())}`);
+          last = performance.now();
+        }
+        return expectStatus(await client.request('POST', `${BASE}/namespaces/${ns(i)}/websites`, { body: body(i) }), 201);
+      });
+      return throughput(r);
+    });
+    await stage('get', async () => {
+      const r = await runOps(p.gets, p.getConcurrency, async (i) => {
+        const j = (i * 7919) % p.objects; // a spread of keys, not a hot one
+        return expectStatus(await client.request('GET', `${BASE}/namespaces/${ns(j)}/websites/${name(j)}`), 200);
+      });
+      const t = throughput(r);
+      return { ...t, value: t.p99Ms, concurrency: p.getConcurrency };
+    });
+    let listRv = '';
+    await stage('page', async () => {
+      const r = await pagedList(client, `${BASE}/websites`, PAGE);
+      if (r.items !== p.objects) throw new Error(`the paginated list returned ${r.items} items, wanted ${p.objects}`);
+      if (r.badRemaining) throw new Error(r.badRemaining);
+      listRv = r.rv;
+      const pc = percentiles(r.latencies);
+      return { value: pc.p99Ms, ...pc, pages: r.pages, items: r.items, totalSeconds: round3(r.totalMs / 1000) };
+    });
+    await stage('selector', async () => {
+      const path = `${BASE}/namespaces/${ns(1)}/websites?labelSelector=${encodeURIComponent('bucket=b1')}`;
+      const want = Array.from({ length: p.objects }, (_, i) => i).filter((i) => i % SCALE_NAMESPACES === 1 && i % BUCKETS === 1).length;
+      const first = await client.request('GET', path);
+      const n = first.status === 200 ? JSON.parse(first.body).items.length : undefined;
+      if (n !== want) throw new Error(`the selector list answered HTTP ${first.status} with ${n} items, wanted ${want}`);
+      const r = await runOps(p.selectorRepeats, 1, async () => expectStatus(await client.request('GET', path), 200));
+      const pc = percentiles(r.latencies);
+      return { value: pc.p99Ms, ...pc, matched: want, namespaceObjects: Math.round(p.objects / SCALE_NAMESPACES), errors: r.errors };
+    });
+    await stage('informer-sync', async () => {
+      const t = performance.now();
+      const r = await pagedList(client, `${BASE}/websites`, PAGE);
+      const listMs = performance.now() - t;
+      const bookmarkMs = await firstBookmark(target, r.rv, p.bookmarkTimeoutMs);
+      return {
+        value: round3((listMs + (bookmarkMs ?? p.bookmarkTimeoutMs)) / 1000),
+        listSeconds: round3(listMs / 1000),
+        ...(bookmarkMs === undefined ? { bookmark: `none within ${p.bookmarkTimeoutMs} ms` } : { bookmarkMs: round3(bookmarkMs) }),
+        items: r.items,
+      };
+    });
+    await stage('rss', async () => {
+      await sleep(3000); // let the write-behind settle
+      return { ...memory(), listRv };
+    });
+    await stage('disk', async () => {
+      const mib = target.diskMiB();
+      return { value: Math.round((mib * 2 ** 20) / p.objects), diskMiB: mib };
+    });
+    await stage('cold-start', async () => {
+      const readyMs = await target.restart();
+      const t = performance.now();
+      const fresh = httpClient(target.url, target.tls, 1);
+      try {
+        const why = expectStatus(await fresh.request('GET', `${BASE}/websites?limit=${PAGE}`), 200);
+        if (why) throw new Error(why);
+      } finally {
+        await fresh.close();
+      }
+      return { value: readyMs, readyMs, firstListPageMs: Math.round(readyMs + performance.now() - t), rssAfterStart: memory() };
+    });
+  } finally {
+    await client.close();
+  }
+  return out;
+}
+
+/** The figures of a scale run, in report order. */
+export const SCALE_FIGURES = [
+  { id: 'fill', label: 'fill, concurrent creates', unit: 'req/s' },
+  { id: 'get', label: 'get p99', unit: 'ms' },
+  { id: 'page', label: '500-item page of a cluster-wide list, p99', unit: 'ms' },
+  { id: 'selector', label: 'label-selector list of one namespace, p99', unit: 'ms' },
+  { id: 'informer-sync', label: 'informer sync (paginated list, watch to first BOOKMARK)', unit: 's' },
+  { id: 'rss', label: 'VmRSS after the lists', unit: 'MiB' },
+  { id: 'disk', label: 'disk per object', unit: 'bytes' },
+  { id: 'cold-start', label: 'cold start to /readyz', unit: 'ms' },
+];
+
+/**
+ * scaleMarkdown renders a scale run: one row per figure and target, with its details.
+ * @param {{objects: number, date: string, machine: Record<string, unknown>, targets: {id: string, label: string}[], figures: Record<string, Record<string, Record<string, unknown>>>, notes: string[]}} r
+ */
+export function scaleMarkdown(r) {
+  const lines = [`# Scale: ${r.objects.toLocaleString('en')} Websites in ${SCALE_NAMESPACES} namespaces`, '', `${r.date}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node.js ${r.machine.node}`, ''];
+  lines.push('| figure | target | value | details |', '|---|---|---|---|');
+  for (const f of SCALE_FIGURES) {
+    for (const t of r.targets) {
+      const v = r.figures[f.id]?.[t.id];
+      if (!v) continue;
+      const details = Object.entries(v).filter(([k]) => k !== 'value').map(([k, x]) => `${k} ${typeof x === 'object' ? JSON.stringify(x) : x}`).join(', ');
+      lines.push(`| ${f.label} | ${t.id} | ${'error' in v ? 'failed' : `${v.value} ${f.unit}`} | ${details} |`);
+    }
+  }
+  lines.push('', ...r.notes.map((n) => `- ${n}`), '');
+  return lines.join('\n');
+}

@@ -1,6 +1,6 @@
 // Flags: the watch history and bookmarks (Go-style durations, defaults, environment variables, precedence, errors) and cluster delegation.
 import { describe, expect, it } from 'vitest';
-import { envName, parseDuration, parseOptions, usage, type Options, type ParseResult } from './options.js';
+import { envName, parseByteSize, parseDuration, parseOptions, usage, type Options, type ParseResult } from './options.js';
 
 function ok(r: ParseResult): Options {
   if (r.kind !== 'ok') throw new Error(`expected options, got ${JSON.stringify(r)}`);
@@ -100,6 +100,22 @@ describe('watch flags', () => {
     for (const [flag, def] of [['watch-history-events', '100000'], ['watch-history-age', '15m'], ['watch-bookmark-interval', '1m']] as const) {
       expect(text).toContain(`--${flag} (default "${def}")`);
       expect(text).toContain(envName(flag));
+    }
+  });
+});
+
+describe('--lmdb-map-size', () => {
+  it('defaults to 16Gi and reads bytes with a binary suffix, from the flag or its variable', () => {
+    expect(ok(parseOptions([], {})).lmdbMapSize).toBe(16 * 2 ** 30);
+    expect(ok(parseOptions(['--lmdb-map-size=512Mi'], {})).lmdbMapSize).toBe(512 * 2 ** 20);
+    expect(ok(parseOptions([], { WEBSITE_APISERVER_LMDB_MAP_SIZE: '1Ti' })).lmdbMapSize).toBe(2 ** 40);
+    expect(parseByteSize('1048576')).toBe(2 ** 20);
+    expect(usage()).toContain('--lmdb-map-size (default "16Gi")');
+  });
+
+  it('rejects malformed and tiny sizes', () => {
+    for (const bad of ['', '16G', '1.5Gi', '-1', '4096', 'lots']) {
+      expect(errors(parseOptions([`--lmdb-map-size=${bad}`], {})), bad).toEqual([expect.stringContaining('--lmdb-map-size')]);
     }
   });
 });

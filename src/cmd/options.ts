@@ -31,6 +31,8 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   readonly authenticationMode: AccessMode;
   readonly authorizationMode: AccessMode;
+  /** --lmdb-map-size in bytes: address space reserved for the lmdb map. */
+  readonly lmdbMapSize: number;
   /** lmdb (embedded) or etcd. */
   readonly storageBackend: 'lmdb' | 'etcd';
   /** With etcd: its servers, prefix and TLS files. */
@@ -92,6 +94,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'port', default: '8443', help: 'HTTPS port to serve on (0 picks a free port).' },
   { name: 'bind-address', default: '127.0.0.1', help: 'IP address to listen on (0.0.0.0 for all interfaces).' },
   { name: 'data-dir', default: './data', help: 'Directory of the lmdb database.' },
+  { name: 'lmdb-map-size', default: '16Gi', help: 'Address space reserved up front for the lmdb map (bytes, or with a suffix Ki, Mi, Gi, Ti). Neither disk nor memory: the file grows with the data; past this size the map grows by itself, but each growth leaves the old mapping in place and raises resident memory.' },
   { name: 'storage-backend', default: 'lmdb', help: 'lmdb (embedded, one replica: --data-dir) or etcd (several replicas: --etcd-servers).' },
   // kube-apiserver's names (k8s.io/apiserver pkg/server/options/etcd.go).
   { name: 'etcd-servers', help: 'With --storage-backend=etcd: the etcd servers to connect to, comma-separated (http:// or https://).' },
@@ -151,6 +154,14 @@ export function parseDuration(text: string): number | undefined {
     pos = re.lastIndex;
   }
   return pos > 0 ? Math.round(total) : undefined;
+}
+
+/** parseByteSize reads a byte count with an optional binary suffix (`512Mi`, `16Gi`); undefined if malformed. */
+export function parseByteSize(text: string): number | undefined {
+  const m = /^(\d+)(Ki|Mi|Gi|Ti)?$/.exec(text);
+  if (!m) return undefined;
+  const n = Number(m[1]) * 2 ** ({ Ki: 10, Mi: 20, Gi: 30, Ti: 40 }[m[2] ?? ''] ?? 0);
+  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 /** envName is the environment variable of a flag. */
@@ -225,6 +236,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   if (!['true', 'false'].includes(leaderText)) errors.push(`--leader-elect: must be true or false, got "${leaderText}"`);
   const reconcilersText = get('enable-reconcilers') ?? 'true';
   if (!['true', 'false'].includes(reconcilersText)) errors.push(`--enable-reconcilers: must be true or false, got "${reconcilersText}"`);
+  const mapSizeText = get('lmdb-map-size') ?? '';
+  const lmdbMapSize = parseByteSize(mapSizeText) ?? 0;
+  // lmdb needs room for its meta pages and a few more; 1 MiB is a floor that rules out a forgotten suffix.
+  if (lmdbMapSize < 2 ** 20) errors.push(`--lmdb-map-size: must be at least 1Mi, a byte count with an optional suffix Ki, Mi, Gi or Ti, got "${mapSizeText}"`);
   const backend = get('storage-backend') ?? 'lmdb';
   if (backend !== 'lmdb' && backend !== 'etcd') errors.push(`--storage-backend: must be lmdb or etcd, got "${backend}"`);
   const etcdServers = (get('etcd-servers') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -246,6 +261,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       authenticationMode: modes['authentication-mode'] as AccessMode,
       authorizationMode: modes['authorization-mode'] as AccessMode,
       storageBackend: backend as 'lmdb' | 'etcd',
+      lmdbMapSize,
       etcdServers: Object.freeze(etcdServers),
       etcdPrefix: get('etcd-prefix') ?? DEFAULT_ETCD_PREFIX,
       etcdCaFile: get('etcd-cafile') || undefined,

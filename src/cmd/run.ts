@@ -44,7 +44,7 @@ function clientUrl(bindAddress: string, port: number): string {
 // openLmdb opens the embedded store in --data-dir.
 function openLmdb(o: Options, logger: Logger): Storage {
   const storage: LmdbStorage = new LmdbStorage({
-    path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs,
+    path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs, mapSize: o.lmdbMapSize,
     onWritableChange: (writable, cause) => {
       if (writable) logger.info({ dataDir: o.dataDir }, 'storage commits writes again');
       else if (storage.needsRestart()) logger.fatal({ dataDir: o.dataDir, err: cause }, 'storage environment is fatal (MDB_PANIC): /livez fails, only a restart reopens it');

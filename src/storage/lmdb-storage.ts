@@ -57,7 +57,17 @@ export interface LmdbStorageOptions {
   compactionIntervalMs?: number;
   /** Told when writes stop committing (a disk fault) and when they commit again. */
   onWritableChange?: (writable: boolean, cause?: Error) => void;
+  /** Address space reserved for the map of data.mdb, in bytes (default DEFAULT_MAP_SIZE; see openLayout). */
+  mapSize?: number;
 }
+
+/**
+ * DEFAULT_MAP_SIZE (16 GiB) is the address space reserved for data.mdb up front: about 8 million objects at 2 KB.
+ * Reserving costs nothing on Linux without writemap (the file is not grown, no page is touched); growing from
+ * lmdb-js's small default instead remaps about ten times on the way to a million objects, and each old mapping stays
+ * alive (open read transactions may point into it), so resident memory counted every file page several times.
+ */
+export const DEFAULT_MAP_SIZE = 16 * 2 ** 30;
 
 type Key = [string, string, string];
 
@@ -98,11 +108,12 @@ export const META_KEYS = { revision: REVISION, compacted: COMPACTED } as const;
  * openLayout opens the environment in `path` (a directory) with the databases of this module. readOnly is for
  * another process reading a live store (storage/lmdb-backup): lmdb supports readers in several processes.
  */
-export function openLayout(path: string, readOnly = false): LmdbLayout {
+export function openLayout(path: string, readOnly = false, mapSize = DEFAULT_MAP_SIZE): LmdbLayout {
   // Durability is lmdb's default (synced commits); never noSync.
   // noSubdir must be explicit: lmdb-js guesses it from the path, and a directory name with a dot in it
   // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
-  const root = open({ path, maxDbs: 8, noSubdir: false, ...(readOnly ? { readOnly: true } : {}) });
+  // Past mapSize lmdb-js still grows the map by itself (doubling it), so the size is no limit on the data.
+  const root = open({ path, maxDbs: 8, noSubdir: false, mapSize, ...(readOnly ? { readOnly: true } : {}) });
   // The history is written once and read rarely (watch replays, older snapshots), so its values over 1000 bytes
   // (nearly all) are LZ4-compressed, about 3× smaller: the file and its resident pages shrink by about a third.
   // Objects are read by every get and list and stay plain JSON: compressing them too would shrink the file by
@@ -138,7 +149,7 @@ export class LmdbStorage implements Storage {
 
   constructor(opts: LmdbStorageOptions) {
     mkdirSync(opts.path, { recursive: true });
-    ({ root: this.#root, objects: this.#objects, objectsText: this.#objectsText, events: this.#events, meta: this.#meta } = openLayout(opts.path));
+    ({ root: this.#root, objects: this.#objects, objectsText: this.#objectsText, events: this.#events, meta: this.#meta } = openLayout(opts.path, false, opts.mapSize));
     this.#historyEvents = opts.historyEvents ?? 100_000;
     this.#historyAgeMs = opts.historyAgeMs ?? 15 * 60_000;
     this.#health = new WriteHealth({

@@ -207,6 +207,22 @@ describe('limit and continue', () => {
     expect(after.items.find((o: any) => o.metadata.name === 's-15').spec.replicas).toBe(9);
   });
 
+  it('a continue token taken to another collection (all namespaces and one namespace) gives that collection\'s next page and remainingItemCount', async () => {
+    const full = ok(await list(undefined));
+    const at = full.items.findIndex((o: any) => key(o) === 'pg-charlie/site-03');
+    expect(at).toBeGreaterThan(0);
+    // From all namespaces (ending at pg-charlie/site-03) into pg-charlie's list: site-04 and site-05, 4 after them.
+    const wide = ok(await list(undefined, { limit: at + 1 }));
+    expect(wide.items.at(-1).metadata.name).toBe('site-03');
+    const narrow = ok(await list('pg-charlie', { limit: 2, continue: wide.metadata.continue }));
+    expect(narrow.items.map((o: any) => o.metadata.name)).toEqual(['site-04', 'site-05']);
+    expect(narrow.metadata.remainingItemCount).toBe(4);
+    // And back: from pg-charlie's list (ending at site-05) into all namespaces.
+    const back = ok(await list(undefined, { limit: 1, continue: narrow.metadata.continue }));
+    expect(key(back.items[0])).toBe('pg-charlie/site-06');
+    expect(back.metadata.remainingItemCount).toBe(full.items.length - (at + 4));
+  });
+
   it('a continue page sent with resourceVersion "0" is still the next page of the same snapshot', async () => {
     const p1 = ok(await list('pg-bravo', { limit: 4 }));
     const p2 = ok(await list('pg-bravo', { limit: 4, continue: p1.metadata.continue, resourceVersion: '0' }));

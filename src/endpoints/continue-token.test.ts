@@ -18,11 +18,19 @@ function rejection(token: string): StatusError {
 }
 
 describe('continue token', () => {
+  it('drops a count it cannot read but keeps the position (the count only spares counting)', () => {
+    for (const counted of [{ n: -1, scope: 's' }, { n: 1.5, scope: 's' }, { n: 3 }, 'x', { n: 0, scope: 's' }]) {
+      const token = b64({ v: 'meta.k8s.io/v1', rv: 5, start: ['ns', 'a'], counted });
+      expect(decodeContinue(token)).toEqual({ revision: 5, namespace: 'ns', name: 'a' });
+    }
+  });
+
   it('round-trips the revision and the position', () => {
     for (const p of [
       { revision: 1, namespace: 'default', name: 'a' },
       { revision: 123456789, namespace: 'kube-system', name: 'my.site-1' },
       { revision: Number.MAX_SAFE_INTEGER, namespace: '', name: 'cluster-scoped' },
+      { revision: 7, namespace: 'ns', name: 'a', counted: { n: 500, scope: '["g","websites",null]' } },
     ]) {
       const token = encodeContinue(p);
       expect(decodeContinue(token)).toEqual(p);

@@ -14,7 +14,7 @@ import { badRequest, expired, StatusError, tooLargeResourceVersion } from '../ap
 import type { KubeObject, ListMeta } from '../apis/meta/types.js';
 import type { ResourceStore } from '../registry/store.js';
 import type { ListRequest } from '../storage/interface.js';
-import { decodeContinue, encodeContinue } from './continue-token.js';
+import { decodeContinue, encodeContinue, listScope } from './continue-token.js';
 import type { ListOptions } from './query.js';
 
 const WAIT_MS = 3000;
@@ -28,7 +28,8 @@ export function waitForRevision(store: ResourceStore, wanted: number): Promise<b
 export async function readListPage(
   store: ResourceStore, namespace: string | undefined, opts: ListOptions, encoded = false,
 ): Promise<{ items: KubeObject[]; encoded?: Uint8Array[]; meta: ListMeta }> {
-  const page = { ...(await pageRequest(store, opts)), ...(encoded ? { encoded } : {}) };
+  const scope = listScope(store.gr.group, store.gr.resource, namespace);
+  const page = { ...(await pageRequest(store, opts, scope)), ...(encoded ? { encoded } : {}) };
   const sel = { label: opts.label, field: opts.field };
   let r;
   try {
@@ -42,14 +43,15 @@ export async function readListPage(
   }
   const meta: ListMeta = { resourceVersion: String(r.revision) };
   if (r.more && r.last) {
-    meta.continue = encodeContinue({ revision: r.revision, namespace: r.last.namespace, name: r.last.name });
+    const counted = r.position !== undefined ? { counted: { n: r.position, scope } } : {};
+    meta.continue = encodeContinue({ revision: r.revision, namespace: r.last.namespace, name: r.last.name, ...counted });
     if (r.remaining !== undefined) meta.remainingItemCount = r.remaining;
   }
   return { items: r.items, ...(r.encoded ? { encoded: r.encoded } : {}), meta };
 }
 
 // pageRequest turns ListOptions into the storage request: which snapshot, from where, how many.
-async function pageRequest(store: ResourceStore, opts: ListOptions): Promise<Omit<ListRequest, 'filter'>> {
+async function pageRequest(store: ResourceStore, opts: ListOptions, scope: string): Promise<Omit<ListRequest, 'filter'>> {
   const limit = opts.limit && opts.limit > 0 ? opts.limit : undefined;
   const page: Omit<ListRequest, 'filter'> = limit ? { limit } : {};
   if (opts.continueToken !== undefined) {
@@ -58,7 +60,9 @@ async function pageRequest(store: ResourceStore, opts: ListOptions): Promise<Omi
     }
     const pos = decodeContinue(opts.continueToken);
     if (pos.revision > store.currentRevision()) throw badRequest('continue key is not valid: its resourceVersion is newer than this server has');
-    return { ...page, revision: pos.revision, after: { namespace: pos.namespace, name: pos.name } };
+    // The count goes with the position only into a list of the collection it was counted in.
+    const position = pos.counted?.scope === scope ? { position: pos.counted.n } : {};
+    return { ...page, revision: pos.revision, after: { namespace: pos.namespace, name: pos.name }, ...position };
   }
   const rv = opts.resourceVersion;
   if (rv === undefined || rv === '0') return page;

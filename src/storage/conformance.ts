@@ -132,7 +132,9 @@ async function pages(s: Storage, prefix: KeyPrefix, req: Omit<ListRequest, 'revi
     const tail = last.items[last.items.length - 1] as KubeObject;
     expect(last.last).toEqual(key(tail.metadata.namespace as string, tail.metadata.name as string, prefix.resource));
     await between();
-    last = await s.list(prefix, { ...req, revision: (out[0] as ListResult).revision, after: positionOf(last.items[last.items.length - 1] as KubeObject) });
+    // The position a page tells goes with the next one, as a continue token carries it.
+    const position = last.position === undefined ? {} : { position: last.position };
+    last = await s.list(prefix, { ...req, revision: (out[0] as ListResult).revision, after: positionOf(last.items[last.items.length - 1] as KubeObject), ...position });
     out.push(last);
     expect(out.length).toBeLessThan(200);
   }
@@ -328,6 +330,8 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
             expect(p.more).toBe(i < got.length - 1);
             if (p.more) expect(p.remaining).toBe(snapshot.items.length - limit * (i + 1));
             else expect(p).not.toHaveProperty('remaining');
+            // A backend that tells positions counts the snapshot objects up to the page's end.
+            if (p.position !== undefined) expect(p.position).toBe(limit * (i + 1));
           });
           expect((got.at(-1) as ListResult).last).toEqual(key('c', 'n5'));
         }
@@ -362,6 +366,14 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         expect(names(last)).toEqual(['c/n5']);
         expect(last.more).toBe(false);
         expect(last).not.toHaveProperty('remaining');
+        // Carrying each page's position gives the same pages and counts, without counting what follows.
+        if (first.position !== undefined) {
+          expect(first.position).toBe(5);
+          const viaPosition = await s.list(ALL, { revision: first.revision, after: positionOf(first.items[4] as KubeObject), position: first.position, limit: 5 });
+          expect(viaPosition).toMatchObject({ ...second, position: 10 });
+          const thirdViaPosition = await s.list(ALL, { revision: first.revision, after: positionOf(second.items[4] as KubeObject), position: 10, limit: 7 });
+          expect(thirdViaPosition).toMatchObject({ ...third, position: 17 });
+        }
         // The current list sees the changes.
         const now = await s.list(ALL, { limit: 3 });
         expect(names(now)).toEqual(['a/m', 'a/n0', 'a/n2']);
@@ -399,6 +411,11 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         }
         // Filtered-out objects do not use up the limit: the first page holds two matches.
         expect(names(got[0] as ListResult)).toEqual(['a/n0', 'a/n1']);
+        // A position counts every snapshot object up to the page's end, matching or not.
+        if (got[1]?.position !== undefined) {
+          expect(names(got[1])).toEqual(['a/n2', 'b/n0']);
+          expect(got[1].position).toBe(7);
+        }
         expect((got[got.length - 1] as ListResult).more).toBe(false);
         // A filter that matches nothing: one empty page, nothing more.
         expect(await s.list(ALL, { limit: 3, filter: () => false })).toMatchObject({ items: [], more: false });
@@ -416,6 +433,8 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         });
         expect(got.map(names)).toEqual([['b/n0', 'b/n1', 'b/n2', 'b/n3'], ['b/n4', 'b/n5']]);
         expect(got[0]).toMatchObject({ more: true, remaining: 2 });
+        // Positions count within the prefix: the namespace's objects, not those of namespaces before it.
+        if (got[0]?.position !== undefined) expect(got[0].position).toBe(4);
         expect(got[1]?.more).toBe(false);
         const revision = snapshot.revision;
         // A position before the namespace starts it from its first object; one after it leaves nothing.

@@ -42,6 +42,11 @@ export interface ListRequest {
   revision?: number;
   /** Start after this object (exclusive): the position a continue token carries. */
   after?: { namespace: string; name: string };
+  /**
+   * How many objects of the snapshot under this prefix sort at or before `after` (the `position` of the page that
+   * ended there). With it a backend that keeps counts tells `remaining` without counting what follows.
+   */
+  position?: number;
   /** Return at most this many matching items (0 or undefined: all). */
   limit?: number;
   /** Keep only items the predicate accepts (selectors); filtered items do not count against the limit. */
@@ -63,6 +68,11 @@ export interface ListResult {
   remaining?: number;
   /** The key of the last item returned (where the next page starts). */
   last?: ObjectKey;
+  /**
+   * How many objects of the snapshot under the prefix sort at or before `last`, filtered out or not, when `more` and
+   * the backend can tell cheaply: hand it back as `position` with `after` for the next page.
+   */
+  position?: number;
   /** The items as JSON text, in order, when the request asked for `encoded` and the backend could. */
   encoded?: Uint8Array[];
 }

@@ -2,7 +2,8 @@
  * @module storage/lmdb-storage
  * LmdbStorage: the embedded backend. One lmdb environment in `--data-dir` with three named databases:
  * `objects` ([resource, namespace, name] → object JSON), `events` (revision → the change, the persisted watch
- * history) and `meta` (`revision` → last committed revision, `compacted` → highest revision dropped from `events`).
+ * history) and `meta` (`revision` → last committed revision, `compacted` → highest revision dropped from `events`,
+ * and how many objects each resource and each of its namespaces holds, see countKey).
  *
  * ## Guarantees
  * - The revision counter, the object and its event are written in the same write transaction, so a crash can never
@@ -18,6 +19,8 @@
  *   is false until a commit succeeds again (a probe tries, see lmdb-faults), and writes work again once space is
  *   freed, without a restart. The objects and events of one write go in a child transaction, so a fault raised
  *   halfway through one cannot leave half of it in a batch that commits.
+ * - The object counts change in the transaction of the write that changes them, so a list page tells
+ *   remainingItemCount in O(page) (snapshot.ts), not by counting the rest of the collection.
  * - Compaction (count and age bounds) runs at start, on a timer, and from the write path once the count bound is
  *   passed by a slack of 10% (at most 1000), in batches of small transactions, so it never holds writers back for
  *   long. It keeps history a running replay still needs, up to twice the count bound: a replay lagging further
@@ -44,6 +47,13 @@ const COMPACTED = 'compacted';
 /** A key of `meta` that only the probe of a store that cannot commit writes (see WriteHealth). */
 const PROBE = 'probe';
 const COMPACT_BATCH = 1000;
+/** Set once the object counts are kept (a store written before them is counted once at open). */
+const COUNTED = 'counted';
+
+/** countKey is the `meta` key of how many objects a resource holds in all namespaces, or in one. */
+export function countKey(resource: string, namespace?: string): string {
+  return `count:${JSON.stringify(namespace === undefined ? [resource] : [resource, namespace])}`;
+}
 
 /** LmdbStorageOptions configures the backend. */
 export interface LmdbStorageOptions {
@@ -167,6 +177,7 @@ export class LmdbStorage implements Storage {
     });
     // A database written before the event log existed has history for nothing it holds.
     if (this.#meta.get(COMPACTED) === undefined) this.#meta.putSync(COMPACTED, this.currentRevision());
+    if (this.#meta.get(COUNTED) === undefined) this.#countAll();
     const history: History = {
       compacted: () => this.compactedRevision(),
       range: (after, upTo, limit) => [...this.#eventRange(after, upTo, limit)],
@@ -235,6 +246,7 @@ export class LmdbStorage implements Storage {
           const n = this.#objects.getKeysCount({ start, end, transaction: txn });
           return after && this.#objects.get(keyTuple(after), { transaction: txn }) !== undefined ? n - 1 : n;
         },
+        total: (p) => this.#meta.get(countKey(p.resource, p.namespace), { transaction: txn }) ?? 0,
         events: (after, upTo) => this.#eventRange(after, upTo, Infinity, txn),
       };
       const result = readList(view, prefix, req);
@@ -325,6 +337,19 @@ export class LmdbStorage implements Storage {
       if (!progressed) break;
     }
     return this.compactedRevision();
+  }
+
+  // #countAll counts the objects of a store written before the counts were kept, once, in one transaction with the
+  // marker (a crash halfway leaves neither, and the next open counts again).
+  #countAll(): void {
+    this.#root.transactionSync(() => {
+      const counts = new Map<string, number>();
+      for (const k of this.#objects.getKeys()) {
+        for (const c of [countKey(k[0]), countKey(k[0], k[1])]) counts.set(c, (counts.get(c) ?? 0) + 1);
+      }
+      for (const [k, n] of counts) this.#meta.put(k, n);
+      this.#meta.put(COUNTED, 1);
+    });
   }
 
   // #replayFloor is how far compaction may go with the running replays: not past the slowest one, unless that one
@@ -463,6 +488,10 @@ export class LmdbStorage implements Storage {
       else this.#objects.put(k, object);
       this.#events.put(revision, entry);
       this.#meta.put(REVISION, revision);
+      const delta = d.type === 'ADDED' ? 1 : d.type === 'DELETED' ? -1 : 0;
+      if (delta !== 0) {
+        for (const c of [countKey(k[0]), countKey(k[0], k[1])]) this.#meta.put(c, (this.#meta.get(c) ?? 0) + delta);
+      }
     });
     const event: ChangeEvent = d.type === 'ADDED'
       ? { type: d.type, key, revision, object }

@@ -49,6 +49,7 @@ export class MemoryStorage implements Storage {
       compacted: this.#history.compacted(),
       scan: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0),
       count: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0).length,
+      total: () => sorted().length,
       events: (after, upTo) => this.#history.range(after, upTo, Infinity),
     }, prefix, req);
     return { ...r, items: r.items.map((o) => cloneJson(o)) };

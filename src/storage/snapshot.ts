@@ -23,6 +23,11 @@ export interface SnapshotView {
   scan(prefix: KeyPrefix, after: ObjectKey | undefined): Iterable<{ key: ObjectKey; object: KubeObject }>;
   /** count is how many current objects under the prefix have keys strictly after `after`. */
   count(prefix: KeyPrefix, after: ObjectKey | undefined): number;
+  /**
+   * total is how many current objects are under the prefix, for a backend that keeps counts (O(1)): then a page
+   * given its position tells `remaining` and the next position without counting (see ListRequest.position).
+   */
+  total?(prefix: KeyPrefix): number;
   /** events yields retained events with after < revision ≤ upTo, ascending. */
   events(after: number, upTo: number): Iterable<ChangeEvent>;
 }
@@ -41,10 +46,13 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
   if (revision > current) throw new StorageError('TooLarge', `resource version ${revision} is newer than the current ${current}`);
   if (revision < view.compacted) throw new StorageError('Expired', `too old resource version: ${revision} (${view.compacted + 1})`);
   let after: ObjectKey | undefined = req.after && { resource: prefix.resource, namespace: req.after.namespace, name: req.after.name };
+  // How many snapshot objects precede the page: 0 from the start, else what the request carries (if anything).
+  let before: number | undefined = after ? req.position : 0;
   // A position outside a one-namespace prefix either precedes it (start from the beginning) or follows it (nothing).
   if (after && prefix.namespace !== undefined && after.namespace !== prefix.namespace) {
     if (after.namespace > prefix.namespace) return { items: [], revision, more: false };
     after = undefined;
+    before = 0;
   }
 
   // Keys changed after the snapshot: their first later event tells their state at the snapshot.
@@ -64,6 +72,9 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
   const items: KubeObject[] = [];
   let lastKey: ObjectKey | undefined;
   let more = false;
+  // Snapshot objects passed (filtered out or not), and how many of them sort at or before lastKey.
+  let seen = 0;
+  let seenAtLast = 0;
   const it = view.scan(prefix, after)[Symbol.iterator]();
   let cur = it.next();
   let i = 0;
@@ -87,19 +98,34 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
       more = true;
       break;
     }
+    seen++;
     if (req.filter && !req.filter(obj)) continue;
     items.push(obj);
     lastKey = key;
+    seenAtLast = seen;
   }
 
   const result: ListResult = { items, revision, more, ...(lastKey ? { last: lastKey } : {}) };
-  if (more && !req.filter && lastKey) {
+  if (!more || !lastKey) return result;
+  // The snapshot's size under the prefix: today's count with every change since undone.
+  let total: number | undefined;
+  if (view.total) {
+    total = view.total(prefix);
+    for (const o of overrides.values()) total += (o.then ? 1 : 0) - (o.existsNow ? 1 : 0);
+  }
+  if (total !== undefined && before !== undefined) {
+    result.position = before + seenAtLast;
+    // Never below 0, even for a token whose count was tampered with.
+    if (!req.filter) result.remaining = Math.max(0, total - result.position);
+  } else if (!req.filter) {
+    // No position to go on (a token of an older server, or no counts): count what follows, O(rest of the list).
     let remaining = view.count(prefix, lastKey);
     for (const o of overrides.values()) {
       if (compareKeys(o.key, lastKey) <= 0) continue;
       remaining += (o.then ? 1 : 0) - (o.existsNow ? 1 : 0);
     }
     result.remaining = remaining;
+    if (total !== undefined) result.position = total - remaining;
   }
   return result;
 }

@@ -7,7 +7,8 @@
  * memory (anonymous and file-backed), the mappings of data.mdb, bytes on disk per object and cold start.
  * Each object carries a label `bucket` with 4 values, so `bucket=b1` matches a quarter of a namespace.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -59,6 +60,40 @@ export function dataMappings(pid) {
     return { count: lines.length, mappedMiB: Math.round(mib) };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * lmdbStats reads mdb_stat's figures of each database of a live store (lmdb supports readers in other processes):
+ * entries, depth and branch/leaf/overflow pages, bytes per object of each, and the pages no database holds (free).
+ * @param {string | undefined} dir
+ * @param {number} objects
+ */
+export async function lmdbStats(dir, objects) {
+  if (!dir || !existsSync(join(dir, 'data.mdb'))) return undefined;
+  const { open } = await import('lmdb');
+  const root = open({ path: dir, noSubdir: false, readOnly: true, maxDbs: 8 });
+  try {
+    /** @type {any} */
+    const env = root.getStats();
+    const page = env.pageSize;
+    /** @type {Record<string, unknown>} */
+    const dbs = {};
+    let used = 2 + env.treeBranchPageCount + env.treeLeafPageCount + env.free.treeBranchPageCount + env.free.treeLeafPageCount + env.free.overflowPages;
+    for (const name of ['objects', 'events', 'meta']) {
+      /** @type {any} */
+      const st = root.openDB(name, { encoding: 'binary' }).getStats();
+      const pages = st.treeBranchPageCount + st.treeLeafPageCount + st.overflowPages;
+      used += pages;
+      dbs[name] = {
+        entries: st.entryCount, depth: st.treeDepth, branch: st.treeBranchPageCount, leaf: st.treeLeafPageCount,
+        overflow: st.overflowPages, bytesPerObject: Math.round((pages * page) / objects),
+      };
+    }
+    const filePages = env.lastPageNumber + 1;
+    return { pageSize: page, filePages, freePages: filePages - used, freeBytesPerObject: Math.round(((filePages - used) * page) / objects), dbs };
+  } finally {
+    await root.close();
   }
 }
 
@@ -210,7 +245,8 @@ export async function runScale(target, p, log) {
     });
     await stage('disk', async () => {
       const mib = target.diskMiB();
-      return { value: Math.round((mib * 2 ** 20) / p.objects), diskMiB: mib };
+      const lmdb = await lmdbStats(target.dataDir, p.objects);
+      return { value: Math.round((mib * 2 ** 20) / p.objects), diskMiB: mib, ...(lmdb ? { lmdb } : {}) };
     });
     await stage('cold-start', async () => {
       const readyMs = await target.restart();

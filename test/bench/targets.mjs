@@ -36,6 +36,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {() => Promise<void>} stop
  * @property {() => number | undefined} [pid] the server's process, for targets that are one Node.js process
  * @property {{url: string, tls: import('./client.mjs').Tls}} [direct] our own port behind the aggregator, with our CA's admin
+ * @property {string} [dataDir] its data directory
  */
 
 /**
@@ -189,6 +190,7 @@ async function nodeTarget(o, first) {
     tls: o.tls,
     memory: () => ({ server: processMemory(server.proc.pid) }),
     pid: () => server.proc.pid,
+    dataDir: o.dataDir,
     diskMiB: () => diskMiB(o.dataDir),
     prepare: async () => {},
     restart: async () => {

@@ -124,16 +124,19 @@ export function openLayout(path: string, readOnly = false, mapSize = DEFAULT_MAP
   // (`/var/lib/website.data`, a `mktemp -d` name) would be opened as the database file and fail.
   // Past mapSize lmdb-js still grows the map by itself (doubling it), so the size is no limit on the data.
   const root = open({ path, maxDbs: 8, noSubdir: false, mapSize, ...(readOnly ? { readOnly: true } : {}) });
-  // The history is written once and read rarely (watch replays, older snapshots), so its values over 1000 bytes
-  // (nearly all) are LZ4-compressed, about 3× smaller: the file and its resident pages shrink by about a third.
-  // Objects are read by every get and list and stay plain JSON: compressing them too would shrink the file by
-  // as much again but cost 10-25% of get, list and patch throughput (an A/B, three rounds each). Older
-  // uncompressed history entries stay readable (lmdb marks the compressed ones).
+  // Values over 1000 bytes (nearly all) are LZ4-compressed, objects and history alike; older uncompressed values
+  // stay readable (lmdb marks the compressed ones), but compression can never be turned off again.
+  // Objects were plain JSON once, for 10-25% more get, list and patch throughput (an A/B, three rounds each), but
+  // that cost 4.2 KB of disk per object: a 4 KB leaf page fits two ~1.45 KB objects, and page splits under inserts
+  // appended in many namespaces at once left one per page (mdb_stat: 19,900 leaf pages for 20,000 objects); 8 KB
+  // pages did no better in a trial. Compressed (~600 bytes) they pack about 4 a page: 1 KB per object, and the
+  // resident file pages of a full list shrink as much.
+  const compressed = { compression: true } as const;
   return {
     root,
-    objects: root.openDB<KubeObject, Key>('objects', { encoding: 'json' }),
-    objectsText: root.openDB<Uint8Array, Key>('objects', { encoding: 'binary' }),
-    events: root.openDB<LogEntry, number>('events', { encoding: 'json', compression: true }),
+    objects: root.openDB<KubeObject, Key>('objects', { encoding: 'json', ...compressed }),
+    objectsText: root.openDB<Uint8Array, Key>('objects', { encoding: 'binary', ...compressed }),
+    events: root.openDB<LogEntry, number>('events', { encoding: 'json', ...compressed }),
     meta: root.openDB<number, string>('meta', { encoding: 'json' }),
   };
 }

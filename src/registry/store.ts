@@ -125,7 +125,10 @@ export class ResourceStore {
     // A namespace no object can be in holds nothing.
     if (namespace !== undefined && !this.#canExist(namespace, '')) return { items: [], revision: this.#storage.currentRevision(), more: false };
     try {
-      return await this.#storage.list(this.#prefix(namespace), { ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}) });
+      const prefilter = filtered ? labelPrefilter(sel) : undefined;
+      return await this.#storage.list(this.#prefix(namespace), {
+        ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}), ...(prefilter ? { prefilter } : {}),
+      });
     } catch (e) {
       throw asExpired(e);
     }
@@ -401,4 +404,19 @@ export class ResourceStore {
   async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
     return guaranteedUpdate(this.#storage, this.gr, this.#existingKey(namespace, name), name, opts.dryRun, decodeWarnings, update);
   }
+}
+
+/**
+ * labelPrefilter is a test on an object's JSON text that every object the label selector accepts passes: for each
+ * `=`/`==`/`in` requirement the text must hold `"key":"value"` for one of its values (labels are written by
+ * JSON.stringify, and a label key or value has no character it escapes differently). Undefined when no requirement
+ * narrows that way.
+ */
+export function labelPrefilter(sel: Selectors): ((json: Uint8Array) => boolean) | undefined {
+  const groups = (sel.label?.equalities() ?? []).map((r) => r.values.map((v) => Buffer.from(`${JSON.stringify(r.key)}:${JSON.stringify(v)}`)));
+  if (groups.length === 0) return undefined;
+  return (json) => {
+    const text = Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+    return groups.every((needles) => needles.some((n) => text.includes(n)));
+  };
 }

@@ -52,6 +52,11 @@ export interface ListRequest {
   /** Keep only items the predicate accepts (selectors); filtered items do not count against the limit. */
   filter?: (obj: KubeObject) => boolean;
   /**
+   * With a filter: a test on an object's JSON text (as JSON.stringify writes it) that every object the filter
+   * accepts passes. A backend holding JSON text may skip objects that fail it without decoding them.
+   */
+  prefilter?: (json: Uint8Array) => boolean;
+  /**
    * The caller only sends the items on as JSON: a backend that stores JSON may answer with each item's text in
    * `encoded` (and `items` empty), sparing a parse and a stringify per object. Ignored with a filter.
    */

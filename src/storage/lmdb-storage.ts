@@ -239,11 +239,13 @@ export class LmdbStorage implements Storage {
     // Unfiltered, the snapshot code never looks inside an item: current objects can stay the stored bytes
     // (older states rebuilt from the history are objects, encoded below).
     const text = req?.encoded === true && !req.filter;
+    // Filtered with a prefilter, objects are read as bytes too, and only those that pass it are decoded.
+    const prefiltered = req?.filter && req.prefilter ? prefilteredRequest(req, req.filter, req.prefilter) : undefined;
     try {
       const view: SnapshotView = {
         revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
         compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
-        scan: (p, after) => (text ? this.#scanText(p, after, txn) : this.#scan(p, after, txn)),
+        scan: (p, after) => (text || prefiltered ? this.#scanText(p, after, txn) : this.#scan(p, after, txn)),
         count: (p, after) => {
           const { start, end } = range(p, after);
           const n = this.#objects.getKeysCount({ start, end, transaction: txn });
@@ -252,6 +254,10 @@ export class LmdbStorage implements Storage {
         total: (p) => this.#meta.get(countKey(p.resource, p.namespace), { transaction: txn }) ?? 0,
         events: (after, upTo) => this.#eventRange(after, upTo, Infinity, txn),
       };
+      if (prefiltered) {
+        const result = readList(view, prefix, prefiltered.req);
+        return { ...result, items: result.items.map(prefiltered.decoded) };
+      }
       const result = readList(view, prefix, req);
       if (!text) return result;
       const encoded = (result.items as unknown[]).map((o) => (o instanceof Uint8Array ? o : Buffer.from(JSON.stringify(o))));
@@ -516,6 +522,27 @@ export class LmdbStorage implements Storage {
     if (landed) return new Error(`the write was committed, but flushing it to disk failed (${describeFault(cause)}): it may not survive a crash`, { cause });
     return new StorageError('Unavailable', `storage cannot commit writes, the request was not applied: ${describeFault(cause)}`, key, { cause });
   }
+}
+
+// prefilteredRequest is a filtered request whose items may be stored bytes: bytes that fail the prefilter are
+// rejected undecoded, the others decoded once (decoded() gives the object of an item the filter kept).
+function prefilteredRequest(req: ListRequest, filter: (o: KubeObject) => boolean, prefilter: (json: Uint8Array) => boolean): {
+  req: ListRequest; decoded: (item: KubeObject) => KubeObject;
+} {
+  const objects = new WeakMap<Uint8Array, KubeObject>();
+  const decoded = (item: KubeObject): KubeObject => {
+    if (!(item instanceof Uint8Array)) return item;
+    let o = objects.get(item);
+    if (!o) {
+      o = JSON.parse(Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8')) as KubeObject;
+      objects.set(item, o);
+    }
+    return o;
+  };
+  return {
+    req: { ...req, filter: (item) => (item instanceof Uint8Array && !prefilter(item) ? false : filter(decoded(item))) },
+    decoded,
+  };
 }
 
 // range is the lmdb key range of a prefix, starting at `after` (inclusive; callers skip it) when given.

@@ -16,6 +16,11 @@ export interface LabelSelector {
   readonly empty: boolean;
   /** toString prints the canonical form: requirements sorted by key, set values sorted. */
   toString(): string;
+  /**
+   * equalities are the requirements only a label with one of the given values meets (`=`, `==`, `in`): a
+   * matching object holds, for each, `key` with one of `values`. Lets a store rule objects out without decoding them.
+   */
+  equalities(): { key: string; values: readonly string[] }[];
 }
 
 /** LabelOperator names an operator as selection.Operator does. */
@@ -293,6 +298,9 @@ class ParsedLabelSelector implements LabelSelector {
   }
   toString(): string {
     return this.#reqs.map(requirementString).join(',');
+  }
+  equalities(): { key: string; values: readonly string[] }[] {
+    return this.#reqs.filter((r) => r.op === '=' || r.op === '==' || r.op === 'in').map((r) => ({ key: r.key, values: r.values }));
   }
 }
 

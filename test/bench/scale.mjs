@@ -5,7 +5,7 @@
  * every 500-item page of a full cluster-wide paginated list, a label-selector list of one namespace, an
  * informer-style sync (paginated list, then a watch from its resourceVersion until the first BOOKMARK), resident
  * memory (anonymous and file-backed), the mappings of data.mdb, bytes on disk per object and cold start.
- * Each object carries a label `bucket` with 4 values, so `bucket=b1` matches a quarter of a namespace.
+ * Each object carries a label `bucket` with 4 values, so `bucket=b1` matches a quarter of each namespace.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,12 +36,14 @@ export function scaleParams(objects) {
 }
 
 const ns = (/** @type {number} */ i) => `scale-${String(i % SCALE_NAMESPACES).padStart(2, '0')}`;
+// Independent of the namespace (i % 100), so a bucket is a quarter of every namespace.
+const bucket = (/** @type {number} */ i) => `b${Math.floor(i / SCALE_NAMESPACES) % BUCKETS}`;
 const name = (/** @type {number} */ i) => `s-${String(i).padStart(7, '0')}`;
 
 /** @param {number} i */
 function body(i) {
   const b = websiteBody(name(i));
-  return { ...b, metadata: { ...b.metadata, labels: { app: 'scale', bucket: `b${i % BUCKETS}` } } };
+  return { ...b, metadata: { ...b.metadata, labels: { app: 'scale', bucket: bucket(i) } } };
 }
 
 /**
@@ -219,7 +221,7 @@ export async function runScale(target, p, log) {
     });
     await stage('selector', async () => {
       const path = `${BASE}/namespaces/${ns(1)}/websites?labelSelector=${encodeURIComponent('bucket=b1')}`;
-      const want = Array.from({ length: p.objects }, (_, i) => i).filter((i) => i % SCALE_NAMESPACES === 1 && i % BUCKETS === 1).length;
+      const want = Array.from({ length: p.objects }, (_, i) => i).filter((i) => ns(i) === ns(1) && bucket(i) === 'b1').length;
       const first = await client.request('GET', path);
       const n = first.status === 200 ? JSON.parse(first.body).items.length : undefined;
       if (n !== want) throw new Error(`the selector list answered HTTP ${first.status} with ${n} items, wanted ${want}`);

@@ -29,7 +29,8 @@ export async function repairStoredMetadata(
   let repaired = 0;
   let after: { namespace: string; name: string } | undefined;
   while (!stopped()) {
-    const page = await storage.list(objects, { limit: REPAIR_PAGE_SIZE, ...(after ? { after } : {}) });
+    // Each page at the current revision; counting what follows each one would make the walk quadratic.
+    const page = await storage.list(objects, { limit: REPAIR_PAGE_SIZE, noRemaining: true, ...(after ? { after } : {}) });
     for (const item of page.items) {
       checked++;
       if (objectMetaDecodes(item.metadata)) continue;

@@ -211,7 +211,8 @@ export async function migrateStorageVersion(
   let after: { namespace: string; name: string } | undefined;
   for (;;) {
     if (stopped()) break;
-    const page = await storage.list({ resource }, { limit: 500, ...(after ? { after } : {}) });
+    // Each page at the current revision; counting what follows each one would make the walk quadratic.
+    const page = await storage.list({ resource }, { limit: 500, noRemaining: true, ...(after ? { after } : {}) });
     for (const obj of page.items) {
       checked++;
       if (obj.apiVersion === codec.storageApiVersion) continue;
@@ -226,6 +227,9 @@ export async function migrateStorageVersion(
     }
     if (!page.more || !page.last) break;
     after = { namespace: page.last.namespace, name: page.last.name };
+    // An embedded store answers at once: without a turn of the event loop between pages the walk would hold off
+    // every request (and the server's listen, the walk starts before it) until it has read every object.
+    await new Promise((r) => setImmediate(r));
   }
   return { checked, migrated };
 }

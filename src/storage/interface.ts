@@ -47,6 +47,11 @@ export interface ListRequest {
    * ended there). With it a backend that keeps counts tells `remaining` without counting what follows.
    */
   position?: number;
+  /**
+   * The caller has no use for `remaining` (a walk over every object, page by page at the current revision): a
+   * backend that would have to count the rest of the collection to tell it leaves it out.
+   */
+  noRemaining?: boolean;
   /** Return at most this many matching items (0 or undefined: all). */
   limit?: number;
   /** Keep only items the predicate accepts (selectors); filtered items do not count against the limit. */

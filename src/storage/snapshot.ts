@@ -117,7 +117,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
     result.position = before + seenAtLast;
     // Never below 0, even for a token whose count was tampered with.
     if (!req.filter) result.remaining = Math.max(0, total - result.position);
-  } else if (!req.filter) {
+  } else if (!req.filter && !req.noRemaining) {
     // No position to go on (a token of an older server, or no counts): count what follows, O(rest of the list).
     let remaining = view.count(prefix, lastKey);
     for (const o of overrides.values()) {

@@ -63,7 +63,8 @@ export interface ListRequest {
   prefilter?: (json: Uint8Array) => boolean;
   /**
    * The caller only sends the items on as JSON: a backend that stores JSON may answer with each item's text in
-   * `encoded` (and `items` empty), sparing a parse and a stringify per object. Ignored with a filter.
+   * `encoded` (and `items` empty), sparing a parse and a stringify per object. With a filter, a backend may answer
+   * decoded all the same (lmdb answers encoded only when a prefilter came with the filter).
    */
   encoded?: boolean;
 }

@@ -256,7 +256,10 @@ export class LmdbStorage implements Storage {
       };
       if (prefiltered) {
         const result = readList(view, prefix, prefiltered.req);
-        return { ...result, items: result.items.map(prefiltered.decoded) };
+        if (req?.encoded !== true) return { ...result, items: result.items.map(prefiltered.decoded) };
+        // The kept items that are stored bytes go out as they are: no stringify of what was parsed only to test it.
+        const encoded = (result.items as unknown[]).map((o) => (o instanceof Uint8Array ? o : Buffer.from(JSON.stringify(o))));
+        return { ...result, items: [], encoded };
       }
       const result = readList(view, prefix, req);
       if (!text) return result;

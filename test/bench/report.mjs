@@ -391,8 +391,15 @@ export function svgChart(results) {
   );
   y += 18;
 
-  // Legend: one swatch per compared target, one line each so long labels fit.
-  const legendItems = compared.map((id, i) => ({ colour: COLOURS[i % COLOURS.length], text: `ours vs ${name(id)}: ${labels.get(id) ?? id}` }));
+  // The bars of each workload: ours through kube-apiserver against the CRD on the same one first (what users choose
+  // between), when both ran; then ours on its own port against each other target.
+  const bothAggregated = hasFigures(results, AGGREGATED) && hasFigures(results, TWIN);
+  const pairs = [
+    ...(bothAggregated ? [{ ours: AGGREGATED, other: TWIN, text: `ours through kube-apiserver vs ${name(TWIN)}: ${labels.get(TWIN) ?? TWIN}`, short: 'aggregated vs CRD' }] : []),
+    ...compared.map((id) => ({ ours: OURS, other: id, text: `ours vs ${name(id)}: ${labels.get(id) ?? id}`, short: `vs ${name(id)}` })),
+  ];
+  // Legend: one swatch per pair, one line each so long labels fit.
+  const legendItems = pairs.map((pr, i) => ({ colour: COLOURS[i % COLOURS.length], text: pr.text }));
   if (legendItems.length) {
     body.push('<g font-size="12">');
     for (const item of legendItems) {
@@ -418,27 +425,27 @@ export function svgChart(results) {
   const plotTop = axisY + 8;
   y = plotTop + 6;
 
-  const slots = Math.max(compared.length, 1);
+  const slots = Math.max(pairs.length, 1);
   const rows = [];
   for (const w of results.workloads) {
     const row = [`<g>`, `<text x="${PLOT_LEFT}" y="${y + 13}" font-size="13" font-weight="bold">${xml(w.label)}</text>`];
     let barY = y + LABEL_HEIGHT;
-    compared.forEach((id, i) => {
-      const ours = w.results?.[OURS];
-      const other = w.results?.[id];
+    pairs.forEach((pr, i) => {
+      const ours = w.results?.[pr.ours];
+      const other = w.results?.[pr.other];
       const a = isMeasurement(ours) && isMeasurement(other) ? advantage(w.better, ours.value, other.value) : undefined;
       const mid = barY + BAR / 2 + 4;
       if (a === undefined) {
         // Keep the slot so bars line up, and say why it is empty.
         const why = isFailure(other) || isFailure(ours) ? 'error' : 'no figure';
-        row.push(`<text x="${xOf(0) + 4}" y="${mid}" font-size="11" fill="#777">${xml(`vs ${name(id)}: ${why}`)}</text>`);
+        row.push(`<text x="${xOf(0) + 4}" y="${mid}" font-size="11" fill="#777">${xml(`${pr.short}: ${why}`)}</text>`);
       } else {
         const log = Math.min(MAX_LOG, Math.max(MIN_LOG, Math.log2(a)));
         const x0 = xOf(0);
         const x1 = xOf(log);
         const left = Math.min(x0, x1);
         const width = Math.max(Math.abs(x1 - x0), 1); // an exact 1× still shows a sliver
-        const tip = `ours vs ${name(id)}: ${formatRatio(a)} (${w.better} is better)`;
+        const tip = `${pr.text.split(':')[0]}: ${formatRatio(a)} (${w.better} is better)`;
         row.push(
           `<rect x="${left.toFixed(1)}" y="${barY}" width="${width.toFixed(1)}" height="${BAR}" fill="${COLOURS[i % COLOURS.length]}"><title>${xml(tip)}</title></rect>`,
           a >= 1

@@ -161,6 +161,13 @@ describe('bench report', () => {
     const header = md.split('\n').filter((l) => l.startsWith('| Workload'))[1];
     expect(header).toBe('| Workload | ours | CRD | ours vs CRD | ceiling | ours vs ceiling |');
     expect(md).toContain('  - CRD on the same kube-apiserver: the Website CRD as crd.example.com on the same kube-apiserver');
+    // The chart's first bar of a workload is the pair's too, then ours on its own port against each other target.
+    const svg = svgChart(agg);
+    expect(checkXml(svg)).toEqual([]);
+    const tips = [...svg.matchAll(/<title>([^<]*)<\/title><\/rect>/g)].map((m) => m[1]);
+    expect(tips[0]).toBe('ours through kube-apiserver vs CRD on the same kube-apiserver: 1.5× (higher is better)');
+    expect(tips[1]).toMatch(/^ours vs CRD: /);
+    expect(svg).toContain('aggregated vs CRD: error');
 
     // Only the pair ran: no direct table.
     const onlyPair = agg;

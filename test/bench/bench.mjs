@@ -172,20 +172,11 @@ async function main() {
   /** @type {{id: string, label: string}[]} */
   const targets = [];
   try {
-    for (const id of flags.targets) {
-      const start = starters[id];
-      if (!start) continue;
-      log(`starting ${id}`);
-      const target = await start();
-      targets.push({ id, label: target.label });
-      try {
-        const figures = await runAll(target, params, log);
-        for (const [w, f] of Object.entries(figures)) (byWorkload[w] ??= {})[id] = f;
-      } finally {
-        await target.stop();
-        if (id === lastAggregated) await stopShared();
-      }
-    }
+    await eachTarget(flags.targets, starters, log, async (id, target) => {
+      for (const [w, f] of Object.entries(await runAll(target, params, log))) (byWorkload[w] ??= {})[id] = f;
+    }, async (id) => {
+      if (id === lastAggregated) await stopShared();
+    }, targets);
   } finally {
     await stopShared();
     rmSync(work, { recursive: true, force: true });
@@ -229,6 +220,32 @@ async function main() {
 }
 
 /**
+ * eachTarget starts the targets one at a time (the machine has 2 cores), runs `measure` on each, stops it, then calls
+ * `stopped`; ids without a starter (not built here) are skipped. Each target run is pushed onto `ran`.
+ * @param {string[]} ids
+ * @param {Record<string, () => Promise<import('./targets.mjs').Target>>} starters
+ * @param {(m: string) => void} log
+ * @param {(id: string, target: import('./targets.mjs').Target) => Promise<void>} measure
+ * @param {(id: string) => Promise<void>} stopped
+ * @param {{id: string, label: string}[]} ran
+ */
+async function eachTarget(ids, starters, log, measure, stopped, ran) {
+  for (const id of ids) {
+    const start = starters[id];
+    if (!start) continue;
+    log(`starting ${id}`);
+    const target = await start();
+    ran.push({ id, label: target.label });
+    try {
+      await measure(id, target);
+    } finally {
+      await target.stop();
+      await stopped(id);
+    }
+  }
+}
+
+/**
  * scaleRun is `--scale N`: fill each target with N objects and measure (scale.mjs); writes BASE.json and BASE.md.
  * @param {ReturnType<typeof parseFlags>} flags
  * @param {string | undefined} binDir
@@ -250,18 +267,9 @@ async function scaleRun(flags, binDir, machine, work, log) {
   const figures = {};
   /** @type {{id: string, label: string}[]} */
   const targets = [];
-  for (const id of flags.targets) {
-    const start = starters[id];
-    if (!start) continue;
-    log(`starting ${id}`);
-    const target = await start();
-    targets.push({ id, label: target.label });
-    try {
-      for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
-    } finally {
-      await target.stop();
-    }
-  }
+  await eachTarget(flags.targets, starters, log, async (id, target) => {
+    for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
+  }, async () => {}, targets);
   const results = {
     schema: 1,
     mode: 'scale',

@@ -143,3 +143,26 @@ export function throughput(r) {
     seconds: round3(r.seconds),
   };
 }
+
+/**
+ * stageRunner returns `stage(id, fn)`: runs one measurement, stores its figures in out[id] and logs them; a stage that
+ * throws records its error there instead and the run goes on with the next one.
+ * @template F
+ * @param {string} targetId
+ * @param {Record<string, F | {error: string}>} out
+ * @param {(m: string) => void} log
+ * @returns {(id: string, fn: () => Promise<F>) => Promise<void>}
+ */
+export function stageRunner(targetId, out, log) {
+  return async (id, fn) => {
+    const t = performance.now();
+    try {
+      out[id] = await fn();
+      log(`${targetId} ${id}: ${JSON.stringify(out[id])} (${Math.round(performance.now() - t)} ms)`);
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      out[id] = { error };
+      log(`${targetId} ${id} FAILED: ${error}`);
+    }
+  };
+}

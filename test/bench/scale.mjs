@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { expectStatus, httpClient, percentiles, round3, runOps, throughput } from './client.mjs';
+import { expectStatus, httpClient, percentiles, round3, runOps, stageRunner, throughput } from './client.mjs';
 import { websiteBody } from './workloads.mjs';
 
 const BASE = '/apis/extensions.example.com/v1';
@@ -172,17 +172,7 @@ export async function runScale(target, p, log) {
   const client = httpClient(target.url, target.tls, p.concurrency);
   /** @type {Record<string, Record<string, unknown>>} */
   const out = {};
-  /** @param {string} id @param {() => Promise<Record<string, unknown>>} fn */
-  const stage = async (id, fn) => {
-    const t = performance.now();
-    try {
-      out[id] = await fn();
-      log(`${target.id} ${id}: ${JSON.stringify(out[id])} (${Math.round(performance.now() - t)} ms)`);
-    } catch (e) {
-      out[id] = { error: e instanceof Error ? e.message : String(e) };
-      log(`${target.id} ${id} FAILED: ${out[id].error}`);
-    }
-  };
+  const stage = stageRunner(target.id, out, log);
   const memory = () => {
     const m = target.memory();
     /** @param {'rss' | 'anon' | 'file'} k */

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { expectStatus, httpClient, percentiles, round3, runOps, throughput } from './client.mjs';
+import { expectStatus, httpClient, percentiles, round3, runOps, stageRunner, throughput } from './client.mjs';
 
 /** Our group; a target may serve the kind under another (the CRD twin beside our APIService: Target.group). */
 export const GROUP = 'extensions.example.com';
@@ -106,20 +106,8 @@ export async function runAll(target, p, log) {
   const BASE = basePath(group);
   /** @type {Record<string, Figure | {error: string}>} */
   const out = {};
-  /**
-   * @param {string} id
-   * @param {() => Promise<Figure>} fn
-   */
-  const stage = async (id, fn) => {
-    const t = performance.now();
-    try {
-      out[id] = await fn();
-      log(`${target.id} ${id}: ${JSON.stringify(out[id])} (${Math.round(performance.now() - t)} ms)`);
-    } catch (e) {
-      out[id] = { error: e instanceof Error ? e.message : String(e) };
-      log(`${target.id} ${id} FAILED: ${out[id].error}`);
-    }
-  };
+  /** @type {(id: string, fn: () => Promise<Figure>) => Promise<void>} */
+  const stage = stageRunner(target.id, out, log);
   /** @param {string} ns @param {string} name */
   const create = async (ns, name) => expectStatus(await client.request('POST', `${BASE}/namespaces/${ns}/websites`, { body: websiteBody(name, 'v1', group) }), 201);
   let stored = 0;

@@ -39,6 +39,22 @@ describe('lmdb map', () => {
   });
 });
 
+describe('lmdb map size', () => {
+  // The README and openLayout say --lmdb-map-size is no limit on the data: past it lmdb-js grows the map itself.
+  it('keeps accepting writes past a map size smaller than the data', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
+    dirs.push(d);
+    const s = new LmdbStorage({ path: d, mapSize: 2 ** 20, compactionIntervalMs: 0 });
+    const filler = () => randomBytes(750).toString('base64');
+    for (let b = 0; b < 4; b++) {
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => s.create(key('ns', `o${b}-${i}`), obj(`o${b}-${i}`, { spec: { filler: filler() } }))));
+    }
+    expect(statSync(join(d, 'data.mdb')).size).toBeGreaterThan(4 * 2 ** 20);
+    expect((await s.list({ resource: R, namespace: 'ns' })).items).toHaveLength(4000);
+    await s.close();
+  });
+});
+
 describe('lmdb storage persistence', () => {
   it('keeps objects and the revision counter across a reopen', async () => {
     const d = mkdtempSync(join(tmpdir(), 'lmdb-'));

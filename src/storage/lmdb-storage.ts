@@ -258,12 +258,12 @@ export class LmdbStorage implements Storage {
         const result = readList(view, prefix, prefiltered.req);
         if (req?.encoded !== true) return { ...result, items: result.items.map(prefiltered.decoded) };
         // The kept items that are stored bytes go out as they are: no stringify of what was parsed only to test it.
-        const encoded = (result.items as unknown[]).map((o) => (o instanceof Uint8Array ? o : Buffer.from(JSON.stringify(o))));
+        const encoded = encodeItems(result.items);
         return { ...result, items: [], encoded };
       }
       const result = readList(view, prefix, req);
       if (!text) return result;
-      const encoded = (result.items as unknown[]).map((o) => (o instanceof Uint8Array ? o : Buffer.from(JSON.stringify(o))));
+      const encoded = encodeItems(result.items);
       return { ...result, items: [], encoded };
     } finally {
       txn.done();
@@ -525,6 +525,11 @@ export class LmdbStorage implements Storage {
     if (landed) return new Error(`the write was committed, but flushing it to disk failed (${describeFault(cause)}): it may not survive a crash`, { cause });
     return new StorageError('Unavailable', `storage cannot commit writes, the request was not applied: ${describeFault(cause)}`, key, { cause });
   }
+}
+
+// encodeItems is a list's items as JSON text: stored bytes as they are, objects (rebuilt from history) stringified.
+function encodeItems(items: readonly unknown[]): Uint8Array[] {
+  return items.map((o) => (o instanceof Uint8Array ? o : Buffer.from(JSON.stringify(o))));
 }
 
 // prefilteredRequest is a filtered request whose items may be stored bytes: bytes that fail the prefilter are

@@ -57,11 +57,6 @@ export function connectionOf(raw: RawRequest): Socket {
   return s?.[OWN] ?? s;
 }
 
-/** ownSocket is the TLS socket behind a socket or an HTTP/2 stream's proxy of it. */
-export function ownSocket<S extends object>(s: S): S {
-  return ((s as Marked)[OWN] as S | undefined) ?? s;
-}
-
 /** sessionOf is the HTTP/2 session running over a connection's socket (undefined on HTTP/1.x). */
 export function sessionOf(socket: Socket): ServerHttp2Session | undefined {
   return (socket as Marked)[SESSION];
@@ -70,16 +65,6 @@ export function sessionOf(socket: Socket): ServerHttp2Session | undefined {
 /** goAway sends an HTTP/2 session its GOAWAY: streams begun finish, then the connection closes. */
 export function goAway(session: Http2Session | undefined): void {
   if (session && !session.closed && !session.destroyed) session.close();
-}
-
-/**
- * closeAfterAnswer makes a request's answer its connection's last: `Connection: close` on HTTP/1.x (returned, to
- * be set on the response by the caller), a GOAWAY on HTTP/2 (nothing to set).
- */
-export function closeAfterAnswer(raw: RawRequest): { connection?: 'close' } {
-  if (!isHttp2(raw)) return { connection: 'close' };
-  goAway(raw.stream.session);
-  return {};
 }
 
 /**

@@ -12,13 +12,14 @@
  * steadier than throughput on a 2-core machine that also runs the client. `--create-blocks N` reports the creates
  * in N equal blocks from the fresh start (`create 1/N` …), which shows what JIT warm-up costs and where it ends.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expectStatus, httpClient, runOps } from './client.mjs';
 import { startOurs } from './targets.mjs';
 import { websiteBody } from './workloads.mjs';
+import { processCpuMs } from '../e2e/plane.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 // The version requests use (--api-version): v1, the stored one, or v1alpha1 (converted; what builds before v1 serve).
@@ -28,13 +29,6 @@ let COLLECTION = '/apis/extensions.example.com/v1/namespaces/ab/websites';
 const CONCURRENCY = 64;
 // Lists of the whole collection per round (after the patches, so the first one meets changed objects).
 const LISTS = 20;
-const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
-
-/** cpuMs is the CPU time (user + system, all threads) a process has used, in ms. */
-function cpuMs(/** @type {number} */ pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
-}
 
 /**
  * @typedef {{ perSecond: number, cpuUs: number }} Figure
@@ -63,10 +57,10 @@ async function runLoad(main, objects, createBlocks = 1) {
    * @param {(i: number) => Promise<string | void>} op returns the reason when the answer is wrong
    */
   const stage = async (name, count, op) => {
-    const before = cpuMs(pid);
+    const before = processCpuMs(pid);
     const r = await runOps(count, CONCURRENCY, op);
     if (r.errors > 0) throw new Error(`${name}: ${r.errors} errors, first: ${r.firstError}`);
-    run[name] = { perSecond: count / r.seconds, cpuUs: ((cpuMs(pid) - before) / count) * 1000 };
+    run[name] = { perSecond: count / r.seconds, cpuUs: ((processCpuMs(pid) - before) / count) * 1000 };
   };
   try {
     const perBlock = Math.ceil(objects / createBlocks);

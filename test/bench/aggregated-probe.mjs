@@ -15,13 +15,14 @@
  * (written when it stops); `node test/bench/cpuprofile-top.mjs DIR/*.cpuprofile` summarises it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expectStatus, httpClient, runOps, throughput } from './client.mjs';
 import { startAggregatedPlane, startCrdTwin, startOursAggregated, TWIN_GROUP } from './targets.mjs';
 import { GROUP, websiteBody } from './workloads.mjs';
+import { processCpuMs } from '../e2e/plane.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -51,23 +52,6 @@ function sockets(port, state) {
   return out.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/).pop() ?? '');
 }
 
-// USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s on Linux.
-const TICK_MS = 10;
-
-/**
- * cpuMs is the CPU time (user + system) a process has used so far.
- * @param {number | undefined} pid
- */
-function cpuMs(pid) {
-  if (!pid) return NaN;
-  try {
-    // Fields after the command name (which may hold spaces, hence the last ')'): utime and stime are the 12th and 13th.
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(f[11]) + Number(f[12])) * TICK_MS;
-  } catch {
-    return NaN;
-  }
-}
 
 /**
  * timeWait counts the TIME-WAIT sockets of connections to or from our port: the side that closes first keeps one.
@@ -115,7 +99,7 @@ async function main() {
         }, 100) : undefined;
         const timeWaitBefore = timeWait(port);
         const pids = { ours: ours.pid?.(), 'kube-apiserver': shared.plane.pids.apiserver, etcd: shared.plane.pids.etcd };
-        const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
+        const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid)]));
         const collection = `/apis/${p.group}/v1/namespaces/probe/websites`;
         /** @type {(i: number) => Promise<string | undefined>} */
         const op = {
@@ -126,7 +110,7 @@ async function main() {
         }[o.verb] ?? (async () => 'unknown verb');
         const r = await runOps(o.gets, o.concurrency, op);
         clearInterval(sample);
-        const perRequest = Object.entries(pids).map(([k, pid]) => `${k} ${Math.round(((cpuMs(pid) - (cpu0[k] ?? NaN)) / o.gets) * 1000)}`).join(', ');
+        const perRequest = Object.entries(pids).map(([k, pid]) => `${k} ${Math.round(((processCpuMs(pid) - (cpu0[k] ?? NaN)) / o.gets) * 1000)}`).join(', ');
         await c.close();
         const t = throughput(r);
         const conns = sample ? `; our port: max ${maxEstablished} established, ${peers.size} distinct peers, time-wait ${timeWaitBefore} → ${timeWait(port)}` : '';

@@ -427,6 +427,25 @@ export function processMemory(pid) {
   }
 }
 
+// USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s on Linux.
+const TICK_MS = 10;
+
+/**
+ * processCpuMs is the CPU time (user + system, every thread) a process has used so far, in ms (NaN off Linux or
+ * when it is gone).
+ * @param {number | undefined} pid
+ */
+export function processCpuMs(pid) {
+  if (!pid) return NaN;
+  try {
+    // Fields after the command name (which may hold spaces, hence the last ')'): utime and stime are the 12th and 13th.
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
+    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}
+
 /**
  * rssMiB is a process's resident set size in whole MiB.
  * @param {number | undefined} pid

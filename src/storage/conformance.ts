@@ -469,6 +469,42 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         expect(names(await s.list({ resource: OTHER }, { revision }))).toEqual(['a/n0']);
       });
 
+      it('answers later pages at their revision whether the collection changed since or only others did', async () => {
+        const s = await fresh();
+        await seed(s);
+        const b: KeyPrefix = { resource: R, namespace: 'b' };
+        const spec = (o: KubeObject | undefined) => (o?.spec as { v?: string } | undefined)?.v;
+        // A change in the collection before the revision the pages are read at.
+        await s.update(key('b', 'n4'), (o) => ({ ...o, spec: { ...(o.spec as object), v: 'at the revision' } }));
+        const first = await s.list(b, { limit: 2 });
+        const all = await s.list(ALL);
+        expect(all.revision).toBe(first.revision);
+        const revision = first.revision;
+        // Changes elsewhere only: other namespaces and the other resource.
+        await s.update(key('a', 'n1'), (o) => ({ ...o, spec: { ...(o.spec as object), v: 'later' } }));
+        await s.create(key('c', 'n9'), obj('c', 'n9'));
+        await s.delete(key('a', 'n0', OTHER));
+        const second = await s.list(b, { revision, after: { namespace: 'b', name: 'n1' }, limit: 2 });
+        expect(names(second)).toEqual(['b/n2', 'b/n3']);
+        expect(second).toMatchObject({ revision, more: true, remaining: 2 });
+        // Now the collection itself changes: later pages still show it as it was at the revision.
+        await s.delete(key('b', 'n5'));
+        await s.update(key('b', 'n4'), (o) => ({ ...o, spec: { ...(o.spec as object), v: 'later' } }));
+        await s.create(key('b', 'n45'), obj('b', 'n45'));
+        const third = await s.list(b, { revision, after: { namespace: 'b', name: 'n3' }, limit: 2 });
+        expect(names(third)).toEqual(['b/n4', 'b/n5']);
+        expect(spec(third.items[0])).toBe('at the revision');
+        expect(third).toMatchObject({ revision, more: false });
+        // The whole resource at that revision, whole and from a position, and the current state, which has every change.
+        expect((await s.list(ALL, { revision })).items).toEqual(all.items);
+        const tail = await s.list(ALL, { revision, after: { namespace: 'b', name: 'n3' }, limit: 4 });
+        expect(names(tail)).toEqual(['b/n4', 'b/n5', 'c/n0', 'c/n1']);
+        expect(tail).toMatchObject({ revision, more: true, remaining: 4 });
+        const now = await s.list(b);
+        expect(names(now)).toEqual(['b/n0', 'b/n1', 'b/n2', 'b/n3', 'b/n4', 'b/n45']);
+        expect(spec(now.items.find((o) => o.metadata.name === 'n4'))).toBe('later');
+      });
+
       it('may leave remaining out when the caller has no use for it, and pages the same', async () => {
         const s = await fresh();
         await seed(s);

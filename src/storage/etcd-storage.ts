@@ -53,6 +53,8 @@ export interface EtcdStorageOptions {
 const MIRROR_PAGE = 1000;
 // How long a current list waits for the watch to bring the mirror up to etcd's revision before reading etcd.
 const MIRROR_WAIT_MS = 1000;
+// How many collections' sorted entries are kept (#sortedCollection).
+const SORTED_COLLECTIONS = 8;
 
 // Changes kept in memory for watches, as our --watch-history-events default.
 const DEFAULT_HISTORY_EVENTS = 100_000;
@@ -138,6 +140,14 @@ export class EtcdStorage implements Storage {
   readonly #gets: PendingGet[] = [];
   // While the mirror is being filled: the keys the watch has changed since it started (see #fill); undefined once full.
   #filling: Set<string> | undefined;
+  // The revision the watch started after: the mirror knows every change since, none before.
+  #mirrorFrom = 0;
+  // Per collection (etcd key prefix of a resource, and of a resource in a namespace): the revision of the last change
+  // the mirror applied there, and the highest revision etcd vouched the mirror's state for (see #listFromMirror).
+  readonly #changedAt = new Map<string, number>();
+  readonly #knownThrough = new Map<string, number>();
+  // Collections as sorted entries, kept while unchanged: the pages of one list walk reuse one sort.
+  readonly #sorted = new Map<string, { at: number; entries: [string, MirrorEntry][] }>();
   #getInFlight = false;
   #closed = false;
   // etcd answered the last health probe (a one-key range within a second): /readyz's storage check.
@@ -165,6 +175,7 @@ export class EtcdStorage implements Storage {
     // The watch goes on from that revision at once; the mirror is filled beside it (see #fill), so a large store does
     // not delay serving: until it is complete, current lists read etcd.
     s.#filling = new Set();
+    s.#mirrorFrom = start;
     s.#history = new MemoryHistory(start, o.historyEvents ?? DEFAULT_HISTORY_EVENTS);
     s.#feed = new ChangeFeed(start, s.#history);
     const w = await s.#client.watch().prefix(prefix).startRevision(String(start + 1)).withPreviousKV().create();
@@ -173,12 +184,15 @@ export class EtcdStorage implements Storage {
         // A resumed watch may repeat what it delivered already (never skips, see resumeFrom).
         if (Number(ev.kv.mod_revision) <= s.#feed.lastDelivered) continue;
         const key = s.#keyOf(ev.kv.key);
-        const e = key && s.#change(ev as WatchEvent, key);
-        if (!e) continue;
+        if (!key) continue;
+        const e = s.#change(ev as WatchEvent, key);
         const k = ev.kv.key.toString('utf8');
         s.#filling?.add(k);
-        if (e.type === 'DELETED') s.#mirror.delete(k);
-        else s.#mirror.set(k, { key: e.key, text: enc(JSON.stringify(e.object)) });
+        // A delete leaves the mirror even when it has no event to show (its previous value compacted away).
+        if (ev.type === 'Delete') s.#mirror.delete(k);
+        else if (e) s.#mirror.set(k, { key: e.key, text: enc(JSON.stringify(e.object)) });
+        s.#changed(key, Number(ev.kv.mod_revision));
+        if (!e) continue;
         s.#history.append(e);
         s.#feed.publishOrdered(e);
       }
@@ -414,11 +428,41 @@ export class EtcdStorage implements Storage {
   }
 
   async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {
-    if (req.revision === undefined) {
-      const cached = await this.#listFromMirror(prefix, req);
-      if (cached) return cached;
-    }
-    return this.#listFromEtcd(prefix, req);
+    const cached = req.revision === undefined ? await this.#listFromMirror(prefix, req) : this.#listAtFromMirror(prefix, req, req.revision);
+    return cached ?? this.#listFromEtcd(prefix, req);
+  }
+
+  // #changed records a change the mirror applied, in the collections it belongs to.
+  #changed(key: ObjectKey, revision: number): void {
+    this.#changedAt.set(this.#collection({ resource: key.resource }).toString('utf8'), revision);
+    if (key.namespace) this.#changedAt.set(this.#collection({ resource: key.resource, namespace: key.namespace }).toString('utf8'), revision);
+  }
+
+  /**
+   * #listAtFromMirror answers a list at an earlier revision R (the later pages of a paginated list) from the mirror
+   * when the collection is the same at R as in the mirror: the mirror has seen every change since its watch began
+   * (R no older than that), the last change it applied in the collection is not after R, and nothing changed between
+   * the mirror's position and R (R not past it, or etcd vouched for the collection up to R when an earlier page was
+   * answered). kube-apiserver serves such pages from its watch cache's snapshots as well. Undefined: read etcd.
+   */
+  #listAtFromMirror(prefix: KeyPrefix, req: ListRequest, revision: number): ListResult | undefined {
+    if (this.#filling || revision < this.#mirrorFrom || revision < this.#compacted || revision > this.#revision) return undefined;
+    const from = this.#collection(prefix).toString('utf8');
+    if ((this.#changedAt.get(from) ?? 0) > revision) return undefined;
+    if (revision > Math.max(this.#feed.lastDelivered, this.#knownThrough.get(from) ?? 0)) return undefined;
+    return this.#page(this.#sortedCollection(from), req, revision, prefix);
+  }
+
+  // #sortedCollection is the mirror's entries under `from`, sorted by key: the last sort while nothing changed there.
+  #sortedCollection(from: string): [string, MirrorEntry][] {
+    const kept = this.#sorted.get(from);
+    if (kept && (this.#changedAt.get(from) ?? 0) <= kept.at) return kept.entries;
+    const entries = [...this.#mirror].filter(([k]) => k.startsWith(from));
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    // A few collections at a time (one list walk each); the oldest goes first.
+    if (!kept && this.#sorted.size >= SORTED_COLLECTIONS) this.#sorted.delete(this.#sorted.keys().next().value as string);
+    this.#sorted.set(from, { at: this.#feed.lastDelivered, entries });
+    return entries;
   }
 
   /**
@@ -437,30 +481,42 @@ export class EtcdStorage implements Storage {
     const newest = Number((r.kvs[0] as KV | undefined)?.mod_revision ?? 0);
     const count = Number(r.count);
     const fromText = from.toString('utf8');
-    const inCollection = () => [...this.#mirror].filter(([k]) => k.startsWith(fromText));
     const deadline = Date.now() + MIRROR_WAIT_MS;
     // The mirror is the collection as of the feed's revision: read both in one synchronous step.
     let at = this.#feed.lastDelivered;
-    let entries = at >= newest ? inCollection() : undefined;
+    let entries = at >= newest ? this.#sortedCollection(fromText) : undefined;
     while (!entries || entries.length !== count) {
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
       await this.#feed.waitForRevision(Math.max(newest, this.#feed.lastDelivered + 1), left);
       at = this.#feed.lastDelivered;
-      entries = at >= newest ? inCollection() : undefined;
+      entries = at >= newest ? this.#sortedCollection(fromText) : undefined;
     }
+    // Nothing changed in the collection between the mirror's revision and etcd's: later pages at this revision
+    // may be read from the mirror too (#listAtFromMirror).
+    if (revision > (this.#knownThrough.get(fromText) ?? 0)) this.#knownThrough.set(fromText, revision);
     // Equal to the collection at etcd's revision when the mirror is behind it (nothing changed in between), or the
     // collection at the mirror's own, later, revision: either way a consistent snapshot no older than the request.
-    const listRevision = Math.max(revision, at);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const after = req.after ? this.#key({ resource: prefix.resource, ...req.after }).toString('utf8') : undefined;
+    return this.#page(entries, req, Math.max(revision, at), prefix);
+  }
+
+  // #page is a list's page of sorted mirror entries: after the request's position, filtered, up to its limit.
+  #page(entries: [string, MirrorEntry][], req: ListRequest, listRevision: number, prefix: KeyPrefix): ListResult {
     const limit = req.limit ?? 0;
     const items: KubeObject[] = [];
     const encoded: Uint8Array[] = [];
     const text = req.encoded === true && !req.filter;
     let last: ObjectKey | undefined;
     let i = 0;
-    if (after !== undefined) while (i < entries.length && (entries[i] as [string, unknown])[0] <= after) i++;
+    if (req.after) {
+      // The first entry past the position (binary search: the entries are sorted by key).
+      const after = this.#key({ resource: prefix.resource, ...req.after }).toString('utf8');
+      for (let hi = entries.length; i < hi;) {
+        const mid = (i + hi) >>> 1;
+        if ((entries[mid] as [string, MirrorEntry])[0] <= after) i = mid + 1;
+        else hi = mid;
+      }
+    }
     for (; i < entries.length; i++) {
       const e = (entries[i] as [string, MirrorEntry])[1];
       if (text) encoded.push(this.#textOf(e));

@@ -8,7 +8,9 @@
  * - creates, updates and deletes are transactions compared on the key's create or mod revision (optimistic
  *   concurrency: an update retries on the state the failed transaction read back);
  * - lists are ranges at one revision (a page's later pages read the same revision), with a limit and the count
- *   of what follows; an older revision etcd has compacted is Expired, a future one TooLarge;
+ *   of what follows; an older revision etcd has compacted is Expired, a future one TooLarge. A current list, and a
+ *   later page of a collection unchanged since its revision, come from the replica's mirror of the prefix instead
+ *   (kube-apiserver's watch cache and its snapshots play that part);
  * - watches are etcd watches on the prefix from a revision, with the previous value (for DELETED's object and
  *   selector transitions); a watch etcd cancels for compaction reports Expired through the sink.
  * Ordering of lists is etcd's key order (as kube-apiserver's): by namespace then name, except that a namespace

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { Agent, request } from 'undici';
 import { WebSocket } from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLeaf } from '../src/certs/issue.js';
 import { adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess } from './helpers/server-process.js';
 
@@ -327,7 +327,8 @@ describe('audit log failures and stdout', () => {
         text = (await call(agent, `${s.url}/metrics`)).text;
       }
       expect(text).toMatch(/^apiserver_audit_error_total\{plugin="log"\} [1-9]\d*$/m);
-      expect(s.logs()).toContain("Error in audit plugin 'log'");
+      // The log line comes through the child's stdout, which may trail the metrics answer.
+      await vi.waitFor(() => expect(s.logs()).toContain("Error in audit plugin 'log'"), { timeout: 5000, interval: 25 });
     } finally {
       await agent.close();
       await s.stop();

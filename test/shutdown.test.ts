@@ -34,12 +34,19 @@ function agentFor(srv: ServerProcess, connections?: number): Agent {
   return a;
 }
 
-/** exited resolves with the exit code and how long after `since` the process ended. */
+/**
+ * exited resolves with the exit code and how long after `since` the process ended, once its output is all read (the
+ * tests check its last log lines).
+ */
 function exited(srv: ServerProcess, since: number): Promise<{ code: number | null; ms: number }> {
   return new Promise((res) => {
-    const done = () => res({ code: srv.proc.exitCode, ms: performance.now() - since });
-    if (srv.proc.exitCode !== null || srv.proc.signalCode !== null) done();
-    else srv.proc.once('exit', done);
+    let ms: number | undefined;
+    const exit = () => (ms ??= performance.now() - since);
+    const done = () => res({ code: srv.proc.exitCode, ms: exit() });
+    if (srv.proc.exitCode !== null || srv.proc.signalCode !== null) exit();
+    else srv.proc.once('exit', exit);
+    if (srv.proc.stdout?.destroyed && srv.proc.stderr?.destroyed) done();
+    else srv.proc.once('close', done);
   });
 }
 

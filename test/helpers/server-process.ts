@@ -52,7 +52,8 @@ export async function startServer(o: StartOptions = {}): Promise<ServerProcess> 
   const args = [MAIN, '--port', String(o.port ?? 0), '--data-dir', dataDir, '--cert-dir', certDir, ...(o.args ?? [])];
   const proc = spawn(process.execPath, args, { env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const exited = new Promise<number | null>((res) => proc.on('exit', (code) => res(code)));
+  // 'close', not 'exit': the process's output is all read by then, so a test may check its last log lines.
+  const exited = new Promise<number | null>((res) => proc.on('close', (code) => res(code)));
   const url = await new Promise<string>((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`server did not start in 20 s:\n${out}`)), 20_000);
     const onData = (b: Buffer) => {

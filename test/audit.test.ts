@@ -53,8 +53,13 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const ALLOWED = { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '' };
 const ADMIN_USER = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 
+/** completeLines are the lines of a log being written, without a last line still unfinished. */
+function completeLines(text: string): string[] {
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean);
+}
+
 function readEvents(path = logPath): AuditEvent[] {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent);
+  return completeLines(readFileSync(path, 'utf8')).map((l) => JSON.parse(l) as AuditEvent);
 }
 
 /** eventsOf waits until the request's last expected stage is written, then returns its events in order. */
@@ -295,7 +300,9 @@ describe('audit log', () => {
     expect((await eventsOf('from-the-aggregator-2')).map((e) => e['stage'])).toEqual(['ResponseComplete']);
   });
 
-  it('every line of the file is one audit.k8s.io/v1 Event', () => {
+  it('every line of the file is one audit.k8s.io/v1 Event', async () => {
+    // Once nothing more is being written: then the file ends with a whole line.
+    await settle();
     const lines = readFileSync(logPath, 'utf8').split('\n');
     expect(lines.at(-1)).toBe('');
     for (const l of lines.slice(0, -1)) expect(JSON.parse(l)).toMatchObject({ kind: 'Event', apiVersion: 'audit.k8s.io/v1' });
@@ -343,7 +350,7 @@ describe('audit log failures and stdout', () => {
     try {
       const r = await call(agent, `${s.url}${API}/namespaces/default/websites`, 'POST', website('out'));
       expect(r.status).toBe(201);
-      const mine = () => s.logs().split('\n').filter((l) => l.includes(`"auditID":"${r.headers['audit-id']}"`)).map((l) => JSON.parse(l) as AuditEvent);
+      const mine = () => completeLines(s.logs()).filter((l) => l.includes(`"auditID":"${r.headers['audit-id']}"`)).map((l) => JSON.parse(l) as AuditEvent);
       for (let i = 0; i < 100 && mine().length < 2; i++) await new Promise((res) => setTimeout(res, 25));
       expect(mine().map((e) => [e['kind'], e['stage']])).toEqual([['Event', 'RequestReceived'], ['Event', 'ResponseComplete']]);
     } finally {

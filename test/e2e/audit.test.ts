@@ -47,7 +47,9 @@ function auditId(h: Record<string, string | string[] | undefined>): string {
 
 async function eventsOf(id: string, stages: number): Promise<AuditEvent[]> {
   return waitFor(`${stages} audit events of ${id}`, () => {
-    const evs = readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e['auditID'] === id);
+    // The log is being written: a last line without its newline is not finished yet.
+    const text = readFileSync(logPath, 'utf8');
+    const evs = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e['auditID'] === id);
     return evs.length >= stages ? evs : undefined;
   }, 15_000, 50);
 }

@@ -429,11 +429,8 @@ function firstHeader(req: FastifyRequest, name: string): string {
   const v = req.headers[name];
   if (v === undefined) return '';
   if (typeof v === 'string' && !v.includes(',')) return v;
-  // HTTP/2's request has no headersDistinct: its raw header lines instead.
-  const raw = req.raw as { headersDistinct?: Record<string, string[] | undefined>; rawHeaders?: string[] };
-  const distinct = raw.headersDistinct ?? (raw.rawHeaders ? distinctHeaders({ rawHeaders: raw.rawHeaders }) : undefined);
-  if (distinct) return distinct[name]?.[0] ?? '';
-  return (Array.isArray(v) ? v[0] : v) ?? '';
+  // The first line as sent (HTTP/2's request has no headersDistinct: distinctHeaders reads its raw lines).
+  return distinctHeaders(req.raw)[name]?.[0] ?? '';
 }
 
 // getAuthMethods (authn_audit.go): what the client tried, for a 401 whose body is not a Status.

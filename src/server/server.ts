@@ -142,30 +142,19 @@ export function createServer(cfg: ServerConfig): ApiServer {
     frameworkErrors,
     ...nodeTimeouts.fastify,
   };
-  if (cfg.tls && cfg.http2?.enabled === false) {
-    opts.https = {
-      key: cfg.tls.key,
-      cert: cfg.tls.cert,
-      ca: cfg.authentication.trustedCAs(),
-      requestCert: true,
-      rejectUnauthorized: false,
-      ...httpParserOptions,
-      ...nodeTimeouts.https,
-    };
-  } else if (cfg.tls) {
-    const tls = {
-      key: cfg.tls.key,
-      cert: cfg.tls.cert,
-      ca: cfg.authentication.trustedCAs(),
-      requestCert: true,
-      rejectUnauthorized: false,
-      handshakeTimeout: nodeTimeouts.https['handshakeTimeout'],
-    };
-    // HTTP/2 and HTTP/1.1 on the one port (connections.ts), HTTP/1.1 as Node's HTTPS server would serve it.
-    const { headersTimeout = 0, requestTimeout = 0, connectionsCheckingInterval = 0 } = nodeTimeouts.https;
-    const http1 = { ...httpParserOptions, headersTimeout, requestTimeout, connectionsCheckingInterval, keepAliveTimeout: timeouts.keepAliveTimeoutMs };
-    const maxStreams = cfg.http2?.maxStreamsPerConnection || HTTP2_MAX_STREAMS;
-    Object.assign(opts, { http2: true, https: tls, serverFactory: (handler: Parameters<typeof createDualServer>[3]) => createDualServer(tls, http1, maxStreams, handler) });
+  if (cfg.tls) {
+    // Client certificates are asked for, never required: authentication decides (and /livez needs none).
+    const tls = { key: cfg.tls.key, cert: cfg.tls.cert, ca: cfg.authentication.trustedCAs(), requestCert: true, rejectUnauthorized: false };
+    if (cfg.http2?.enabled === false) {
+      opts.https = { ...tls, ...httpParserOptions, ...nodeTimeouts.https };
+    } else {
+      // HTTP/2 and HTTP/1.1 on the one port (connections.ts), HTTP/1.1 as Node's HTTPS server would serve it.
+      const h2tls = { ...tls, handshakeTimeout: nodeTimeouts.https['handshakeTimeout'] };
+      const { headersTimeout = 0, requestTimeout = 0, connectionsCheckingInterval = 0 } = nodeTimeouts.https;
+      const http1 = { ...httpParserOptions, headersTimeout, requestTimeout, connectionsCheckingInterval, keepAliveTimeout: timeouts.keepAliveTimeoutMs };
+      const maxStreams = cfg.http2?.maxStreamsPerConnection || HTTP2_MAX_STREAMS;
+      Object.assign(opts, { http2: true, https: h2tls, serverFactory: (handler: Parameters<typeof createDualServer>[3]) => createDualServer(h2tls, http1, maxStreams, handler) });
+    }
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
   markConnections(app.server);

@@ -5,6 +5,7 @@
  */
 import { objectMetaDecodes, repairObjectMeta } from '../apis/meta/decode.js';
 import type { KeyPrefix, ObjectKey, Storage } from '../storage/interface.js';
+import { currentPages } from '../storage/walk.js';
 
 /** MetadataRepair is one repaired object: where it is and the malformed fields dropped from its metadata. */
 export interface MetadataRepair {
@@ -27,11 +28,8 @@ export async function repairStoredMetadata(
 ): Promise<{ checked: number; repaired: number }> {
   let checked = 0;
   let repaired = 0;
-  let after: { namespace: string; name: string } | undefined;
-  while (!stopped()) {
-    // Each page at the current revision; counting what follows each one would make the walk quadratic.
-    const page = await storage.list(objects, { limit: REPAIR_PAGE_SIZE, noRemaining: true, ...(after ? { after } : {}) });
-    for (const item of page.items) {
+  for await (const items of currentPages(storage, objects, REPAIR_PAGE_SIZE, stopped)) {
+    for (const item of items) {
       checked++;
       if (objectMetaDecodes(item.metadata)) continue;
       const namespace = namespaced && typeof item.metadata?.namespace === 'string' ? item.metadata.namespace : '';
@@ -46,9 +44,6 @@ export async function repairStoredMetadata(
       repaired++;
       onRepair({ namespace, name, dropped });
     }
-    if (!page.more || !page.last) break;
-    after = { namespace: page.last.namespace, name: page.last.name };
-    await new Promise((r) => setImmediate(r));
   }
   return { checked, repaired };
 }

@@ -11,6 +11,7 @@ import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isStorageError } from '../storage/errors.js';
+import { currentPages } from '../storage/walk.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
 } from '../storage/interface.js';
@@ -208,12 +209,8 @@ export async function migrateStorageVersion(
 ): Promise<{ checked: number; migrated: number }> {
   let checked = 0;
   let migrated = 0;
-  let after: { namespace: string; name: string } | undefined;
-  for (;;) {
-    if (stopped()) break;
-    // Each page at the current revision; counting what follows each one would make the walk quadratic.
-    const page = await storage.list({ resource }, { limit: 500, noRemaining: true, ...(after ? { after } : {}) });
-    for (const obj of page.items) {
+  for await (const items of currentPages(storage, { resource }, 500, stopped)) {
+    for (const obj of items) {
       checked++;
       if (obj.apiVersion === codec.storageApiVersion) continue;
       const key = { resource, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
@@ -225,11 +222,6 @@ export async function migrateStorageVersion(
         if (!isStorageError(e, 'KeyNotFound')) throw e;
       }
     }
-    if (!page.more || !page.last) break;
-    after = { namespace: page.last.namespace, name: page.last.name };
-    // An embedded store answers at once: without a turn of the event loop between pages the walk would hold off
-    // every request (and the server's listen, the walk starts before it) until it has read every object.
-    await new Promise((r) => setImmediate(r));
   }
   return { checked, migrated };
 }

@@ -55,6 +55,9 @@ export function countKey(resource: string, namespace?: string): string {
   return `count:${JSON.stringify(namespace === undefined ? [resource] : [resource, namespace])}`;
 }
 
+// countKeysOf are the counts an object is in: its resource's and its namespace's.
+const countKeysOf = (k: Key) => [countKey(k[0]), countKey(k[0], k[1])];
+
 /** LmdbStorageOptions configures the backend. */
 export interface LmdbStorageOptions {
   /** Directory of the lmdb environment (created if missing). */
@@ -357,7 +360,7 @@ export class LmdbStorage implements Storage {
     this.#root.transactionSync(() => {
       const counts = new Map<string, number>();
       for (const k of this.#objects.getKeys()) {
-        for (const c of [countKey(k[0]), countKey(k[0], k[1])]) counts.set(c, (counts.get(c) ?? 0) + 1);
+        for (const c of countKeysOf(k)) counts.set(c, (counts.get(c) ?? 0) + 1);
       }
       for (const [k, n] of counts) this.#meta.put(k, n);
       this.#meta.put(COUNTED, 1);
@@ -502,7 +505,7 @@ export class LmdbStorage implements Storage {
       this.#meta.put(REVISION, revision);
       const delta = d.type === 'ADDED' ? 1 : d.type === 'DELETED' ? -1 : 0;
       if (delta !== 0) {
-        for (const c of [countKey(k[0]), countKey(k[0], k[1])]) this.#meta.put(c, (this.#meta.get(c) ?? 0) + delta);
+        for (const c of countKeysOf(k)) this.#meta.put(c, (this.#meta.get(c) ?? 0) + delta);
       }
     });
     const event: ChangeEvent = d.type === 'ADDED'

@@ -18,17 +18,20 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** fillIncompressible creates 4,000 objects in namespace ns with 1 KB of random text each (compression cannot shrink it). */
+async function fillIncompressible(s: LmdbStorage): Promise<void> {
+  for (let b = 0; b < 4; b++) {
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => s.create(key('ns', `o${b}-${i}`), obj(`o${b}-${i}`, { spec: { filler: randomBytes(750).toString('base64') } }))));
+  }
+}
+
 describe('lmdb map', () => {
   // Each growth of lmdb-js's map leaves the old mapping alive; a reserved map size keeps it to one mapping.
   it.skipIf(process.platform !== 'linux')('maps data.mdb once as it grows, without preallocating the file', async () => {
     const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
     dirs.push(d);
     const s = new LmdbStorage({ path: d, mapSize: 2 ** 30, compactionIntervalMs: 0 });
-    // Random text: values compression cannot shrink.
-    const filler = () => randomBytes(750).toString('base64');
-    for (let b = 0; b < 4; b++) {
-      await Promise.all(Array.from({ length: 1000 }, (_, i) => s.create(key('ns', `o${b}-${i}`), obj(`o${b}-${i}`, { spec: { filler: filler() } }))));
-    }
+    await fillIncompressible(s);
     const mappings = readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.endsWith(join(d, 'data.mdb')));
     expect(mappings).toHaveLength(1);
     // Several MB written: lmdb-js alone (a 128 KB start, doubling) would have remapped several times.
@@ -45,10 +48,7 @@ describe('lmdb map size', () => {
     const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
     dirs.push(d);
     const s = new LmdbStorage({ path: d, mapSize: 2 ** 20, compactionIntervalMs: 0 });
-    const filler = () => randomBytes(750).toString('base64');
-    for (let b = 0; b < 4; b++) {
-      await Promise.all(Array.from({ length: 1000 }, (_, i) => s.create(key('ns', `o${b}-${i}`), obj(`o${b}-${i}`, { spec: { filler: filler() } }))));
-    }
+    await fillIncompressible(s);
     expect(statSync(join(d, 'data.mdb')).size).toBeGreaterThan(4 * 2 ** 20);
     expect((await s.list({ resource: R, namespace: 'ns' })).items).toHaveLength(4000);
     await s.close();
@@ -111,8 +111,10 @@ describe('lmdb storage, compressed values', () => {
     w.stop();
     await s.close();
     // The new object is stored compressed, the old one as it was.
-    const raw = open({ path: d, maxDbs: 8, noSubdir: false }).openDB<Uint8Array, [string, string, string]>('objects', { encoding: 'binary' });
+    const env = open({ path: d, maxDbs: 8, noSubdir: false });
+    const raw = env.openDB<Uint8Array, [string, string, string]>('objects', { encoding: 'binary' });
     expect(Buffer.from(raw.get([R, 'ns', 'new']) as Uint8Array).length).toBeLessThan(1000);
     expect(JSON.parse(Buffer.from(raw.get([R, 'ns', 'old']) as Uint8Array).toString('utf8'))).toEqual(stored);
+    await env.close();
   });
 });

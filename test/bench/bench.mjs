@@ -23,6 +23,19 @@ import { runScale, scaleMarkdown, scaleParams } from './scale.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
+/**
+ * recordHead is what every results file starts with: its schema, mode, date and duration, the machine, parameters
+ * and targets.
+ * @param {string} mode
+ * @param {number} started Date.now() at the start of the run
+ * @param {unknown} machine
+ * @param {unknown} parameters
+ * @param {{id: string, label: string}[]} targets
+ */
+function recordHead(mode, started, machine, parameters, targets) {
+  return { schema: 1, mode, date: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, parameters, targets };
+}
+
 const ALL_TARGETS = ['ours', 'crd', 'ceiling', 'ours-etcd', 'ours-aggregated', 'crd-aggregated'];
 // Targets served through the one kube-apiserver they share (started before the first, stopped after the last).
 const AGGREGATED = ['ours-aggregated', 'crd-aggregated'];
@@ -192,13 +205,7 @@ async function main() {
     'RSS is VmRSS of the server processes (kube-apiserver plus etcd for the CRD), split into anonymous memory and file-backed pages (mapped database files and binaries, which the kernel can reclaim).',
   );
   const results = {
-    schema: 1,
-    mode: flags.mode,
-    date: new Date().toISOString(),
-    durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine,
-    parameters: params,
-    targets,
+    ...recordHead(flags.mode, started, machine, params, targets),
     workloads: workloads.map((w) => ({ ...w, results: byWorkload[w.id] ?? {} })),
     notes,
   };
@@ -271,14 +278,8 @@ async function scaleRun(flags, binDir, machine, work, log) {
     for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
   }, async () => {}, targets);
   const results = {
-    schema: 1,
-    mode: 'scale',
+    ...recordHead('scale', started, machine, params, targets),
     objects: flags.scale,
-    date: new Date().toISOString(),
-    durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine,
-    parameters: params,
-    targets,
     figures,
     notes: [
       'Objects are spread evenly over 100 namespaces; each has a label bucket=b0..b3, the selector list asks for bucket=b1 in one namespace.',

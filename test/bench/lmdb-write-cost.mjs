@@ -27,19 +27,23 @@ import { open } from 'lmdb';
  * @typedef {{ name: string, perSecond: number, cpuUs: number, storedBytes: number, jsonBytes: number }} Cost
  */
 
-/** @type {Record<Op, Variant[]>} the variants of each kind of write (an update keeps the counts as they are) */
+// The choices both kinds of write make; an update also keeps the previous object, a create counts (an update keeps
+// the counts as they are).
+const SHARED = [
+  { name: 'object, history entry, counter', choices: {} },
+  { name: '+ child transaction', choices: { child: true } },
+  { name: '+ LZ4 compression', choices: { compression: true } },
+];
+
+/** @type {Record<Op, Variant[]>} the variants of each kind of write */
 export const VARIANTS = {
   update: [
-    { name: 'object, history entry, counter', choices: {} },
-    { name: '+ child transaction', choices: { child: true } },
-    { name: '+ LZ4 compression', choices: { compression: true } },
+    ...SHARED,
     { name: '+ previous object in the history entry', choices: { prev: true } },
     { name: 'ours (all of the above)', choices: { child: true, compression: true, prev: true } },
   ],
   create: [
-    { name: 'object, history entry, counter', choices: {} },
-    { name: '+ child transaction', choices: { child: true } },
-    { name: '+ LZ4 compression', choices: { compression: true } },
+    ...SHARED,
     { name: '+ two object counts', choices: { counts: true } },
     { name: 'ours (all of the above)', choices: { child: true, compression: true, counts: true } },
   ],

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { requestAttributes } from '../auth/request-info.js';
 import { onRequestDone } from '../util/request-done.js';
+import { registerProcessMemory } from './process-memory.js';
 
 /** Metrics holds the registry and the instruments. */
 export interface Metrics {
@@ -51,6 +52,7 @@ declare module 'fastify' {
 export function createMetrics(watch: WatchStats): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registerProcessMemory(registry);
   return {
     registry,
     requests: new Counter({ name: 'apiserver_request_total', help: 'Requests by kube verb, resource and HTTP code.', labelNames: ['verb', 'resource', 'code'], registers: [registry] }),

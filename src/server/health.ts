@@ -17,10 +17,12 @@ export interface HealthCheck {
  * watches are still served and a restart frees no space, so liveness stays ok. `storage` fails only when the
  * storage cannot work again until the process restarts (lmdb's MDB_PANIC), which is what a liveness probe is for.
  */
-export function storageChecks(storage: { writable?(): boolean; needsRestart?(): boolean }): { live: HealthCheck; ready: HealthCheck } {
+export function storageChecks(storage: { writable?(): boolean; readable?(): boolean; needsRestart?(): boolean }): { live: HealthCheck; ready: HealthCheck; read: HealthCheck } {
   return {
     live: { name: 'storage', check: () => !(storage.needsRestart?.() ?? false) },
     ready: { name: 'storage-readiness', check: () => storage.writable?.() ?? true },
+    // A real read, as requests read: fails while no read can be served (lmdb: every reader slot held, MDB_READERS_FULL).
+    read: { name: 'storage-read', check: () => storage.readable?.() ?? true },
   };
 }
 

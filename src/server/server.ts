@@ -44,6 +44,7 @@ import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupported
 import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { installRequestEnd, onRequestDone } from '../util/request-done.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
+import { hasStoreResources, registerStorageMetrics } from '../observability/storage-metrics.js';
 import { Auditor } from '../observability/audit.js';
 
 declare module 'fastify' {
@@ -233,6 +234,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   const metrics = createMetrics(watches);
   registerMetrics(app, metrics);
   auditor.registerMetrics(metrics.registry);
+  if (hasStoreResources(cfg.storage)) registerStorageMetrics(metrics.registry, cfg.storage);
   registerDiscoveryRoutes(app, served);
   if (cfg.standalone) registerStandaloneCoreRoutes(app, served, cfg.storage);
   const stores = new Map<KindDefinition, ResourceStore>();

@@ -36,6 +36,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { KubeObject } from '../apis/meta/types.js';
 import { META_KEYS, openLayout, type LmdbLayout } from './lmdb-storage.js';
+import { asyncReadScope } from './lmdb-read.js';
 
 /** BACKUP_KIND and BACKUP_VERSION identify the file format in its header line. */
 export const BACKUP_KIND = 'WebsiteApiserverBackup';
@@ -104,27 +105,29 @@ export async function writeBackup(dataDir: string, sink: BackupSink): Promise<Ba
   // Opening also clears reader slots of processes that died (lmdb-js calls mdb_reader_check), such as a backup
   // killed midway, whose slot would otherwise keep the server from reusing pages.
   const layout = openLayout(dataDir, true);
-  const txn = layout.root.useReadTransaction();
   try {
-    const revision = layout.meta.get(META_KEYS.revision, { transaction: txn }) ?? 0;
-    const count = layout.objectsText.getKeysCount({ transaction: txn });
-    const header: BackupHeader = { kind: BACKUP_KIND, version: BACKUP_VERSION, revision, objects: count, created: new Date().toISOString() };
-    const out = new ChunkWriter(sink);
-    await out.push(Buffer.from(`${JSON.stringify(header)}\n`));
-    let n = 0;
-    for (const { key, value } of layout.objectsText.getRange({ transaction: txn })) {
-      // The stored text is JSON.stringify's (no raw newline); re-encode anything else rather than break a line.
-      const text = value.includes(0x0a) ? Buffer.from(JSON.stringify(JSON.parse(Buffer.from(value).toString('utf8')))) : value;
-      await out.push(Buffer.concat([Buffer.from(`{"key":${JSON.stringify(key)},"object":`), text, Buffer.from('}\n')]));
-      n++;
-    }
-    if (n !== count) throw new Error(`read ${n} objects in a snapshot that counts ${count}`);
-    const sha256 = out.digest();
-    await out.push(Buffer.from(`${JSON.stringify({ sha256 })}\n`), false);
-    await out.flush();
-    return { revision, objects: n, bytes: out.bytes, sha256 };
+    // One snapshot for the whole copy (it pins the pages freed meanwhile until the backup ends: the price of a
+    // consistent copy); the scope closes the cursor however the copy ends.
+    return await asyncReadScope(layout.root, async ({ txn, range }) => {
+      const revision = layout.meta.get(META_KEYS.revision, { transaction: txn }) ?? 0;
+      const count = layout.objectsText.getKeysCount({ transaction: txn });
+      const header: BackupHeader = { kind: BACKUP_KIND, version: BACKUP_VERSION, revision, objects: count, created: new Date().toISOString() };
+      const out = new ChunkWriter(sink);
+      await out.push(Buffer.from(`${JSON.stringify(header)}\n`));
+      let n = 0;
+      for (const { key, value } of range(layout.objectsText, {})) {
+        // The stored text is JSON.stringify's (no raw newline); re-encode anything else rather than break a line.
+        const text = value.includes(0x0a) ? Buffer.from(JSON.stringify(JSON.parse(Buffer.from(value).toString('utf8')))) : value;
+        await out.push(Buffer.concat([Buffer.from(`{"key":${JSON.stringify(key)},"object":`), text, Buffer.from('}\n')]));
+        n++;
+      }
+      if (n !== count) throw new Error(`read ${n} objects in a snapshot that counts ${count}`);
+      const sha256 = out.digest();
+      await out.push(Buffer.from(`${JSON.stringify({ sha256 })}\n`), false);
+      await out.flush();
+      return { revision, objects: n, bytes: out.bytes, sha256 };
+    });
   } finally {
-    txn.done();
     await layout.root.close();
   }
 }

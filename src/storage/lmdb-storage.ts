@@ -28,7 +28,7 @@
  *   history growing without bound.
  */
 import { mkdirSync } from 'node:fs';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type Key as LmdbKey, type RootDatabase } from 'lmdb';
 import { MAXIMUM_KEY } from 'ordered-binary';
 import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
@@ -40,6 +40,7 @@ import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
 } from './interface.js';
 import { keyString, keyTuple } from './keys.js';
+import { drain, pageStats, readerSlots, readScope, type PageStats, type ReaderSlots, type ReadScope } from './lmdb-read.js';
 import { readList, type SnapshotView } from './snapshot.js';
 
 const REVISION = 'revision';
@@ -158,6 +159,7 @@ export class LmdbStorage implements Storage {
   readonly #timer: NodeJS.Timeout | undefined;
   #compacting: Promise<number> | undefined;
   #closed = false;
+  #readFault: string | undefined;
   readonly #health: WriteHealth;
   /** How many writes are begun and not yet finished: close() waits for them (#whenIdle). */
   #writes = 0;
@@ -186,7 +188,7 @@ export class LmdbStorage implements Storage {
     if (this.#meta.get(COUNTED) === undefined) this.#countAll();
     const history: History = {
       compacted: () => this.compactedRevision(),
-      range: (after, upTo, limit) => [...this.#eventRange(after, upTo, limit)],
+      range: (after, upTo, limit) => readScope(this.#root, (scope) => drain(this.#eventRange(scope, after, upTo, limit))),
     };
     this.#feed = new ChangeFeed(this.currentRevision(), history);
     const every = opts.compactionIntervalMs ?? 5000;
@@ -236,41 +238,71 @@ export class LmdbStorage implements Storage {
   }
 
   async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
-    // One read transaction for the counter, the scan and the history, so the snapshot is exact: the whole read is
-    // synchronous (no await between opening the transaction and done()), the promise only carries the result.
-    const txn = this.#root.useReadTransaction();
+    // One read scope for the counter, the scan and the history, so the snapshot is exact: the whole read is
+    // synchronous (no await inside the scope), the promise only carries the result. The scope closes every cursor
+    // a page leaves undrained (lmdb-read says why that matters).
+    return readScope(this.#root, (scope) => this.#readList(scope, prefix, req));
+  }
+
+  #readList(scope: ReadScope, prefix: KeyPrefix, req: ListRequest | undefined): ListResult {
+    const { txn } = scope;
     // Unfiltered, the snapshot code never looks inside an item: current objects can stay the stored bytes
     // (older states rebuilt from the history are objects, encoded below).
     const text = req?.encoded === true && !req.filter;
     // Filtered with a prefilter, objects are read as bytes too, and only those that pass it are decoded.
     const prefiltered = req?.filter && req.prefilter ? prefilteredRequest(req, req.filter, req.prefilter) : undefined;
-    try {
-      const view: SnapshotView = {
-        revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
-        compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
-        scan: (p, after) => (text || prefiltered ? this.#scanText(p, after, txn) : this.#scan(p, after, txn)),
-        count: (p, after) => {
-          const { start, end } = range(p, after);
-          const n = this.#objects.getKeysCount({ start, end, transaction: txn });
-          return after && this.#objects.get(keyTuple(after), { transaction: txn }) !== undefined ? n - 1 : n;
-        },
-        total: (p) => this.#meta.get(countKey(p.resource, p.namespace), { transaction: txn }) ?? 0,
-        events: (after, upTo) => this.#eventRange(after, upTo, Infinity, txn),
-      };
-      if (prefiltered) {
-        const result = readList(view, prefix, prefiltered.req);
-        if (req?.encoded !== true) return { ...result, items: result.items.map(prefiltered.decoded) };
-        // The kept items that are stored bytes go out as they are: no stringify of what was parsed only to test it.
-        const encoded = encodeItems(result.items);
-        return { ...result, items: [], encoded };
-      }
-      const result = readList(view, prefix, req);
-      if (!text) return result;
+    const view: SnapshotView = {
+      revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
+      compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
+      scan: (p, after) => (text || prefiltered ? this.#scanText(scope, p, after) : this.#scan(scope, p, after)),
+      count: (p, after) => {
+        const { start, end } = range(p, after);
+        const n = this.#objects.getKeysCount({ start, end, transaction: txn });
+        return after && this.#objects.get(keyTuple(after), { transaction: txn }) !== undefined ? n - 1 : n;
+      },
+      total: (p) => this.#meta.get(countKey(p.resource, p.namespace), { transaction: txn }) ?? 0,
+      events: (after, upTo) => this.#eventRange(scope, after, upTo, Infinity),
+    };
+    if (prefiltered) {
+      const result = readList(view, prefix, prefiltered.req);
+      if (req?.encoded !== true) return { ...result, items: result.items.map(prefiltered.decoded) };
+      // The kept items that are stored bytes go out as they are: no stringify of what was parsed only to test it.
       const encoded = encodeItems(result.items);
       return { ...result, items: [], encoded };
-    } finally {
-      txn.done();
     }
+    const result = readList(view, prefix, req);
+    if (!text) return result;
+    const encoded = encodeItems(result.items);
+    return { ...result, items: [], encoded };
+  }
+
+  /** readers is the use of lmdb's reader slots (a leaked read transaction shows here first). */
+  readers(): ReaderSlots {
+    return readerSlots(this.#root);
+  }
+
+  /** pages is how data.mdb's pages are used (free pages that stay free while it grows mean a pinned snapshot). */
+  pages(): PageStats {
+    return pageStats(this.#root, [this.#objects, this.#events, this.#meta] as unknown as Database<unknown, LmdbKey>[]);
+  }
+
+  /**
+   * readable tells whether a read can be served now: a real read in a fresh read scope, which fails as requests do
+   * when no reader slot is left (MDB_READERS_FULL) or the environment is fatal. The readiness check.
+   */
+  readable(): boolean {
+    try {
+      readScope(this.#root, ({ txn }) => this.#meta.get(REVISION, { transaction: txn }));
+      return true;
+    } catch (e) {
+      this.#readFault = e instanceof Error ? e.message : String(e);
+      return false;
+    }
+  }
+
+  /** readFault is the last failure of readable(), for the log. */
+  get readFault(): string | undefined {
+    return this.#readFault;
   }
 
   async create(key: ObjectKey, obj: KubeObject): Promise<KubeObject> {
@@ -339,7 +371,7 @@ export class LmdbStorage implements Storage {
         const from = this.#meta.get(COMPACTED) ?? 0;
         const end = Math.min(target, this.#replayFloor(this.#feed.lastDelivered));
         if (end <= from) return;
-        const keys = [...this.#events.getKeys({ start: from + 1, end: end + 1, limit: COMPACT_BATCH })];
+        const keys = drain(this.#events.getKeys({ start: from + 1, end: end + 1, limit: COMPACT_BATCH }));
         const upTo = keys.length < COMPACT_BATCH ? end : (keys[keys.length - 1] as number);
         // All or nothing: events dropped without `compacted` moving would be a gap a replay cannot see.
         this.#root.childTransaction(() => {
@@ -359,6 +391,7 @@ export class LmdbStorage implements Storage {
   #countAll(): void {
     this.#root.transactionSync(() => {
       const counts = new Map<string, number>();
+      // Inside the write transaction: its cursor ends with it, however this loop ends.
       for (const k of this.#objects.getKeys()) {
         for (const c of countKeysOf(k)) counts.set(c, (counts.get(c) ?? 0) + 1);
       }
@@ -379,7 +412,7 @@ export class LmdbStorage implements Storage {
     let found = 0;
     let start = this.compactedRevision() + 1;
     for (;;) {
-      const keys = [...this.#events.getKeys({ start, end: upTo + 1, limit: COMPACT_BATCH })];
+      const keys = drain(this.#events.getKeys({ start, end: upTo + 1, limit: COMPACT_BATCH }));
       const last = keys[keys.length - 1];
       if (last === undefined) return found;
       if ((this.#events.get(last)?.ts ?? Infinity) < cutoff) {
@@ -395,26 +428,26 @@ export class LmdbStorage implements Storage {
     }
   }
 
-  #scan(prefix: KeyPrefix, after: ObjectKey | undefined, txn: ReturnType<RootDatabase['useReadTransaction']>): Iterable<{ key: ObjectKey; object: KubeObject }> {
+  #scan(scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined): Iterable<{ key: ObjectKey; object: KubeObject }> {
     const { start, end } = range(prefix, after);
     const skip = after ? keyString(after) : undefined;
-    return this.#objects.getRange({ start, end, transaction: txn })
+    return scope.range(this.#objects, { start, end })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value }))
       .filter(({ key }) => keyString(key) !== skip);
   }
 
   // #scanText is #scan yielding each object's stored JSON bytes in place of the object (see list).
-  #scanText(prefix: KeyPrefix, after: ObjectKey | undefined, txn: ReturnType<RootDatabase['useReadTransaction']>): Iterable<{ key: ObjectKey; object: KubeObject }> {
+  #scanText(scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined): Iterable<{ key: ObjectKey; object: KubeObject }> {
     const { start, end } = range(prefix, after);
     const skip = after ? keyString(after) : undefined;
-    return this.#objectsText.getRange({ start, end, transaction: txn })
+    return scope.range(this.#objectsText, { start, end })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value as unknown as KubeObject }))
       .filter(({ key }) => keyString(key) !== skip);
   }
 
-  #eventRange(after: number, upTo: number, limit: number, transaction?: ReturnType<RootDatabase['useReadTransaction']>): Iterable<ChangeEvent> {
-    const opts = { start: after + 1, end: upTo + 1, ...(Number.isFinite(limit) ? { limit } : {}), ...(transaction ? { transaction } : {}) };
-    return this.#events.getRange(opts).map(({ key, value }) => toEvent(key, value));
+  #eventRange(scope: ReadScope, after: number, upTo: number, limit: number): Iterable<ChangeEvent> {
+    const opts = { start: after + 1, end: upTo + 1, ...(Number.isFinite(limit) ? { limit } : {}) };
+    return scope.range(this.#events, opts).map(({ key, value }) => toEvent(key, value));
   }
 
   // #transact queues an lmdb write transaction and keeps the health up to date with its commit.

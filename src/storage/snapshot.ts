@@ -76,33 +76,39 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
   let seen = 0;
   let seenAtLast = 0;
   const it = view.scan(prefix, after)[Symbol.iterator]();
-  let cur = it.next();
-  let i = 0;
-  for (;;) {
-    let key: ObjectKey;
-    let obj: KubeObject | null;
-    const next = changed[i];
-    if (!cur.done && (!next || compareKeys(cur.value.key, next.key) < 0)) {
-      ({ key, object: obj } = cur.value);
-      cur = it.next();
-    } else if (next) {
-      if (!cur.done && compareKeys(cur.value.key, next.key) === 0) cur = it.next();
-      key = next.key;
-      obj = next.then;
-      i++;
-    } else {
-      break;
+  // A page stops before the scan's end: the iterator is closed here, whatever ends the loop (a backend's cursor
+  // may hold a read transaction until then, see lmdb-read).
+  try {
+    let cur = it.next();
+    let i = 0;
+    for (;;) {
+      let key: ObjectKey;
+      let obj: KubeObject | null;
+      const next = changed[i];
+      if (!cur.done && (!next || compareKeys(cur.value.key, next.key) < 0)) {
+        ({ key, object: obj } = cur.value);
+        cur = it.next();
+      } else if (next) {
+        if (!cur.done && compareKeys(cur.value.key, next.key) === 0) cur = it.next();
+        key = next.key;
+        obj = next.then;
+        i++;
+      } else {
+        break;
+      }
+      if (obj === null) continue;
+      if (items.length >= limit) {
+        more = true;
+        break;
+      }
+      seen++;
+      if (req.filter && !req.filter(obj)) continue;
+      items.push(obj);
+      lastKey = key;
+      seenAtLast = seen;
     }
-    if (obj === null) continue;
-    if (items.length >= limit) {
-      more = true;
-      break;
-    }
-    seen++;
-    if (req.filter && !req.filter(obj)) continue;
-    items.push(obj);
-    lastKey = key;
-    seenAtLast = seen;
+  } finally {
+    it.return?.();
   }
 
   const result: ListResult = { items, revision, more, ...(lastKey ? { last: lastKey } : {}) };

@@ -49,6 +49,14 @@ export const APISERVICE_NAMES: readonly string[] = groupVersionsOf(kinds).map((g
 export const APISERVICE_NAME = APISERVICE_NAMES[0] ?? '';
 /** CONTAINER_PORT is the HTTPS port the server listens on inside the pod. */
 export const CONTAINER_PORT = 8443;
+/**
+ * SERVER_RESOURCES are the server container's requests and limits. The benchmark's scale mode
+ * (`npm run bench -- --scale N`) runs the server in a memory cgroup with this memory limit by default.
+ */
+export const SERVER_RESOURCES = {
+  requests: { cpu: '100m', memory: '128Mi' },
+  limits: { cpu: '1', memory: '512Mi' },
+} as const;
 /** DEFAULT_SERVICE_PORT is the Service port the APIService points at (the APIService default too). */
 export const DEFAULT_SERVICE_PORT = 443;
 /** SERVING_CERTIFICATE_FILE is the generated file; it holds a private key and is git-ignored. */
@@ -506,10 +514,7 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
               livenessProbe: probe('/livez', 10, 3),
               // Readiness gates the EndpointSlice, which gates the APIService's Available condition.
               readinessProbe: probe(READY_PATH, 5, 3),
-              resources: {
-                requests: { cpu: '100m', memory: '128Mi' },
-                limits: { cpu: '1', memory: '512Mi' },
-              },
+              resources: { requests: { ...SERVER_RESOURCES.requests }, limits: { ...SERVER_RESOURCES.limits } },
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,

@@ -2,7 +2,9 @@
 /**
  * @module bench/bench
  * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd,ours-aggregated,crd-aggregated] [--crd auto|build|off] [--out BASE]`
- * `npm run bench -- --scale [N] [--targets ours,ours-etcd] [--out BASE]` (scale.mjs: N objects stored, default 1,000,000)
+ * `npm run bench -- --scale [N] [--targets ours,ours-etcd] [--memory-limit Q|off] [--out BASE]` (scale.mjs: N objects
+ * stored, default 1,000,000; ours runs in a memory cgroup limited to Q, by default the StatefulSet's memory limit,
+ * where cgroups can be made: cgroup.mjs)
  *
  * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling,
  * kube-apiserver + etcd serving an equivalent CRD, and the aggregated pair (ours behind an APIService and the CRD
@@ -20,6 +22,8 @@ import { markdownReport, svgChart } from './report.mjs';
 import { readVersion, startAggregatedPlane, startCeiling, startCrd, startCrdTwin, startOurs, startOursAggregated, startOursEtcd } from './targets.mjs';
 import { runAll, workloadList } from './workloads.mjs';
 import { runScale, scaleMarkdown, scaleParams } from './scale.mjs';
+import { openMemoryCgroup, parseQuantity } from './cgroup.mjs';
+import { manifests } from './dist.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -70,7 +74,7 @@ const PARAMS = {
 
 /** @param {string[]} argv */
 function parseFlags(argv) {
-  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0 };
+  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0, memoryLimit: '' };
   let targetsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
@@ -83,7 +87,8 @@ function parseFlags(argv) {
     else if (name === '--scale') flags.scale = eq >= 0 ? Number(a.slice(eq + 1)) : /^\d+$/.test(argv[i + 1] ?? '') ? Number(argv[++i]) : 1_000_000;
     else if (name === '--crd') flags.crd = value();
     else if (name === '--out') flags.out = value();
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --scale [N]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
+    else if (name === '--memory-limit') flags.memoryLimit = value();
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --scale [N] [--memory-limit Q|off]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
   }
   if (flags.scale) {
     if (!Number.isSafeInteger(flags.scale) || flags.scale < 1000) throw new Error('--scale: N must be an integer of at least 1000');
@@ -91,6 +96,11 @@ function parseFlags(argv) {
     if (!targetsGiven) flags.targets = ['ours'];
     flags.targets = flags.targets.filter((t) => t === 'ours' || t === 'ours-etcd');
     flags.out ||= join(REPO, '.cache', 'bench', `scale-${flags.scale}`);
+    // The container's limit, unless told otherwise.
+    flags.memoryLimit ||= manifests.SERVER_RESOURCES.limits.memory;
+    if (flags.memoryLimit !== 'off' && !(parseQuantity(flags.memoryLimit) > 0)) throw new Error(`--memory-limit: ${flags.memoryLimit} is not a memory quantity (512Mi, 1Gi) or off`);
+  } else if (flags.memoryLimit) {
+    throw new Error('--memory-limit applies to --scale only');
   }
   const unknown = flags.targets.filter((t) => !ALL_TARGETS.includes(t));
   if (unknown.length) throw new Error(`unknown target ${unknown.join(', ')}; known: ${ALL_TARGETS.join(', ')}`);
@@ -265,9 +275,35 @@ async function scaleRun(flags, binDir, machine, work, log) {
   const params = scaleParams(flags.scale);
   // A 1 s bookmark interval, so the informer sync's watch sees its first BOOKMARK soon after it starts.
   const args = ['--watch-bookmark-interval=1s'];
+  /** @type {string[]} */
+  const cgroupNotes = [];
   /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
   const starters = {
-    ours: () => startOurs(join(work, 'ours'), { id: 'ours', label: 'website-apiserver (lmdb)', args, dataDir: '' }),
+    ours: async () => {
+      const variant = { id: 'ours', label: 'website-apiserver (lmdb)', args, dataDir: '' };
+      if (flags.memoryLimit === 'off') return startOurs(join(work, 'ours'), variant);
+      const cgroup = openMemoryCgroup(`website-bench-${process.pid}`, parseQuantity(flags.memoryLimit));
+      if (typeof cgroup === 'string') {
+        log(`no memory cgroup, ours runs unlimited: ${cgroup}`);
+        cgroupNotes.push(`ours ran without a memory limit: ${cgroup}.`);
+        return startOurs(join(work, 'ours'), variant);
+      }
+      log(`ours runs in the cgroup v${cgroup.version} ${cgroup.path}, memory limited to ${flags.memoryLimit}, no swap`);
+      cgroupNotes.push(`ours ran in a memory cgroup (v${cgroup.version}) limited to ${flags.memoryLimit} without swap, as a container with that memory limit (\`--memory-limit\`, by default the StatefulSet's); the cgroup row's value is the highest anonymous memory sampled each second, peakMiB the kernel's peak of anonymous and file pages together (page cache counts towards the limit and is reclaimed at it).`);
+      try {
+        const target = await startOurs(join(work, 'ours'), { ...variant, cgroup });
+        return {
+          ...target,
+          stop: async () => {
+            await target.stop();
+            await cgroup.remove();
+          },
+        };
+      } catch (e) {
+        await cgroup.remove();
+        throw e;
+      }
+    },
     ...(binDir ? { 'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir, args) } : {}),
   };
   /** @type {Record<string, Record<string, Record<string, unknown>>>} */
@@ -278,13 +314,14 @@ async function scaleRun(flags, binDir, machine, work, log) {
     for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
   }, async () => {}, targets);
   const results = {
-    ...recordHead('scale', started, machine, params, targets),
+    ...recordHead('scale', started, machine, { ...params, memoryLimit: flags.memoryLimit }, targets),
     objects: flags.scale,
     figures,
     notes: [
       'Objects are spread evenly over 100 namespaces; each has a label bucket=b0..b3, the selector list asks for bucket=b1 in one namespace.',
       'get: one request at a time per connection, `concurrency` connections; page: one pager reading every page of a cluster-wide list at limit 500; rss after the lists.',
       'dataMdb counts the mappings of data.mdb in the server process; disk is the data directory\'s allocated blocks divided by N.',
+      ...cgroupNotes,
     ],
   };
   mkdirSync(dirname(flags.out), { recursive: true });

@@ -4,7 +4,9 @@
  * 100 namespaces. It fills the store with concurrent creates, then measures what grows with the store: get latency,
  * every 500-item page of a full cluster-wide paginated list, a label-selector list of one namespace, an
  * informer-style sync (paginated list, then a watch from its resourceVersion until the first BOOKMARK), resident
- * memory (anonymous and file-backed), the mappings of data.mdb, bytes on disk per object and cold start.
+ * memory (anonymous and file-backed), the mappings of data.mdb, bytes on disk per object and cold start. When the
+ * server runs in a memory cgroup (bench.mjs --memory-limit, cgroup.mjs), the run ends with what the cgroup saw:
+ * OOM kills (any fails the run), its peak, and the highest anonymous and file-backed memory it held.
  * Each object carries a label `bucket` with 4 values, so `bucket=b1` matches a quarter of each namespace.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { expectStatus, httpClient, percentiles, round3, runOps, stageRunner, throughput } from './client.mjs';
+import { sampleMemory } from './cgroup.mjs';
 import { websiteBody } from './workloads.mjs';
 
 const BASE = '/apis/extensions.example.com/v1';
@@ -173,11 +176,16 @@ export async function runScale(target, p, log) {
   /** @type {Record<string, Record<string, unknown>>} */
   const out = {};
   const stage = stageRunner(target.id, out, log);
+  const cg = target.cgroup;
+  // The cgroup's peak counts file pages with anonymous memory; the highest of each alone is sampled.
+  const sampler = cg && sampleMemory(cg, 1000);
   const memory = () => {
     const m = target.memory();
     /** @param {'rss' | 'anon' | 'file'} k */
     const sum = (k) => Math.round(Object.values(m).reduce((s, x) => s + (x?.[k] ?? 0), 0) * 10) / 10;
-    return { value: sum('rss'), anonMiB: sum('anon'), fileMiB: sum('file'), dataMdb: dataMappings(target.pid?.()) };
+    const c = cg?.read();
+    const inCgroup = c ? { cgroupMiB: { usage: mib(c.usage), anon: mib(c.anon), file: mib(c.file) } } : {};
+    return { value: sum('rss'), anonMiB: sum('anon'), fileMiB: sum('file'), dataMdb: dataMappings(target.pid?.()), ...inCgroup };
   };
   try {
     await target.prepare(Array.from({ length: SCALE_NAMESPACES }, (_, i) => ns(i)));
@@ -252,10 +260,35 @@ export async function runScale(target, p, log) {
       }
       return { value: readyMs, readyMs, firstListPageMs: Math.round(readyMs + performance.now() - t), rssAfterStart: memory() };
     });
+    if (cg && sampler) await stage('cgroup', async () => cgroupFigures(cg, cg.read(), sampler.stop()));
   } finally {
+    sampler?.stop();
     await client.close();
   }
   return out;
+}
+
+const mib = (/** @type {number} */ bytes) => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+/**
+ * cgroupFigures is the cgroup stage: the highest anonymous memory sampled (what the limit must hold) as its value;
+ * an OOM kill in the group makes it an error, which fails the run.
+ * @param {import('./cgroup.mjs').MemoryCgroup} cg
+ * @param {import('./cgroup.mjs').CgroupMemory} now
+ * @param {{anon: number, file: number}} max
+ */
+export function cgroupFigures(cg, now, max) {
+  const f = {
+    value: mib(max.anon),
+    cgroup: `v${cg.version}`,
+    limitMiB: mib(cg.limit),
+    oomKills: now.oomKills ?? 'not reported by this kernel',
+    limitHits: now.limitHits,
+    peakMiB: now.peak === undefined ? 'not reported by this kernel' : mib(now.peak),
+    maxFileMiB: mib(max.file),
+    atEnd: { usageMiB: mib(now.usage), anonMiB: mib(now.anon), fileMiB: mib(now.file), fileMappedMiB: mib(now.fileMapped), shmemMiB: mib(now.shmem) },
+  };
+  return now.oomKills ? { error: `the OOM killer ended ${now.oomKills} process(es) in the ${f.limitMiB} MiB cgroup`, ...f } : f;
 }
 
 /** The figures of a scale run, in report order. */
@@ -268,6 +301,7 @@ export const SCALE_FIGURES = [
   { id: 'rss', label: 'VmRSS after the lists', unit: 'MiB' },
   { id: 'disk', label: 'disk per object', unit: 'bytes' },
   { id: 'cold-start', label: 'cold start to /readyz', unit: 'ms' },
+  { id: 'cgroup', label: 'anonymous memory in the memory cgroup, highest (sampled each second)', unit: 'MiB' },
 ];
 
 /**

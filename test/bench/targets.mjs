@@ -18,6 +18,7 @@ import { request, Agent } from 'undici';
 import { certs, manifests } from './dist.mjs';
 import { freePorts, launch, processMemory, startControlPlane, terminate } from '../e2e/plane.mjs';
 import { websiteCrd } from './crd.mjs';
+import { wrapInCgroup } from './cgroup.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
@@ -37,6 +38,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {() => number | undefined} [pid] the server's process, for targets that are one Node.js process
  * @property {{url: string, tls: import('./client.mjs').Tls}} [direct] our own port behind the aggregator, with our CA's admin
  * @property {string} [dataDir] its data directory
+ * @property {import('./cgroup.mjs').MemoryCgroup} [cgroup] the memory cgroup the server runs in (the scale mode's --memory-limit)
  */
 
 /**
@@ -81,14 +83,15 @@ async function waitReady(url, tls, since, alive, what, servername = 'localhost')
 }
 
 /**
- * spawnNode starts a Node.js script with its output appended to logFile. BENCH_NODE_OPTIONS adds flags to the
- * server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
+ * spawnNode starts a Node.js script with its output appended to logFile, inside `cgroup` when given. BENCH_NODE_OPTIONS
+ * adds flags to the server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
  * @param {string[]} args
  * @param {string} logFile
+ * @param {import('./cgroup.mjs').MemoryCgroup} [cgroup]
  */
-function spawnNode(args, logFile) {
+function spawnNode(args, logFile, cgroup) {
   const extra = (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  return launch(process.execPath, [...extra, ...args], logFile);
+  return cgroup ? launch(...wrapInCgroup(cgroup, process.execPath, [...extra, ...args]), logFile) : launch(process.execPath, [...extra, ...args], logFile);
 }
 
 /** @typedef {ReturnType<typeof launch>} NodeServer */
@@ -97,11 +100,13 @@ function spawnNode(args, logFile) {
 const stopNode = (/** @type {NodeServer} */ s) => terminate(s, 20_000);
 
 /**
- * startOurs starts our server standalone in dir/ (data, certs, log).
+ * startOurs starts our server standalone in dir/ (data, certs, log); with `variant.cgroup`, in that memory cgroup
+ * (restarts too).
  * @param {string} dir
+ * @param {{id: string, label: string, args: string[], dataDir: string, cgroup?: import('./cgroup.mjs').MemoryCgroup}} [variant]
  * @returns {Promise<Target>}
  */
-export async function startOurs(dir, variant = { id: 'ours', label: 'website-apiserver (lmdb)', args: /** @type {string[]} */ ([]), dataDir: '' }) {
+export async function startOurs(dir, variant = { id: 'ours', label: 'website-apiserver (lmdb)', args: [], dataDir: '' }) {
   mkdirSync(dir, { recursive: true });
   const [port] = await freePorts(1);
   const url = `https://127.0.0.1:${port}`;
@@ -116,7 +121,7 @@ export async function startOurs(dir, variant = { id: 'ours', label: 'website-api
     ...variant.args,
   ];
   const logFile = join(dir, 'server.log');
-  const server = spawnNode(args, logFile);
+  const server = spawnNode(args, logFile, variant.cgroup);
   // The first start generates the CA and certificates; the kubeconfig is written last.
   for (const t = Date.now(); !existsSync(join(certDir, 'kubeconfig')); await sleep(20)) {
     if (server.proc.exitCode !== null || Date.now() - t > 60_000) throw new Error(`our server wrote no certificates; see ${logFile}`);
@@ -127,7 +132,7 @@ export async function startOurs(dir, variant = { id: 'ours', label: 'website-api
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
   // Standalone: no namespace objects to create.
-  return nodeTarget({ id: variant.id, label: variant.label, url, tls, args, logFile, dataDir: variant.dataDir || join(dir, 'data') }, server);
+  return nodeTarget({ id: variant.id, label: variant.label, url, tls, args, logFile, dataDir: variant.dataDir || join(dir, 'data'), cgroup: variant.cgroup }, server);
 }
 
 /**
@@ -174,8 +179,8 @@ export async function startOursEtcd(dir, binDir, extraArgs = []) {
 
 /**
  * nodeTarget is a Target for a Node.js server already spawned with `args`: ready once /readyz answers, restarted
- * with the same arguments.
- * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string, dataDir: string, servername?: string}} o
+ * with the same arguments (and in the same memory cgroup, if any).
+ * @param {{id: string, label: string, url: string, tls: import('./client.mjs').Tls, args: string[], logFile: string, dataDir: string, servername?: string, cgroup?: import('./cgroup.mjs').MemoryCgroup}} o
  * @param {NodeServer} first
  * @returns {Promise<Target>}
  */
@@ -191,12 +196,13 @@ async function nodeTarget(o, first) {
     memory: () => ({ server: processMemory(server.proc.pid) }),
     pid: () => server.proc.pid,
     dataDir: o.dataDir,
+    ...(o.cgroup ? { cgroup: o.cgroup } : {}),
     diskMiB: () => diskMiB(o.dataDir),
     prepare: async () => {},
     restart: async () => {
       await stopNode(server);
       const t = Date.now();
-      server = spawnNode(o.args, o.logFile);
+      server = spawnNode(o.args, o.logFile, o.cgroup);
       return waitReady(o.url, o.tls, t, alive, o.id, o.servername);
     },
     stop: () => stopNode(server),

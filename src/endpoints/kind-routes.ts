@@ -10,6 +10,7 @@ import type { KindDefinition } from '../registry/resource.js';
 import { servedVersions } from '../registry/resource.js';
 import { ResourceStore, type StoreOptions } from '../registry/store.js';
 import { fieldVersions, migrateStorageVersion, versionCodecs, versionedStorage, type VersionCodec } from '../registry/versioned-storage.js';
+import type { WalkProgress } from '../storage/walk.js';
 import type { Storage } from '../storage/interface.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import type { WatchRegistry } from './watch.js';
@@ -61,10 +62,18 @@ function migrateOnceServing(scope: Parameters<FastifyPluginAsync>[0], storage: S
     closing = true;
   });
   scope.addHook('onReady', async () => {
-    migrateStorageVersion(storage, resource, codec, () => closing).then((done) => {
+    // A line when it begins (with the count to do) and every few seconds (count, rate, ETA); the end is the line
+    // below. Nothing at all for a store already in the storage version.
+    const progress = (p: WalkProgress, phase: 'start' | 'progress' | 'end') => {
+      if (phase === 'end') return;
+      const fields = { resource, storageVersion: codec.storageApiVersion, ...p };
+      if (phase === 'start') scope.log.warn(fields, 'migrating stored objects to the storage version');
+      else scope.log.info(fields, 'migrating stored objects to the storage version');
+    };
+    migrateStorageVersion(storage, resource, codec, () => closing, progress).then((done) => {
       if (closing) return;
       migration.pending = false;
-      if (done.migrated > 0) scope.log.warn({ resource, ...done, storageVersion: codec.storageApiVersion }, 'migrated stored objects to the storage version');
+      if (done.migrated > 0) scope.log.warn({ resource, checked: done.checked, migrated: done.migrated, storageVersion: codec.storageApiVersion, elapsedSeconds: done.elapsedSeconds, perSecond: done.perSecond }, 'migrated stored objects to the storage version');
     }, (err: unknown) => {
       // Lists keep converting each item: correct, only slower, until a restart migrates again.
       if (!closing) scope.log.error({ err, resource }, 'migrating stored objects to the storage version failed');

@@ -11,7 +11,7 @@ import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isStorageError } from '../storage/errors.js';
-import { currentPages } from '../storage/walk.js';
+import { countUnder, currentPages, progressReporter, type WalkProgress } from '../storage/walk.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
 } from '../storage/interface.js';
@@ -199,31 +199,60 @@ class ConvertingView extends StorageVersionView {
   }
 }
 
+/** MIGRATION_PAGE is how many objects the migration reads in one read transaction (a short one: it pins nothing long). */
+const MIGRATION_PAGE = 500;
+/** MIGRATION_BATCH is how many rewrites of a page are in flight at once: lmdb commits those of one turn together. */
+const MIGRATION_BATCH = 100;
+
 /**
  * migrateStorageVersion rewrites every stored object of one resource that is not in the storage version (an earlier
- * release's), as kube's storage version migration does: a no-op update that stores the converted form (a new
- * resourceVersion, a MODIFIED event with the same content in every version). Returns how many it rewrote.
+ * release's) in the storage version. On a backend that can (Storage.rewrite: lmdb) the object keeps its
+ * resourceVersion and no event is written, as nothing any version shows changes: the store does not grow by a
+ * history entry per object (which holds it twice) and watchers get no storm of MODIFIED events. Elsewhere (etcd) it
+ * is kube's storage version migration: a no-op update that stores the converted form (a new resourceVersion, a
+ * MODIFIED event with the same content in every version). Each page is its own short read; rewrites are ordinary
+ * write transactions, so pages freed by one are reused by the next. `onProgress` hears where it stands at the start,
+ * every few seconds and at the end.
  */
 export async function migrateStorageVersion(
   storage: Storage, resource: string, codec: VersionCodec, stopped: () => boolean = () => false,
-): Promise<{ checked: number; migrated: number }> {
+  onProgress?: (p: WalkProgress, phase: 'start' | 'progress' | 'end') => void,
+): Promise<{ checked: number; migrated: number; elapsedSeconds?: number; perSecond?: number }> {
   let checked = 0;
   let migrated = 0;
-  for await (const items of currentPages(storage, { resource }, 500, stopped)) {
-    for (const obj of items) {
-      checked++;
-      if (obj.apiVersion === codec.storageApiVersion) continue;
-      const key = { resource, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
-      try {
-        await storage.update(key, (cur) => (cur.apiVersion === codec.storageApiVersion ? null : codec.toStorage(cur)));
-        migrated++;
-      } catch (e) {
-        // Deleted since the page was read: nothing to migrate.
-        if (!isStorageError(e, 'KeyNotFound')) throw e;
-      }
+  const prefix = { resource };
+  // Started at the first page with something to migrate: a store already migrated reports nothing.
+  let progress: ReturnType<typeof progressReporter> | undefined;
+  const convert = (cur: KubeObject) => (cur.apiVersion === codec.storageApiVersion ? null : codec.toStorage(cur));
+  const rewriteOne = async (obj: KubeObject): Promise<number> => {
+    const key = { resource, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+    try {
+      if (storage.rewrite) return (await storage.rewrite(key, convert)) ? 1 : 0;
+      await storage.update(key, convert);
+      return 1;
+    } catch (e) {
+      // Deleted since the page was read: nothing to migrate.
+      if (isStorageError(e, 'KeyNotFound')) return 0;
+      throw e;
     }
+  };
+  for await (const items of currentPages(storage, prefix, MIGRATION_PAGE, stopped)) {
+    const stale = items.filter((o) => o.apiVersion !== codec.storageApiVersion);
+    if (stale.length && onProgress && !progress) {
+      progress = progressReporter(await countUnder(storage, prefix), onProgress);
+      progress.add(checked, migrated);
+    }
+    let done = 0;
+    for (let i = 0; i < stale.length; i += MIGRATION_BATCH) {
+      const counts = await Promise.all(stale.slice(i, i + MIGRATION_BATCH).map(rewriteOne));
+      done += counts.reduce((a, b) => a + b, 0);
+    }
+    checked += items.length;
+    migrated += done;
+    progress?.add(items.length, done);
   }
-  return { checked, migrated };
+  const end = progress?.end();
+  return { checked, migrated, ...(end ? { elapsedSeconds: end.elapsedSeconds, perSecond: end.perSecond } : {}) };
 }
 
 /** fieldVersions translates managedFields paths between a kind's versions, through the storage version. */

@@ -34,6 +34,12 @@ export interface ChangeEvent {
   object: KubeObject;
   /** The state before the change (MODIFIED and DELETED), for selector transitions. */
   prevObject?: KubeObject;
+  /**
+   * Set on the DELETED event of an object whose stored data did not decode (Storage.deleteUnreadable): why. `object`
+   * then holds only its name and namespace, and there is no prevObject; a watch that meets it ends with a
+   * CorruptObjectError (storage/corrupt-object.ts) instead, and so does a list of a snapshot from before it.
+   */
+  unreadable?: string;
 }
 
 /** ListRequest narrows a list: an older snapshot, a page, a filter. Every field is optional. */
@@ -153,8 +159,22 @@ export interface Storage {
   create(key: ObjectKey, obj: KubeObject): Promise<KubeObject>;
   /** update applies tryUpdate to the current object atomically; rejects StorageError('KeyNotFound') if absent. */
   update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject>;
+  /**
+   * rewrite replaces the stored form of an object with an equivalent one, the same object in every served version
+   * (a storage version migration), keeping its resourceVersion and publishing no event; `fn` returns null for no
+   * change. Resolves whether it rewrote; KeyNotFound when the object is gone. Absent: callers update instead (a new
+   * resourceVersion and a MODIFIED event, as kube's storage version migrator does on etcd).
+   */
+  rewrite?(key: ObjectKey, fn: UpdateFn): Promise<boolean>;
   /** delete removes the object after `check` accepts it; resolves with the last state at the deletion revision. */
   delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject>;
+  /**
+   * deleteUnreadable removes an object whose stored data does not decode (DeleteOptions
+   * ignoreStoreReadErrorWithClusterBreakingPotential; kube's etcd3 Delete with ExpectTransformOrDecodeError): it reads
+   * the object in the write and deletes it only if it still does not decode. Rejects KeyNotFound when there is none,
+   * InvalidObject when it decodes. Absent: the backend never holds such an object.
+   */
+  deleteUnreadable?(key: ObjectKey): Promise<void>;
   /**
    * watch delivers every change under the prefix with revision > fromRevision (history first, paced by
    * `sink.ready`), then live changes, with no gap and no duplicate. It returns at once; events follow.

@@ -100,7 +100,9 @@ const TYPE_CODE = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' } as const;
 /** Decide is what a write does with the current object: a change to commit, or NONE. */
 type Decide = (current: KubeObject | undefined) =>
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; prev?: KubeObject }
-  | { type: 'NONE'; object: KubeObject };
+  | { type: 'NONE'; object: KubeObject }
+  /** The same object in another stored form (Storage.rewrite): written as it is, no revision, no event. */
+  | { type: 'REWRITE'; object: KubeObject };
 
 /** Outcome is what a write's transaction did: nothing (NONE), or a change with its history entry. */
 type Outcome = { type: 'NONE'; object: KubeObject } | { type: 'CHANGED'; event: ChangeEvent; entry: LogEntry };
@@ -320,6 +322,23 @@ export class LmdbStorage implements Storage {
     });
   }
 
+  /**
+   * rewrite stores an equivalent form of the object (Storage.rewrite): its resourceVersion is kept, the revision
+   * counter does not move and no event is written, so a storage version migration adds no history (an event holds
+   * the object twice: a migration of every object that way would triple the store) and sends watchers nothing.
+   */
+  async rewrite(key: ObjectKey, fn: UpdateFn): Promise<boolean> {
+    let rewrote = false;
+    await this.#write(key, (current) => {
+      if (current === undefined) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
+      const next = fn(cloneJson(current));
+      rewrote = next !== null;
+      if (next === null) return { type: 'NONE', object: current };
+      return { type: 'REWRITE', object: { ...next, metadata: { ...next.metadata, resourceVersion: current.metadata.resourceVersion } } };
+    });
+    return rewrote;
+  }
+
   async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
     return this.#write(key, (current) => {
       if (current === undefined) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
@@ -526,6 +545,10 @@ export class LmdbStorage implements Storage {
   #decideAndPut(k: Key, key: ObjectKey, decide: Decide): Outcome {
     const d = decide(this.#objects.get(k));
     if (d.type === 'NONE') return d;
+    if (d.type === 'REWRITE') {
+      this.#objects.put(k, d.object);
+      return { type: 'NONE', object: d.object };
+    }
     const revision = (this.#meta.get(REVISION) ?? 0) + 1;
     const object = withRevision(d.object, revision);
     const entry: LogEntry = { t: TYPE_CODE[d.type], k, o: d.type === 'DELETED' ? d.object : object, ts: Date.now() };

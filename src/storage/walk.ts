@@ -23,3 +23,60 @@ export async function* currentPages(storage: Storage, prefix: KeyPrefix, pageSiz
     await new Promise((r) => setImmediate(r));
   }
 }
+
+/** WalkProgress is where a long walk stands, as its progress lines tell it. */
+export interface WalkProgress {
+  /** Objects read so far, of `total` when the walk began (objects created meanwhile may make it pass that). */
+  checked: number;
+  total: number;
+  /** Objects the walk wrote. */
+  changed: number;
+  elapsedSeconds: number;
+  /** Objects read per second so far. */
+  perSecond: number;
+  /** Seconds left at that rate (absent until there is a rate, and at the end). */
+  etaSeconds?: number;
+}
+
+/**
+ * progressReporter tells `report` where a walk stands at its start, at most every `everyMs` while it runs, and at
+ * its end: a walk of a million objects takes minutes, and an operator watching the log must see it move.
+ */
+export function progressReporter(total: number, report: (p: WalkProgress, phase: 'start' | 'progress' | 'end') => void, everyMs = 5000, now: () => number = () => performance.now()): {
+  add(checked: number, changed: number): void;
+  end(): WalkProgress;
+} {
+  const start = now();
+  let last = start;
+  let checked = 0;
+  let changed = 0;
+  const snapshot = (final: boolean): WalkProgress => {
+    const elapsed = (now() - start) / 1000;
+    const perSecond = elapsed > 0 ? Math.round(checked / elapsed) : 0;
+    const p: WalkProgress = { checked, total, changed, elapsedSeconds: Math.round(elapsed * 10) / 10, perSecond };
+    if (!final && perSecond > 0) p.etaSeconds = Math.max(0, Math.round((total - checked) / perSecond));
+    return p;
+  };
+  report(snapshot(false), 'start');
+  return {
+    add(c, w) {
+      checked += c;
+      changed += w;
+      if (now() - last >= everyMs) {
+        last = now();
+        report(snapshot(false), 'progress');
+      }
+    },
+    end() {
+      const p = snapshot(true);
+      report(p, 'end');
+      return p;
+    },
+  };
+}
+
+/** countUnder is how many objects are under `prefix` now (one page of one: the backend's count, not a scan). */
+export async function countUnder(storage: Storage, prefix: KeyPrefix): Promise<number> {
+  const first = await storage.list(prefix, { limit: 1 });
+  return first.items.length + (first.remaining ?? 0);
+}

@@ -70,16 +70,6 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-const without = (o: any, ...paths: string[][]) => {
-  const c = structuredClone(o);
-  for (const p of paths) {
-    let at = c;
-    for (const k of p.slice(0, -1)) at = at?.[k];
-    if (at) delete at[p[p.length - 1] as string];
-  }
-  return c;
-};
-
 describe('a data directory written by the v1alpha1 release', () => {
   it('serves v1 at once, whether the migration has finished or not: a v1 list right after the start is all v1', async () => {
     const list = await call(agent, `${server.url}${V1}`);

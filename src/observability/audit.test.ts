@@ -1,7 +1,7 @@
 /**
  * @module observability/audit.test
  * The Auditor's hooks on a bare fastify app (app.inject): Audit-Id with auditing off (audit_init.go runs in every
- * kube-apiserver), the Panic stage for an exception that is not a Status (filters/audit.go's recover), and an
+ * kube-apiserver), the Panic stage for a bug (filters/audit.go's recover) but not for a plain Error, and an
  * authorizer failure, which kube answers as an InternalError with the `internal error` reason, not as a panic.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,6 +36,10 @@ async function appWith(auditor: Auditor, authorizerFails = false): Promise<Fasti
   app.get(`${BASE}/boom`, async () => {
     throw new TypeError("Cannot read properties of undefined (reading 'x')");
   });
+  // What the storage's lmdb throws when no reader slot is left (issue 24): a plain Error, not a bug.
+  app.get(`${BASE}/readers-full`, async () => {
+    throw new Error('MDB_READERS_FULL: Environment maxreaders limit reached');
+  });
   app.get(`${BASE}/missing`, async () => {
     throw notFound({ group: 'g.example.com', resource: 'things' }, 'missing');
   });
@@ -66,18 +70,25 @@ describe('Auditor', () => {
     await app.close();
   });
 
-  it('an exception that is not a Status ends with a Panic event instead of ResponseComplete', async () => {
+  it('a bug (a TypeError) ends with a Panic event instead of ResponseComplete; a Status or a plain Error does not', async () => {
     const path = join(dir, 'panic.log');
     const { auditor } = await auditorWriting(path);
     const app = await appWith(auditor);
     const boom = await app.inject({ method: 'GET', url: `${BASE}/boom` });
     const missing = await app.inject({ method: 'GET', url: `${BASE}/missing` });
-    expect([boom.statusCode, missing.statusCode]).toEqual([500, 404]);
+    const full = await app.inject({ method: 'GET', url: `${BASE}/readers-full` });
+    expect([boom.statusCode, missing.statusCode, full.statusCode]).toEqual([500, 404, 500]);
     await app.close();
     const byId = (id: unknown) => events(path).filter((e) => e['auditID'] === id);
     expect(byId(boom.headers['audit-id']).map((e) => e['stage'])).toEqual(['RequestReceived', 'Panic']);
     expect(byId(boom.headers['audit-id'])[1]?.['responseStatus']).toEqual({
       metadata: {}, status: 'Failure', reason: 'InternalError', code: 500, message: "APIServer panic'd: Cannot read properties of undefined (reading 'x')",
+    });
+    // A plain Error from a dependency (Go's error value) is answered, not a panic: ResponseComplete with the answer.
+    const fullEvents = byId(full.headers['audit-id']);
+    expect(fullEvents.map((e) => e['stage'])).toEqual(['RequestReceived', 'ResponseComplete']);
+    expect(fullEvents[1]?.['responseStatus']).toEqual({
+      metadata: {}, status: 'Failure', reason: 'InternalError', code: 500, message: 'MDB_READERS_FULL: Environment maxreaders limit reached',
     });
     // A Status error is an answer, not a panic.
     expect(byId(missing.headers['audit-id']).map((e) => e['stage'])).toEqual(['RequestReceived', 'ResponseComplete']);

@@ -15,8 +15,12 @@
  * - Watches (long-running): ResponseStarted when the headers go out (code 101 once a WebSocket upgrade begins, as
  *   kube's Hijack reports it), ResponseComplete when the stream ends.
  * - A request failing authentication: one ResponseStarted event, user empty (WithFailedAuthenticationAudit).
- * - An exception that is not a Status (a bug, kube's panic): Panic with `APIServer panic'd: …` instead of
- *   ResponseComplete.
+ * - An exception that is a bug of the program (a TypeError, ReferenceError or RangeError: what Go's runtime panics
+ *   on), kube's panic: Panic with `APIServer panic'd: …` instead of ResponseComplete. Any other failure is an
+ *   answer, ResponseComplete with the Status the client got: a Status, a storage error, and also a plain Error from a
+ *   dependency (lmdb's `MDB_READERS_FULL`, a lost etcd connection), which Go would return as an error value.
+ * - An answer written on the raw response past fastify's reply (the request timeout's 504): its Status, as the
+ *   client got it (util/raw-answer).
  * - A request whose connection closed before any answer: `Connection closed early` with code 200, as kube fakes it.
  *
  * ## Always, audit on or off
@@ -47,6 +51,7 @@ import { StatusError } from '../apis/meta/errors.js';
 import { goMarshal, type GoValue } from '../apis/meta/go-json.js';
 import { JsonPatchBody } from '../registry/patch.js';
 import { isStorageError } from '../storage/errors.js';
+import { rawAnswerOf } from '../util/raw-answer.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { encodeEvent, jsonText, nowMicros, sourceIPs, type AuditUser, type EventData } from './audit-event.js';
 import { levelAtLeast, loadPolicyFile, PolicyEvaluator, type RequestAuditConfig, type Stage } from './audit-policy.js';
@@ -98,9 +103,9 @@ export class RequestAudit {
   /** Set when a 401 ends the request: the single event is ResponseStarted. */
   failedAuthentication = false;
   codeProcessed = false;
-  /** The route handler was reached: an error that is not a Status is then a bug, kube's panic. */
+  /** The route handler was reached: a bug thrown from then on is kube's panic. */
   inHandler = false;
-  /** A thrown error that is not a Status: the last event is Panic. */
+  /** A thrown bug (isPanic): the last event is Panic. */
   panic: Error | undefined;
   done = false;
 
@@ -162,11 +167,9 @@ export class Auditor {
     });
     app.addHook('onError', async (req, _reply, err: FastifyError | Error) => {
       const a = req.audit;
-      // A StatusError, a storage error or a client error is an answer (kube's handlers return those as Status);
-      // anything else escaping a handler is a bug, as a panic in Go. A failing authorizer, before the handler, is
-      // kube's InternalError answer, not a panic.
-      const code = (err as FastifyError).statusCode;
-      if (a?.inHandler && !(err instanceof StatusError) && !isStorageError(err) && !(code !== undefined && code < 500)) a.panic = err;
+      // Only a bug escaping a handler is a panic (isPanic). A failing authorizer, before the handler, is kube's
+      // InternalError answer, not a panic.
+      if (a?.inHandler && isPanic(err)) a.panic = err;
     });
     app.addHook('onSend', async (req, reply, payload) => {
       const a = req.audit;
@@ -323,20 +326,10 @@ export class Auditor {
     const text = body !== undefined && String(a.reply.getHeader('content-type') ?? '').includes('json') ? body : undefined;
     // An object that cannot be encoded is left out of the event, which is still written (LogRequestObject).
     this.#guard(() => this.#logRequest(req, a));
-    let status: Record<string, unknown> | undefined;
-    if (text !== undefined && (code >= 400 || text.startsWith('{"kind":"Status"'))) {
-      const parsed = tryParse(text);
-      if (isObject(parsed) && parsed['kind'] === 'Status') status = parsed;
-    }
-    if (status) {
-      a.event.responseStatus = {
-        status: str(status['status']), message: str(status['message']), reason: str(status['reason']),
-        ...(isObject(status['details']) ? { details: status['details'] } : {}), code: typeof status['code'] === 'number' ? status['code'] : 0,
-      };
-    }
-    const isResource = a.event.objectRef !== undefined;
-    if (text !== undefined && levelAtLeast(a.config.level, 'RequestResponse') && (isResource || status)) {
-      this.#guard(() => (a.event.responseObject = a.config.omitManagedFields ? withoutManagedFields(text) : jsonText(text)));
+    if (text !== undefined) {
+      const parsed = code >= 400 || text.startsWith('{"kind":"Status"') ? tryParse(text) : undefined;
+      if (isObject(parsed) && parsed['kind'] === 'Status') this.#recordStatus(a, parsed, undefined, text);
+      else if (a.event.objectRef !== undefined) this.#recordResponseObject(a, text);
     }
     if (a.failedAuthentication) {
       a.event.responseStatus = { ...(a.event.responseStatus ?? { message: authMethods(req) }), code };
@@ -346,6 +339,21 @@ export class Auditor {
       return;
     }
     this.#processCode(a, code);
+  }
+
+  // LogResponseObject of a Status: its fields in responseStatus, and the Status itself at RequestResponse. `code`
+  // stands in for a Status without one.
+  #recordStatus(a: RequestAudit, status: Record<string, unknown>, code: number | undefined, text: string): void {
+    a.event.responseStatus = {
+      status: str(status['status']), message: str(status['message']), reason: str(status['reason']),
+      ...(isObject(status['details']) ? { details: status['details'] } : {}), code: typeof status['code'] === 'number' ? status['code'] : code ?? 0,
+    };
+    this.#recordResponseObject(a, text);
+  }
+
+  #recordResponseObject(a: RequestAudit, text: string): void {
+    if (!levelAtLeast(a.config.level, 'RequestResponse')) return;
+    this.#guard(() => (a.event.responseObject = a.config.omitManagedFields ? withoutManagedFields(text) : jsonText(text)));
   }
 
   // The request body, for the verbs whose handlers log it.
@@ -380,6 +388,14 @@ export class Auditor {
   #complete(a: RequestAudit): void {
     if (a.done) return;
     a.done = true;
+    // An answer written on the raw response (the request timeout's 504) is what the client got, whatever onSend saw
+    // before it, and without it the event would say 200 "Connection closed early" (issue 24).
+    const raw = rawAnswerOf(a.reply.raw);
+    if (raw) {
+      this.#guard(() => this.#recordStatus(a, raw, a.reply.raw.statusCode, JSON.stringify(raw)));
+      a.codeProcessed = true;
+      a.panic = undefined;
+    }
     if (a.panic) {
       a.event.responseStatus = { code: 500, status: 'Failure', reason: 'InternalError', message: `APIServer panic'd: ${a.panic.message}` };
       this.#emit(a, 'Panic');
@@ -410,6 +426,21 @@ export class Auditor {
       this.#logger.error({ err: e }, 'audit event failed');
     }
   }
+}
+
+/**
+ * isPanic tells a bug of the program, kube's panic, from a failure answered as a Status. Go's runtime panics on a nil
+ * dereference, an index out of range, a bad conversion: JavaScript throws TypeError, ReferenceError, RangeError
+ * there. Everything else thrown is what Go returns as an error value and kube answers 500 InternalError with a
+ * ResponseComplete event: a StatusError, a StorageError, and a plain Error from a dependency. That last case was the
+ * bug of issue 24: lmdb's `MDB_READERS_FULL` (a plain Error from the storage, answered 500) was audited as a Panic,
+ * so those requests had no ResponseComplete and their event did not say what the client got.
+ */
+function isPanic(err: unknown): boolean {
+  if (err instanceof StatusError || isStorageError(err)) return false;
+  const code = (err as FastifyError | undefined)?.statusCode;
+  if (code !== undefined && code < 500) return false;
+  return !(err instanceof Error) || err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
 }
 
 function annotate(a: RequestAudit, ...kv: string[]): void {

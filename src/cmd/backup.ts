@@ -18,6 +18,7 @@ import { closeSync, createReadStream, fsyncSync, openSync, renameSync, rmSync, w
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BackupError, DEFAULT_BUMP_REVISION, restoreBackup, writeBackup, type BackupSink } from '../storage/lmdb-backup.js';
+import { StoreDamaged } from '../storage/lmdb-integrity.js';
 import { envName } from './options.js';
 
 /** DataCommand names the subcommands of this module. */
@@ -85,7 +86,7 @@ export async function runDataCommand(command: DataCommand, argv: string[], env: 
     }
     return await restore(from, dataDir, Number(bumpText), values['replace'] === true);
   } catch (e) {
-    const message = e instanceof BackupError ? e.message : ((e as Error).stack ?? String(e));
+    const message = e instanceof BackupError || e instanceof StoreDamaged ? e.message : ((e as Error).stack ?? String(e));
     process.stderr.write(`website-apiserver ${command}: ${message}\n`);
     return 1;
   }
@@ -136,7 +137,8 @@ async function restore(from: string, dataDir: string, bump: number, replace: boo
   process.stdout.write(
     `Restored ${summary.objects} objects of revision ${summary.backupRevision} into ${dataDir}; resourceVersions continue after ` +
       `${summary.revision}, and history up to it is compacted (older resourceVersions get 410 Expired)` +
-      `${summary.replaced ? `; the replaced database is kept as ${summary.replaced}` : ''}\n`,
+      `${summary.replaced ? `; the replaced database is kept as ${summary.replaced}` : ''}` +
+      `${summary.replacedDamaged ? ` (it was damaged: ${summary.replacedDamaged}; its own revision could not be read, so only the bump keeps resourceVersions ahead of it)` : ''}\n`,
   );
   return 0;
 }

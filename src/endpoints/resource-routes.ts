@@ -20,6 +20,7 @@ import { readListPage } from './list-page.js';
 import { TableRows } from './table-rows.js';
 import { sendWarnings, warningBytes } from './warning-header.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
+import { authorizeUnsafeDelete } from './unsafe-delete.js';
 import { serveWatchWebSocket, webSocketUpgrade } from './watch-websocket.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -203,7 +204,16 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         }
         case 'DELETE': {
           const o = parseDeleteOptions(req.body, requestQuery(req), rawBodyOf(req));
+          const unsafe = o.ignoreStoreReadErrorWithClusterBreakingPotential === true;
+          if (unsafe) {
+            // Valid options first, then the extra verb, before anything is read (handlers/delete.go).
+            store.validateDeleteOptions(o);
+            await authorizeUnsafeDelete(req, store.gr, name);
+          }
           const r = await store.delete(ns(req), name, o, isDryRun(o));
+          if (unsafe && !isDryRun(o)) {
+            req.log.warn({ resource: store.gr.resource, namespace: ns(req), name, user: req.user?.name }, 'deleted an object whose stored data did not decode (ignoreStoreReadErrorWithClusterBreakingPotential)');
+          }
           reply.code(r.code);
           const body = r.body as { kind?: string };
           return body.kind === 'Status' ? r.body : transformObject(def, r.body as never, target, 'Metadata');

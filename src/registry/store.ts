@@ -36,13 +36,15 @@ import { checkDeleteOptions, markDeleting, unsafeDeleteRefused, type DeleteOptio
 import { Preconditions } from './preconditions.js';
 import { guaranteedUpdate } from './guaranteed-update.js';
 import { repairStoredMetadata } from './metadata-repair.js';
+import { storageStatus } from './storage-status.js';
 
 export type { DeleteOptions, FieldValidation, Subresource };
 export type { ApplyOptions, CollectionLister, CreateAdmission, DeleteResult, Selectors, StoreOptions, WriteOptions, WriteResult };
 
-// asExpired turns the storage's Expired (history compacted past the request) into 410 Expired; other errors pass.
+// asExpired turns the storage's Expired (history compacted past the request) into 410 Expired, and a corrupt
+// object or a damaged store into kube's 500 (storage-status.ts); other errors pass.
 function asExpired(e: unknown): unknown {
-  return isStorageError(e, 'Expired') ? expired(e.message) : e;
+  return isStorageError(e, 'Expired') ? expired(e.message) : storageStatus(e) ?? e;
 }
 
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -110,7 +112,9 @@ export class ResourceStore {
 
   /** get resolves with the object or rejects 404. */
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
-    const obj = await this.#storage.get(this.#existingKey(namespace, name));
+    const obj = await this.#storage.get(this.#existingKey(namespace, name)).catch((e: unknown) => {
+      throw storageStatus(e) ?? e;
+    });
     if (!obj) throw notFound(this.gr, name);
     return obj;
   }
@@ -341,9 +345,11 @@ export class ResourceStore {
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, dryRun: boolean): Promise<DeleteResult> {
     this.validateDeleteOptions(options);
     const key = this.#existingKey(namespace, name);
-    const cur = await this.#storage.get(key);
+    if (options.ignoreStoreReadErrorWithClusterBreakingPotential) return this.#deleteUnreadable(key, namespace, name, dryRun);
+    const cur = await this.#storage.get(key).catch((e: unknown) => {
+      throw storageStatus(e) ?? e;
+    });
     if (!cur) throw notFound(this.gr, name);
-    if (options.ignoreStoreReadErrorWithClusterBreakingPotential) throw unsafeDeleteRefused(this.gr, name, this.#preconditions.storageKeyText(namespace, name));
     this.#preconditions.checkPreconditionsBeforeDelete(cur, options, name);
     const marked = markDeleting(cur, options);
     const kept = options.orphanDependents === false ? 202 : 200;
@@ -368,6 +374,39 @@ export class ResourceStore {
       if (isStorageError(e, 'KeyNotFound')) throw notFound(this.gr, name);
       throw e;
     }
+  }
+
+  /**
+   * #deleteUnreadable is the delete with ignoreStoreReadErrorWithClusterBreakingPotential (the caller checked the
+   * extra verb), kube's corrupt-object deleter (registry/corrupt_obj_deleter.go, etcd3 Delete expecting a decode
+   * error): only an object whose stored data does not decode is removed, without preconditions, finalizers or the
+   * object (there is none to return); it answers a Status naming the kind, as handlers/delete.go fills one for a
+   * deleter that returns no object. An object that decodes is refused (409, the storage's InvalidObj), a missing one
+   * is 404. A dry run only reads.
+   */
+  async #deleteUnreadable(key: ObjectKey, namespace: string | undefined, name: string, dryRun: boolean): Promise<DeleteResult> {
+    const done: DeleteResult = {
+      code: 200, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: this.def.kind }, code: 200 },
+    };
+    const refused = () => unsafeDeleteRefused(this.gr, name, this.#preconditions.storageKeyText(namespace, name));
+    if (dryRun || !this.#storage.deleteUnreadable) {
+      let cur: KubeObject | undefined;
+      try {
+        cur = await this.#storage.get(key);
+      } catch (e) {
+        if (dryRun && isStorageError(e, 'CorruptObject')) return done;
+        throw storageStatus(e) ?? e;
+      }
+      throw cur ? refused() : notFound(this.gr, name);
+    }
+    try {
+      await this.#storage.deleteUnreadable(key);
+    } catch (e) {
+      if (isStorageError(e, 'KeyNotFound')) throw notFound(this.gr, name);
+      if (isStorageError(e, 'InvalidObject')) throw refused();
+      throw storageStatus(e) ?? e;
+    }
+    return done;
   }
 
   /**

@@ -10,7 +10,7 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../apis/meta/types.js';
-import { isStorageError } from '../storage/errors.js';
+import { isStorageError, StorageError } from '../storage/errors.js';
 import { countUnder, currentPages, progressReporter, type WalkProgress } from '../storage/walk.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
@@ -148,6 +148,14 @@ class StorageVersionView implements Storage {
 
   async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
     return this.out(await this.inner.delete(key, check && ((cur) => check(this.out(cur)))));
+  }
+
+  // An object that does not decode has no version to convert: the backend removes it as it is.
+  async deleteUnreadable(key: ObjectKey): Promise<void> {
+    if (this.inner.deleteUnreadable) return this.inner.deleteUnreadable(key);
+    // A backend that never holds such an object: what it holds decodes, or is missing.
+    if (await this.inner.get(key)) throw new StorageError('InvalidObject', 'unsafe deletion is not allowed because the object is decodable from storage', key);
+    throw new StorageError('KeyNotFound', `key not found: ${key.resource}/${key.namespace}/${key.name}`, key);
   }
 
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {

@@ -32,6 +32,7 @@ import { servedDefinitions, type KindDefinition, type ResourceDefinition } from 
 import type { CreateAdmission, ResourceStore } from '../registry/store.js';
 import { kindRoutes } from '../endpoints/kind-routes.js';
 import { isStorageError } from '../storage/errors.js';
+import { storageStatus } from '../registry/storage-status.js';
 import type { Storage } from '../storage/interface.js';
 import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './graceful-shutdown.js';
 import {
@@ -175,6 +176,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   installRequestTimeout(app, timeouts);
   app.decorateRequest('user', undefined);
   app.decorateRequest('attributes', undefined);
+  app.decorateRequest('authorizeVerb', undefined);
   const authorizer = cfg.authorizer ?? allowAuthenticated;
   const impersonation = new Impersonation(authorizer);
   app.addHook('onRequest', async (req) => {
@@ -198,6 +200,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
       throw e;
     });
     auditor.authorized(req, decision);
+    // A second verb on the same request (endpoints/unsafe-delete.ts), asked of the same authorizer.
+    if (attrs.isResourceRequest) req.authorizeVerb = (verb) => authorizer.authorize(user, { ...attrs, verb, subresource: '' });
     if (!decision.allowed) {
       const why = forbiddenMessage(user, attrs) + (decision.reason ? `: ${decision.reason}` : '');
       throw attrs.isResourceRequest ? forbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, why) : forbidden(undefined, '', why);
@@ -367,6 +371,9 @@ export function toStatusError(err: Error): StatusError {
   // A disk fault: nothing was stored and a retry is safe, so 503 with Retry-After (client-go retries it) rather than
   // the 500 kube-apiserver gives for etcd's "database space exceeded" (README, Faults of the disk).
   if (isStorageError(err, 'Unavailable')) return serviceUnavailable(err.message, STORAGE_RETRY_AFTER_SECONDS);
+  // A stored object that does not decode, or a damaged store: kube's 500, never a decoding error of the request's body.
+  const storage = storageStatus(err);
+  if (storage) return storage;
   const fe = err as FastifyError;
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -12,8 +12,12 @@
  *   the last delivered revision. Nothing is held in memory for it, and no event is missed or repeated at the switch.
  * - A replay slower than the writes keeps reading history; it ends with Expired only if compaction passes it
  *   (the backend decides how long history is kept for a lagging replay).
+ * - The DELETED event of an object whose data did not decode (ChangeEvent.unreadable) is never delivered: a
+ *   subscriber it concerns ends with a CorruptObjectError, as kube's etcd3 watcher ends a watch that cannot decode
+ *   the previous value of a DELETED event (its client re-lists).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { CorruptObjectError } from './corrupt-object.js';
 import { StorageError } from './errors.js';
 import { RevisionWaiters } from './revision-waiters.js';
 import type { History } from './history.js';
@@ -138,7 +142,11 @@ export class ChangeFeed {
           throw new StorageError('Expired', `too old resource version: ${from} (${this.#history.compacted() + 1})`);
         }
         const batch = this.#history.range(sub.cursor, upTo, REPLAY_BATCH);
-        for (const e of batch) if (inPrefix(e.key, sub.prefix)) sub.sink.onEvent(e);
+        for (const e of batch) {
+          if (!inPrefix(e.key, sub.prefix)) continue;
+          if (e.unreadable !== undefined) throw unreadableDeleted(e);
+          sub.sink.onEvent(e);
+        }
         sub.cursor = batch.length < REPLAY_BATCH ? upTo : (batch[batch.length - 1] as ChangeEvent).revision;
         // Let the sink drain (a slow client paces its own replay) and let writes and other watchers run.
         if (sub.sink.ready) await sub.sink.ready();
@@ -169,6 +177,10 @@ export class ChangeFeed {
       for (const s of this.#subscribers) {
         if (e.revision <= s.after || !inPrefix(e.key, s.prefix)) continue;
         if (s.replaying) continue;
+        if (e.unreadable !== undefined) {
+          this.#fail(s, unreadableDeleted(e));
+          continue;
+        }
         try {
           s.sink.onEvent(e);
         } catch {
@@ -179,3 +191,6 @@ export class ChangeFeed {
     this.#waiting.reached(this.#lastDelivered);
   }
 }
+
+// unreadableDeleted is how a watch ends at the DELETED event of an object whose data did not decode.
+const unreadableDeleted = (e: ChangeEvent) => new CorruptObjectError('deleted', [{ key: e.key, reason: e.unreadable ?? '' }]);

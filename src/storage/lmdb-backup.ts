@@ -36,7 +36,9 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { KubeObject } from '../apis/meta/types.js';
 import { META_KEYS, openLayout, type LmdbLayout } from './lmdb-storage.js';
-import { asyncReadScope } from './lmdb-read.js';
+import { asyncReadScope, drain } from './lmdb-read.js';
+import { corruptReason, isDamage } from './corrupt-object.js';
+import { checkDataFile, checkHistory, StoreDamaged } from './lmdb-integrity.js';
 
 /** BACKUP_KIND and BACKUP_VERSION identify the file format in its header line. */
 export const BACKUP_KIND = 'WebsiteApiserverBackup';
@@ -93,6 +95,8 @@ export interface RestoreSummary {
   revision: number;
   /** The name the replaced database was kept under, in the data dir. */
   replaced?: string;
+  /** Why the replaced database could not be read (it was damaged): its own revision did not count. */
+  replacedDamaged?: string;
 }
 
 /** hasDatabase tells whether a data dir holds an lmdb store. */
@@ -102,6 +106,8 @@ export const hasDatabase = (dataDir: string): boolean => existsSync(join(dataDir
 export async function writeBackup(dataDir: string, sink: BackupSink): Promise<BackupSummary> {
   // Opening a missing environment would create an empty one and back that up.
   if (!hasDatabase(dataDir)) throw new BackupError(`no database in ${dataDir} (${DATA_FILE} is missing)`);
+  // A damaged file is refused before lmdb maps it (storage/lmdb-integrity): StoreDamaged, one line.
+  checkDataFile(dataDir);
   // Opening also clears reader slots of processes that died (lmdb-js calls mdb_reader_check), such as a backup
   // killed midway, whose slot would otherwise keep the server from reusing pages.
   const layout = openLayout(dataDir, true);
@@ -110,16 +116,40 @@ export async function writeBackup(dataDir: string, sink: BackupSink): Promise<Ba
     // consistent copy); the scope closes the cursor however the copy ends.
     return await asyncReadScope(layout.root, async ({ txn, range }) => {
       const revision = layout.meta.get(META_KEYS.revision, { transaction: txn }) ?? 0;
+      const newestEvent = drain(layout.events.getKeys({ reverse: true, limit: 1, transaction: txn }))[0];
+      checkHistory(dataDir, { revision, compacted: layout.meta.get(META_KEYS.compacted, { transaction: txn }) ?? 0, newestEvent });
       const count = layout.objectsText.getKeysCount({ transaction: txn });
       const header: BackupHeader = { kind: BACKUP_KIND, version: BACKUP_VERSION, revision, objects: count, created: new Date().toISOString() };
       const out = new ChunkWriter(sink);
       await out.push(Buffer.from(`${JSON.stringify(header)}\n`));
       let n = 0;
+      // Every object is decoded and checked as restore will check it: a stored value that does not decode (or is
+      // not an object of this snapshot) fails the backup, naming each such object, rather than write a file that
+      // restore refuses.
+      const unreadable: string[] = [];
+      let lineNo = 1;
       for (const { key, value } of range(layout.objectsText, {})) {
+        lineNo++;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
+          checkObjectLine({ key, object: parsed }, lineNo, revision);
+        } catch (e) {
+          unreadable.push(`${key.join('/')} (${e instanceof BackupError ? e.message.replace(/^line \d+: /, '') : corruptReason(e)})`);
+          continue;
+        }
+        if (unreadable.length) continue;
         // The stored text is JSON.stringify's (no raw newline); re-encode anything else rather than break a line.
-        const text = value.includes(0x0a) ? Buffer.from(JSON.stringify(JSON.parse(Buffer.from(value).toString('utf8')))) : value;
+        const text = value.includes(0x0a) ? Buffer.from(JSON.stringify(parsed)) : value;
         await out.push(Buffer.concat([Buffer.from(`{"key":${JSON.stringify(key)},"object":`), text, Buffer.from('}\n')]));
         n++;
+      }
+      if (unreadable.length) {
+        throw new BackupError(
+          `${dataDir} holds ${unreadable.length} object${unreadable.length === 1 ? '' : 's'} that cannot be read, nothing was written: ` +
+            `${unreadable.slice(0, 20).join('; ')}${unreadable.length > 20 ? `; and ${unreadable.length - 20} more` : ''}. ` +
+            'Delete each with DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true (README, Damaged store), then back up again',
+        );
       }
       if (n !== count) throw new Error(`read ${n} objects in a snapshot that counts ${count}`);
       const sha256 = out.digest();
@@ -127,6 +157,10 @@ export async function writeBackup(dataDir: string, sink: BackupSink): Promise<Ba
       await out.flush();
       return { revision, objects: n, bytes: out.bytes, sha256 };
     });
+  } catch (e) {
+    // lmdb met a damaged page (MDB_CORRUPTED, MDB_PAGE_NOTFOUND): the operator's error, in one line.
+    if (isDamage(e)) throw new BackupError(`${join(dataDir, DATA_FILE)} is damaged (${(e as Error).message}): restore it from an earlier backup`);
+    throw e;
   } finally {
     await layout.root.close();
   }
@@ -185,12 +219,19 @@ export async function restoreBackup(input: Readable, dataDir: string, opts: Rest
   if (!Number.isSafeInteger(bump) || bump < 1) throw new BackupError(`the revision bump must be a positive integer, got ${bump}`);
   let floor = 0;
   let replaced: string | undefined;
+  let replacedDamaged: string | undefined;
   if (hasDatabase(dataDir)) {
     if (!opts.replace) {
       throw new BackupError(`${dataDir} already holds a database (${DATA_FILE}); restore into an empty directory, or stop its server and pass --replace`);
     }
-    // The highest revision the old store handed out is known exactly: continue past it whatever the bump.
-    floor = (await replaceableRevision(dataDir)) + 1;
+    // The highest revision the old store handed out is known exactly: continue past it whatever the bump. A damaged
+    // store (the reason to restore, often) cannot be read: the bump alone keeps resourceVersions ahead then.
+    try {
+      floor = (await replaceableRevision(dataDir)) + 1;
+    } catch (e) {
+      if (!(e instanceof StoreDamaged)) throw e;
+      replacedDamaged = e.problem;
+    }
     replaced = `${DATA_FILE}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   }
   // The first directory created, if any: removed again when the restore fails.
@@ -215,7 +256,7 @@ export async function restoreBackup(input: Readable, dataDir: string, opts: Rest
     // The server opens data.mdb; it appears complete or not at all. Same file system: inside dataDir.
     renameSync(join(work, DATA_FILE), target);
     done = true;
-    return { ...summary, ...(replaced ? { replaced } : {}) };
+    return { ...summary, ...(replaced ? { replaced } : {}), ...(replacedDamaged ? { replacedDamaged } : {}) };
   } finally {
     if (layout) await layout.root.close().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
@@ -228,6 +269,7 @@ export async function restoreBackup(input: Readable, dataDir: string, opts: Rest
 // slot; slots of dead processes are cleared when opening). Opened for writing, this process takes no reader slot
 // of its own before the check, so a process with the same pid in another pid namespace (a pod) still counts.
 async function replaceableRevision(dataDir: string): Promise<number> {
+  checkDataFile(dataDir);
   const layout = openLayout(dataDir);
   try {
     const readers = layout.root.readerList().split('\n').map((l) => /^\s*(\d+)\s/.exec(l)?.[1]).filter((p) => p !== undefined);

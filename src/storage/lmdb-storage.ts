@@ -33,7 +33,12 @@ import { MAXIMUM_KEY } from 'ordered-binary';
 import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
+import {
+  checkDecoded, corruptReason, CorruptObjectError, damaged, decodeStored, framedAsObject, framingReason, isCorruptObject, isDamage,
+  UnreadableCollector,
+} from './corrupt-object.js';
 import { StorageError } from './errors.js';
+import { checkDataFile, checkHistory } from './lmdb-integrity.js';
 import { describeFault, faultCause, guardBatchStart, isCommitFault, isFatal, WriteHealth } from './lmdb-faults.js';
 import type { History } from './history.js';
 import type {
@@ -93,9 +98,14 @@ export interface LogEntry {
   p?: KubeObject;
   /** Commit time (ms since epoch), for the age bound. */
   ts: number;
+  /** A DELETED of an object whose data did not decode (deleteUnreadable): why; `o` holds only name and namespace. */
+  u?: string;
 }
 
 const TYPE_CODE = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' } as const;
+
+/** The Decide of each deleteUnreadable: #decideAndPut deletes for it an object that does not decode. */
+const unreadableDeletes = new WeakSet<Decide>();
 
 /** Decide is what a write does with the current object: a change to commit, or NONE. */
 type Decide = (current: KubeObject | undefined) =>
@@ -150,6 +160,8 @@ export function openLayout(path: string, readOnly = false, mapSize = DEFAULT_MAP
 /** LmdbStorage implements Storage on lmdb. */
 export class LmdbStorage implements Storage {
   readonly #root: RootDatabase;
+  /** The environment's directory (for messages). */
+  readonly #path: string;
   readonly #objects: Database<KubeObject, Key>;
   /** The same database read as bytes: the stored JSON text, for lists that are only sent on. */
   readonly #objectsText: Database<Uint8Array, Key>;
@@ -169,6 +181,9 @@ export class LmdbStorage implements Storage {
 
   constructor(opts: LmdbStorageOptions) {
     mkdirSync(opts.path, { recursive: true });
+    this.#path = opts.path;
+    // A damaged file is refused before lmdb maps it (a page past its end is SIGBUS, a bad meta page SIGSEGV).
+    checkDataFile(opts.path);
     ({ root: this.#root, objects: this.#objects, objectsText: this.#objectsText, events: this.#events, meta: this.#meta } = openLayout(opts.path, false, opts.mapSize));
     this.#historyEvents = opts.historyEvents ?? 100_000;
     this.#historyAgeMs = opts.historyAgeMs ?? 15 * 60_000;
@@ -185,6 +200,13 @@ export class LmdbStorage implements Storage {
       },
       ...(opts.onWritableChange ? { onChange: opts.onWritableChange } : {}),
     });
+    try {
+      const newestEvent = drain(this.#events.getKeys({ reverse: true, limit: 1 }))[0];
+      checkHistory(opts.path, { revision: this.currentRevision(), compacted: this.#meta.get(COMPACTED) ?? 0, newestEvent });
+    } catch (e) {
+      void this.#root.close().catch(() => undefined);
+      throw e;
+    }
     // A database written before the event log existed has history for nothing it holds.
     if (this.#meta.get(COMPACTED) === undefined) this.#meta.putSync(COMPACTED, this.currentRevision());
     if (this.#meta.get(COUNTED) === undefined) this.#countAll();
@@ -236,14 +258,37 @@ export class LmdbStorage implements Storage {
   }
 
   async get(key: ObjectKey): Promise<KubeObject | undefined> {
-    return this.#objects.get(keyTuple(key));
+    return this.#current(keyTuple(key), key);
+  }
+
+  // #current reads one object: undefined when absent, CorruptObjectError when its data does not decode (lmdb-js's
+  // JSON.parse throws, or it is not an object), StorageError('Damaged') when lmdb finds the file damaged.
+  #current(k: Key, key: ObjectKey, txn?: ReadScope['txn']): KubeObject | undefined {
+    let value: unknown;
+    try {
+      value = this.#objects.get(k, txn ? { transaction: txn } : undefined);
+    } catch (e) {
+      throw this.#readFailure(e, key);
+    }
+    return value === undefined ? undefined : checkDecoded(value, key);
+  }
+
+  // #readFailure is the error a failed read of `key` answers: the file's damage, or the value's.
+  #readFailure(e: unknown, key?: ObjectKey): unknown {
+    if (isDamage(e)) return damaged(e as Error, `${this.#path}/data.mdb`);
+    if (isCorruptObject(e) || e instanceof StorageError || !key) return e;
+    return new CorruptObjectError('read', [{ key, reason: corruptReason(e) }]);
   }
 
   async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
     // One read scope for the counter, the scan and the history, so the snapshot is exact: the whole read is
     // synchronous (no await inside the scope), the promise only carries the result. The scope closes every cursor
     // a page leaves undrained (lmdb-read says why that matters).
-    return readScope(this.#root, (scope) => this.#readList(scope, prefix, req));
+    try {
+      return readScope(this.#root, (scope) => this.#readList(scope, prefix, req));
+    } catch (e) {
+      throw this.#readFailure(e);
+    }
   }
 
   #readList(scope: ReadScope, prefix: KeyPrefix, req: ListRequest | undefined): ListResult {
@@ -252,27 +297,39 @@ export class LmdbStorage implements Storage {
     // (older states rebuilt from the history are objects, encoded below).
     const text = req?.encoded === true && !req.filter;
     // Filtered with a prefilter, objects are read as bytes too, and only those that pass it are decoded.
-    const prefiltered = req?.filter && req.prefilter ? prefilteredRequest(req, req.filter, req.prefilter) : undefined;
+    // Objects whose data does not decode are passed over by the scan and fail the whole list once it is read
+    // (storage/corrupt-object.ts); bytes a prefilter let through are decoded by the filter, knowing their key.
+    const unreadable = new UnreadableCollector();
+    const keyOf = new WeakMap<Uint8Array, ObjectKey>();
+    const prefiltered = req?.filter && req.prefilter ? prefilteredRequest(req, req.filter, req.prefilter, keyOf) : undefined;
     const view: SnapshotView = {
       revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
       compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
-      scan: (p, after) => (text || prefiltered ? this.#scanText(scope, p, after) : this.#scan(scope, p, after)),
+      scan: (p, after) => (text || prefiltered ? this.#scanText(scope, p, after, unreadable, prefiltered && keyOf) : this.#scan(scope, p, after, unreadable)),
       count: (p, after) => {
         const { start, end } = range(p, after);
         const n = this.#objects.getKeysCount({ start, end, transaction: txn });
-        return after && this.#objects.get(keyTuple(after), { transaction: txn }) !== undefined ? n - 1 : n;
+        return after && this.#objectsText.get(keyTuple(after), { transaction: txn }) !== undefined ? n - 1 : n;
       },
       total: (p) => this.#meta.get(countKey(p.resource, p.namespace), { transaction: txn }) ?? 0,
       events: (after, upTo) => this.#eventRange(scope, after, upTo, Infinity),
     };
+    let result: ListResult | undefined;
+    try {
+      result = readList(view, prefix, prefiltered?.req ?? req);
+    } catch (e) {
+      if (!isCorruptObject(e) || e.kind !== 'read') throw e;
+      // An item the prefilter let through did not decode: the list fails with it and those met before it.
+      for (const o of e.objects) unreadable.add(o);
+    }
+    unreadable.check();
+    if (result === undefined) throw new Error('lmdb list read nothing');
     if (prefiltered) {
-      const result = readList(view, prefix, prefiltered.req);
       if (req?.encoded !== true) return { ...result, items: result.items.map(prefiltered.decoded) };
       // The kept items that are stored bytes go out as they are: no stringify of what was parsed only to test it.
       const encoded = encodeItems(result.items);
       return { ...result, items: [], encoded };
     }
-    const result = readList(view, prefix, req);
     if (!text) return result;
     const encoded = encodeItems(result.items);
     return { ...result, items: [], encoded };
@@ -345,6 +402,36 @@ export class LmdbStorage implements Storage {
       check?.(cloneJson(current));
       return { type: 'DELETED', object: current, prev: current };
     });
+  }
+
+  /**
+   * deleteUnreadable removes an object whose data does not decode (Storage.deleteUnreadable): decided in the write
+   * transaction, so an object that decodes by then (rewritten meanwhile) is refused, not deleted. The deletion is an
+   * ordinary change (a revision, the counts, an event marked `u` that watchers get as the end of their watch).
+   */
+  async deleteUnreadable(key: ObjectKey): Promise<void> {
+    const decide: Decide = (current) => {
+      if (current === undefined) throw new StorageError('KeyNotFound', `key not found: ${keyString(key)}`, key);
+      throw new StorageError('InvalidObject', 'unsafe deletion is not allowed because the object is decodable from storage', key);
+    };
+    unreadableDeletes.add(decide);
+    await this.#write(key, decide);
+  }
+
+  // #putUnreadableDelete is the write of deleteUnreadable once the object proved undecodable: the object goes, the
+  // event keeps only its name and namespace and why it could not be read.
+  #putUnreadableDelete(k: Key, key: ObjectKey, e: CorruptObjectError): Outcome {
+    const revision = (this.#meta.get(REVISION) ?? 0) + 1;
+    const stub = { metadata: { name: key.name, ...(key.namespace ? { namespace: key.namespace } : {}) } } as KubeObject;
+    const reason = (e.objects[0]?.reason ?? '').replace(/revision=\d+/, `revision=${revision}`);
+    const entry: LogEntry = { t: 'D', k, o: stub, ts: Date.now(), u: reason };
+    this.#root.childTransaction(() => {
+      this.#objects.remove(k);
+      this.#events.put(revision, entry);
+      this.#meta.put(REVISION, revision);
+      for (const c of countKeysOf(k)) this.#meta.put(c, Math.max(0, (this.#meta.get(c) ?? 0) - 1));
+    });
+    return { type: 'CHANGED', event: toEvent(revision, entry), entry };
   }
 
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
@@ -447,21 +534,73 @@ export class LmdbStorage implements Storage {
     }
   }
 
-  #scan(scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined): Iterable<{ key: ObjectKey; object: KubeObject }> {
-    const { start, end } = range(prefix, after);
-    const skip = after ? keyString(after) : undefined;
-    return scope.range(this.#objects, { start, end })
-      .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value }))
-      .filter(({ key }) => keyString(key) !== skip);
+  // #scan yields the objects under a prefix after `after`, decoded by lmdb-js (faster than bytes and JSON.parse of
+  // our own, by a fifth). A value that does not decode throws inside the cursor's next(), which does not tell its
+  // key: that is the first key after the last one yielded, read from the keys alone; it goes to `unreadable` and the
+  // scan goes on after it in a new cursor (the read scope closes every one).
+  *#scan(scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined, unreadable: UnreadableCollector): Iterable<{ key: ObjectKey; object: KubeObject }> {
+    let from = after;
+    // After an undecodable value the scan resumes strictly after its key (reading it again would throw again).
+    let exclusiveStart = false;
+    for (;;) {
+      const { start, end } = range(prefix, from);
+      const skip = from ? keyString(from) : undefined;
+      let last: Key | undefined;
+      try {
+        for (const { key, value } of scope.range(this.#objects, { start, end, ...(exclusiveStart ? { exclusiveStart } : {}) })) {
+          last = key;
+          const k = { resource: key[0], namespace: key[1], name: key[2] };
+          if (keyString(k) === skip) continue;
+          let object: KubeObject;
+          try {
+            object = checkDecoded(value, k);
+          } catch (e) {
+            if (!isCorruptObject(e)) throw e;
+            unreadable.add(e.objects[0] as { key: ObjectKey; reason: string });
+            continue;
+          }
+          yield { key: k, object };
+        }
+        return;
+      } catch (e) {
+        if (isDamage(e) || isCorruptObject(e) || e instanceof StorageError) throw e;
+        const bad = this.#keyAfter(scope, last ?? start, end, last !== undefined || exclusiveStart);
+        if (!bad) throw e;
+        unreadable.add({ key: bad, reason: corruptReason(e) });
+        from = bad;
+        exclusiveStart = true;
+      }
+    }
   }
 
-  // #scanText is #scan yielding each object's stored JSON bytes in place of the object (see list).
-  #scanText(scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined): Iterable<{ key: ObjectKey; object: KubeObject }> {
+  // #keyAfter is the first key in [start, end), or the first one after `start` when `exclusive`.
+  #keyAfter(scope: ReadScope, start: Key, end: Key, exclusive: boolean): ObjectKey | undefined {
+    for (const key of scope.keys(this.#objects, { start, end, limit: 2 })) {
+      if (exclusive && key[0] === start[0] && key[1] === start[1] && key[2] === start[2]) continue;
+      return { resource: key[0], namespace: key[1], name: key[2] };
+    }
+    return undefined;
+  }
+
+  // #scanText is #scan yielding each object's stored JSON bytes in place of the object (see list); bytes not framed
+  // as a JSON object go to `unreadable`. `keyOf` learns each item's key when a filter decodes them later.
+  #scanText(
+    scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined, unreadable: UnreadableCollector, keyOf?: WeakMap<Uint8Array, ObjectKey>,
+  ): Iterable<{ key: ObjectKey; object: KubeObject }> {
     const { start, end } = range(prefix, after);
     const skip = after ? keyString(after) : undefined;
     return scope.range(this.#objectsText, { start, end })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value as unknown as KubeObject }))
-      .filter(({ key }) => keyString(key) !== skip);
+      .filter(({ key, object }) => {
+        if (keyString(key) === skip) return false;
+        const bytes = object as unknown as Uint8Array;
+        if (!framedAsObject(bytes)) {
+          unreadable.add({ key, reason: framingReason(bytes) });
+          return false;
+        }
+        keyOf?.set(bytes, key);
+        return true;
+      });
   }
 
   #eventRange(scope: ReadScope, after: number, upTo: number, limit: number): Iterable<ChangeEvent> {
@@ -543,7 +682,14 @@ export class LmdbStorage implements Storage {
   // #decideAndPut is a write's part inside the transaction: decide on the current object, then put the object, its
   // history entry and the revision counter.
   #decideAndPut(k: Key, key: ObjectKey, decide: Decide): Outcome {
-    const d = decide(this.#objects.get(k));
+    let current: KubeObject | undefined;
+    try {
+      current = this.#current(k, key);
+    } catch (e) {
+      if (isCorruptObject(e) && unreadableDeletes.has(decide)) return this.#putUnreadableDelete(k, key, e);
+      throw e;
+    }
+    const d = decide(current);
     if (d.type === 'NONE') return d;
     if (d.type === 'REWRITE') {
       this.#objects.put(k, d.object);
@@ -593,7 +739,9 @@ function encodeItems(items: readonly unknown[]): Uint8Array[] {
 
 // prefilteredRequest is a filtered request whose items may be stored bytes: bytes that fail the prefilter are
 // rejected undecoded, the others decoded once (decoded() gives the object of an item the filter kept).
-function prefilteredRequest(req: ListRequest, filter: (o: KubeObject) => boolean, prefilter: (json: Uint8Array) => boolean): {
+function prefilteredRequest(
+  req: ListRequest, filter: (o: KubeObject) => boolean, prefilter: (json: Uint8Array) => boolean, keyOf: WeakMap<Uint8Array, ObjectKey>,
+): {
   req: ListRequest; decoded: (item: KubeObject) => KubeObject;
 } {
   const objects = new WeakMap<Uint8Array, KubeObject>();
@@ -601,7 +749,8 @@ function prefilteredRequest(req: ListRequest, filter: (o: KubeObject) => boolean
     if (!(item instanceof Uint8Array)) return item;
     let o = objects.get(item);
     if (!o) {
-      o = JSON.parse(Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8')) as KubeObject;
+      const key = keyOf.get(item);
+      o = key ? decodeStored(item, key) : (JSON.parse(Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8')) as KubeObject);
       objects.set(item, o);
     }
     return o;
@@ -627,6 +776,7 @@ function toEvent(revision: number, e: LogEntry): ChangeEvent {
     case 'M':
       return { type: 'MODIFIED', key, revision, object: e.o, prevObject: e.p as KubeObject };
     case 'D':
+      if (e.u !== undefined) return { type: 'DELETED', key, revision, object: withRevision(e.o, revision), unreadable: e.u };
       return { type: 'DELETED', key, revision, object: withRevision(e.o, revision), prevObject: e.o };
   }
 }

@@ -9,6 +9,7 @@
  * - Pages read at the same revision compose into exactly the list at that revision, whatever was written between them.
  */
 import type { KubeObject } from '../apis/meta/types.js';
+import { CorruptObjectError } from './corrupt-object.js';
 import { StorageError } from './errors.js';
 import type { ChangeEvent, KeyPrefix, ListRequest, ListResult, ObjectKey } from './interface.js';
 import { compareKeys, inPrefix, keyString } from './keys.js';
@@ -63,6 +64,9 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
       const k = keyString(e.key);
       const o = overrides.get(k);
       if (o) o.existsNow = e.type !== 'DELETED';
+      // The object at the snapshot is one whose data did not decode (removed since by an unsafe delete): the list
+      // fails, as a list of the current state holding it does.
+      else if (e.unreadable !== undefined) throw new CorruptObjectError('list', [{ key: e.key, reason: e.unreadable }]);
       else overrides.set(k, { key: e.key, then: e.type === 'ADDED' ? null : e.prevObject ?? null, existsNow: e.type !== 'DELETED' });
     }
   }

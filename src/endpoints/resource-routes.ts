@@ -20,7 +20,7 @@ import { readListPage } from './list-page.js';
 import { TableRows } from './table-rows.js';
 import { sendWarnings, warningBytes } from './warning-header.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
-import { authorizeUnsafeDelete } from './unsafe-delete.js';
+import { authorizeUnsafeDelete, markUnsafeDelete } from './unsafe-delete.js';
 import { serveWatchWebSocket, webSocketUpgrade } from './watch-websocket.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -206,8 +206,10 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           const o = parseDeleteOptions(req.body, requestQuery(req), rawBodyOf(req));
           const unsafe = o.ignoreStoreReadErrorWithClusterBreakingPotential === true;
           if (unsafe) {
-            // Valid options first, then the extra verb, before anything is read (handlers/delete.go).
+            // Valid options first, then kube's audit annotation and the extra verb, before anything is read
+            // (handlers/delete.go).
             store.validateDeleteOptions(o);
+            markUnsafeDelete(req);
             await authorizeUnsafeDelete(req, store.gr, name);
           }
           const r = await store.delete(ns(req), name, o, isDryRun(o));

@@ -9,6 +9,7 @@
 import type { FastifyRequest } from 'fastify';
 import { forbidden, internalError, type GroupResource } from '../apis/meta/errors.js';
 import type { Decision } from '../auth/authorizer.js';
+import { addAuditAnnotation } from '../observability/audit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +20,18 @@ declare module 'fastify' {
 
 /** UNSAFE_DELETE_VERB is the verb an unsafe delete needs besides `delete`. */
 export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
+
+/**
+ * UNSAFE_DELETE_AUDIT_ANNOTATION is the audit annotation (empty value) handlers/delete.go adds to the event of every
+ * delete that asks for ignoreStoreReadErrorWithClusterBreakingPotential once its options are valid, before the extra
+ * verb is authorized: a refused attempt is marked as well as one that deleted.
+ */
+export const UNSAFE_DELETE_AUDIT_ANNOTATION = 'apiserver.k8s.io/unsafe-delete-ignore-read-error';
+
+/** markUnsafeDelete adds UNSAFE_DELETE_AUDIT_ANNOTATION to the request's audit event. */
+export function markUnsafeDelete(req: FastifyRequest): void {
+  addAuditAnnotation(req, UNSAFE_DELETE_AUDIT_ANNOTATION, '');
+}
 
 /** authorizeUnsafeDelete refuses (403, worded as admission.NewForbidden) a user not allowed UNSAFE_DELETE_VERB. */
 export async function authorizeUnsafeDelete(req: FastifyRequest, gr: GroupResource, name: string): Promise<void> {

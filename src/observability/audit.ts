@@ -8,7 +8,8 @@
  * `auditor.install(app)` before the authentication hook, and the hook's calls in kube's filter order:
  * `authenticated` (the policy is evaluated with the authenticated user; RequestReceived), `impersonated`,
  * `authorized` (annotations `authorization.k8s.io/decision` and `…/reason`); or `failedAuthentication` (401) or
- * `unauthenticatedPath` (health paths).
+ * `unauthenticatedPath` (health paths). A handler adds its own annotations with `addAuditAnnotation` (the unsafe
+ * delete's `apiserver.k8s.io/unsafe-delete-ignore-read-error`, endpoints/unsafe-delete.ts).
  *
  * ## Stages
  * - RequestReceived once the user is known; then ResponseComplete when the response has ended.
@@ -441,6 +442,15 @@ function isPanic(err: unknown): boolean {
   const code = (err as FastifyError | undefined)?.statusCode;
   if (code !== undefined && code < 500) return false;
   return !(err instanceof Error) || err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
+}
+
+/**
+ * addAuditAnnotation is kube's audit.AddAuditAnnotation for a handler: the annotation goes on the request's event
+ * (every level but None; a key keeps its first value). Nothing happens for a request that is not audited.
+ */
+export function addAuditAnnotation(req: FastifyRequest, key: string, value: string): void {
+  const a = req.audit;
+  if (a) annotate(a, key, value);
 }
 
 function annotate(a: RequestAudit, ...kv: string[]): void {

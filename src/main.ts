@@ -8,6 +8,7 @@
 import { run } from './cmd/run.js';
 import { parseOptions, usage } from './cmd/options.js';
 import { shutdownDeadlineMs } from './server/graceful-shutdown.js';
+import { DataDirInUse } from './storage/data-dir-lock.js';
 import { StoreDamaged } from './storage/lmdb-integrity.js';
 
 const command = process.argv[2];
@@ -56,8 +57,8 @@ try {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 } catch (e) {
-  // An operator's error (a damaged store) is its one line; anything else comes with its stack.
-  const message = e instanceof StoreDamaged ? e.message : ((e as Error).stack ?? String(e));
+  // An operator's error (the data dir in use, a damaged store) is its one line; anything else comes with its stack.
+  const message = e instanceof DataDirInUse || e instanceof StoreDamaged ? e.message : ((e as Error).stack ?? String(e));
   process.stderr.write(`website-apiserver: ${message}\n`);
   process.exit(1);
 }

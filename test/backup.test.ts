@@ -252,17 +252,17 @@ describe('backup and restore', () => {
     expect(created.body.metadata.resourceVersion).toBe('12');
   });
 
-  it('refuses a data dir that holds a database (or, with --replace, is in use), a damaged backup and a data dir without a database, leaving nothing behind', async () => {
+  it('refuses a served data dir (with or without --replace), a damaged backup and a data dir without a database, leaving nothing behind', async () => {
     const { srv, agent } = await start();
     expect((await call(agent, `${srv.url}${COLLECTION}`, 'POST', website('only'))).status).toBe(201);
     const dir = tempDir('ws-backup-');
     const file = join(dir, 'good.backup');
     expect((await cli(['backup', '--data-dir', srv.dataDir, '--to', file])).code).toBe(0);
 
-    // Restoring over the running server's own store is refused; the server keeps serving it unchanged.
+    // Restoring over the running server's own store is refused (its data dir lock); the server keeps serving it unchanged.
     const over = await cli(['restore', '--from', file, '--data-dir', srv.dataDir]);
     expect(over.code).toBe(1);
-    expect(over.stderr).toContain('already holds a database');
+    expect(over.stderr).toContain(`is in use by process ${srv.proc.pid}`);
     expect((await call(agent, `${srv.url}${COLLECTION}/only`)).status).toBe(200);
 
     // One changed byte: the checksum catches it and no store appears.
@@ -290,12 +290,12 @@ describe('backup and restore', () => {
     expect(readdirSync(empty)).toEqual([]);
     expect(existsSync(join(dir, 'none.backup'))).toBe(false);
 
-    // --replace refuses while a process has the store open.
+    // --replace refuses while a server runs there (its data dir lock; test/data-dir-lock.test.ts has the rest).
     expect((await call(agent, `${srv.url}${COLLECTION}`, 'POST', website('after-backup-1'))).status).toBe(201);
     expect((await call(agent, `${srv.url}${COLLECTION}`, 'POST', website('after-backup-2'))).status).toBe(201);
     const busy = await cli(['restore', '--from', file, '--data-dir', srv.dataDir, '--replace']);
     expect(busy.code).toBe(1);
-    expect(busy.stderr).toContain(`is open in process ${srv.proc.pid}`);
+    expect(busy.stderr).toContain(`is in use by process ${srv.proc.pid}`);
     expect((await call(agent, `${srv.url}${COLLECTION}`)).body.items).toHaveLength(3);
 
     // Usage errors exit 2.
@@ -314,6 +314,10 @@ describe('backup and restore', () => {
     for (const name of ['x', 'y']) expect((await call(agent, `${srv.url}${COLLECTION}`, 'POST', website(name))).status).toBe(201);
     expect((await call(agent, `${srv.url}${COLLECTION}/kept`, 'DELETE')).status).toBe(200);
     expect(await srv.stop('SIGTERM')).toBe(0);
+    // Stopped, the store is still there: kept unless --replace is given.
+    const kept = await cli(['restore', '--from', file, '--data-dir', srv.dataDir]);
+    expect(kept.code).toBe(1);
+    expect(kept.stderr).toContain('already holds a database');
 
     // A bump of 1 alone would end at 2, a revision the old store gave to "x": it continues after the old store's 4.
     const replaced = await cli(['restore', '--from', file, '--data-dir', srv.dataDir, '--replace', '--bump-revision', '1']);

@@ -10,14 +10,18 @@
  * need. In a pod: `kubectl exec POD -- node dist/main.js backup --data-dir /data --to - > backup.ndjson`.
  * `restore` is offline: it creates the store in a data dir that holds none (or, with --replace, replaces the store
  * of a stopped server), for a server started afterwards.
+ * It holds the data dir's lock (storage/data-dir-lock) meanwhile, as a server does: it is refused while a server
+ * runs there, and no server starts there before it is done. `backup` takes no lock (lmdb has readers in several
+ * processes).
  * `-` names stdout or stdin. A FILE is written under a temporary name, synced, then renamed, so it is complete or
  * absent.
  */
 import { once } from 'node:events';
-import { closeSync, createReadStream, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BackupError, DEFAULT_BUMP_REVISION, restoreBackup, writeBackup, type BackupSink } from '../storage/lmdb-backup.js';
+import { BackupError, DEFAULT_BUMP_REVISION, restoreBackup, writeBackup, type BackupSink, type RestoreSummary } from '../storage/lmdb-backup.js';
+import { DataDirInUse, lockDataDir } from '../storage/data-dir-lock.js';
 import { StoreDamaged } from '../storage/lmdb-integrity.js';
 import { envName } from './options.js';
 
@@ -86,7 +90,7 @@ export async function runDataCommand(command: DataCommand, argv: string[], env: 
     }
     return await restore(from, dataDir, Number(bumpText), values['replace'] === true);
   } catch (e) {
-    const message = e instanceof BackupError || e instanceof StoreDamaged ? e.message : ((e as Error).stack ?? String(e));
+    const message = e instanceof BackupError || e instanceof DataDirInUse || e instanceof StoreDamaged ? e.message : ((e as Error).stack ?? String(e));
     process.stderr.write(`website-apiserver ${command}: ${message}\n`);
     return 1;
   }
@@ -132,7 +136,20 @@ async function restore(from: string, dataDir: string, bump: number, replace: boo
   await opened.catch((e: NodeJS.ErrnoException) => {
     throw new BackupError(`cannot read ${from}: ${e.code ?? e.message}`);
   });
-  const summary = await restoreBackup(input, dataDir, { bumpRevision: bump, replace });
+  // The directory is created here to be locked; a failed restore removes what it created, as restoreBackup would.
+  const created = mkdirSync(dataDir, { recursive: true });
+  let summary: RestoreSummary;
+  try {
+    const lock = lockDataDir(dataDir);
+    try {
+      summary = await restoreBackup(input, dataDir, { bumpRevision: bump, replace });
+    } finally {
+      lock.release();
+    }
+  } catch (e) {
+    if (created !== undefined) rmSync(created, { recursive: true, force: true });
+    throw e;
+  }
   syncDirectory(dataDir);
   process.stdout.write(
     `Restored ${summary.objects} objects of revision ${summary.backupRevision} into ${dataDir}; resourceVersions continue after ` +

@@ -1,6 +1,6 @@
 /**
  * @module cmd/run
- * run: options → certificates → lmdb storage → server → listen; resolves with a handle to stop it.
+ * run: options → data dir lock → certificates → lmdb storage → server → listen; resolves with a handle to stop it.
  */
 import { isIP } from 'node:net';
 import { ensureCertificates } from '../certs/self-signed.js';
@@ -18,6 +18,7 @@ import type { ShutdownReport } from '../server/graceful-shutdown.js';
 import { storageChecks } from '../server/health.js';
 import { createServer, type ApiServer } from '../server/server.js';
 import { LmdbStorage } from '../storage/lmdb-storage.js';
+import { lockDataDir, type DataDirLock, type LockHolder } from '../storage/data-dir-lock.js';
 import type { Storage } from '../storage/interface.js';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
@@ -69,9 +70,26 @@ async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
   return storage;
 }
 
-/** run starts the server and returns once it listens; `served` is the kinds list (tests pass test-only kinds). */
+/**
+ * run starts the server and returns once it listens; `served` is the kinds list (tests pass test-only kinds).
+ * With lmdb it first locks --data-dir (storage/data-dir-lock), before anything is written (certificates, the audit
+ * log) or the store opened: a second server on the directory throws DataDirInUse. The lock goes once the store is
+ * closed, or when the start fails.
+ */
 export async function run(o: Options, served: readonly Kind[] = kinds): Promise<Running> {
+  let stale: { holder: LockHolder | undefined } | undefined;
+  const lock = o.storageBackend === 'lmdb' ? lockDataDir(o.dataDir, { onStale: (holder) => (stale = { holder }) }) : undefined;
+  try {
+    return await start(o, served, lock, stale);
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+}
+
+async function start(o: Options, served: readonly Kind[], lock: DataDirLock | undefined, stale: { holder: LockHolder | undefined } | undefined): Promise<Running> {
   const logger = createLogger(o.logLevel);
+  if (lock && stale) logger.warn({ dataDir: o.dataDir, lockFile: lock.path, staleHolder: stale.holder ?? 'unreadable' }, 'took over a stale data dir lock: its holder is gone');
   installRejectionGuard(logger);
   const certOpts = {
     certDir: o.certDir,
@@ -171,6 +189,8 @@ export async function run(o: Options, served: readonly Kind[] = kinds): Promise<
       if (election) await election.stop();
     };
     const report = await server.shutdown(preShutdown);
+    // The store is closed: another server may open the data dir.
+    lock?.release();
     // Requests in flight still needed the delegated authentication and the namespace cache.
     await access.stop();
     return report;

@@ -282,6 +282,8 @@ describe.skipIf(mountError !== undefined)('a full disk (tmpfs of 16 MiB)', () =>
     expect(readyz.status).toBe(500);
     expect(readyz.text).toContain('[+]storage ok');
     expect(readyz.text).toContain('[-]storage-readiness failed: reason withheld');
+    // Reads are served: the read probe passes.
+    expect(readyz.text).toContain('[+]storage-read ok');
     expect((await health(t, '/healthz')).status).toBe(500);
     // As kube's healthz: a probe may leave the check out (?exclude=, healthz.go handleRootHealth).
     const excluded = await call(t.agent, `${t.srv.url}/readyz?verbose&exclude=storage-readiness&exclude=nope`);
@@ -420,6 +422,10 @@ describe.skipIf(shim.path === undefined)('an I/O error (EIO injected with LD_PRE
     expect(livez.status).toBe(500);
     expect(livez.text).toContain('[-]storage failed: reason withheld');
     expect(t.srv.logs()).toContain('storage environment is fatal');
+    // No read can be served either: the read probe fails /readyz, and the store's monitor says why (within its 5 s).
+    expect((await health(t, '/readyz')).text).toContain('[-]storage-read failed: reason withheld');
+    await until('the log to say reads fail', 10_000, async () => t.srv.logs().includes('storage cannot serve reads'));
+    expect(t.srv.logs()).toMatch(/"fault":"[^"]*MDB_PANIC[^"]*".*storage cannot serve reads/);
     expectStillServing(t);
     await kill(t);
 

@@ -18,6 +18,7 @@ import type { ShutdownReport } from '../server/graceful-shutdown.js';
 import { storageChecks } from '../server/health.js';
 import { createServer, type ApiServer } from '../server/server.js';
 import { LmdbStorage } from '../storage/lmdb-storage.js';
+import { monitorStore } from '../storage/lmdb-monitor.js';
 import { lockDataDir, type DataDirLock, type LockHolder } from '../storage/data-dir-lock.js';
 import type { Storage } from '../storage/interface.js';
 import type { Logger } from 'pino';
@@ -109,6 +110,8 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   });
   const storage = o.storageBackend === 'etcd' ? await openEtcd(o, logger) : openLmdb(o, logger);
   const storageHealth = storageChecks(storage);
+  // Log lines for reads that fail and reader slots running out (the metrics show them too); off during a shutdown.
+  const monitor = storage instanceof LmdbStorage ? monitorStore(storage, logger, { dataDir: o.dataDir }) : undefined;
   const server = createServer({
     tls: { key: certs.servingKey, cert: certs.servingCert },
     storage,
@@ -126,7 +129,7 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
     authentication: access.authentication,
     authorizer: access.authorizer,
     admission: access.admission,
-    readiness: [...access.readiness, storageHealth.ready],
+    readiness: [...access.readiness, storageHealth.ready, storageHealth.read],
     liveness: [storageHealth.live],
     audit,
     // No cluster: no reconciler (the server itself says so in each Website's status), and no kube-apiserver in front
@@ -180,6 +183,7 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
     manager = startReconcilers();
   }
   const stop = async () => {
+    monitor?.stop();
     // kube's pre-shutdown hooks, run during the shutdown delay: drain the reconcilers before the Lease is released,
     // so no reconcile runs once another replica may lead (they write to the storage, which is still open).
     const preShutdown = async () => {

@@ -12,7 +12,9 @@ import { ResourceStore, type StoreOptions } from '../registry/store.js';
 import { fieldVersions, migrateStorageVersion, versionCodecs, versionedStorage, type VersionCodec } from '../registry/versioned-storage.js';
 import type { WalkProgress } from '../storage/walk.js';
 import type { Storage } from '../storage/interface.js';
+import type { UnreadableObject } from '../storage/corrupt-object.js';
 import { registerResourceRoutes } from './resource-routes.js';
+import { logSkippedUnreadable } from './unsafe-delete.js';
 import type { WatchRegistry } from './watch.js';
 
 /** KindRoutes is a kind ready to be served: its stores (the storage version's first) and the plugin with its routes. */
@@ -70,10 +72,17 @@ function migrateOnceServing(scope: Parameters<FastifyPluginAsync>[0], storage: S
       if (phase === 'start') scope.log.warn(fields, 'migrating stored objects to the storage version');
       else scope.log.info(fields, 'migrating stored objects to the storage version');
     };
-    migrateStorageVersion(storage, resource, codec, () => closing, progress).then((done) => {
+    // An object that does not decode at all is named once and passed over; the migration goes on past it.
+    const skipped = (o: UnreadableObject) => logSkippedUnreadable(scope.log, 'migrating stored objects to the storage version', codec.storageApiVersion, o);
+    migrateStorageVersion(storage, resource, codec, () => closing, progress, skipped).then((done) => {
       if (closing) return;
       migration.pending = false;
-      if (done.migrated > 0) scope.log.warn({ resource, checked: done.checked, migrated: done.migrated, storageVersion: codec.storageApiVersion, elapsedSeconds: done.elapsedSeconds, perSecond: done.perSecond }, 'migrated stored objects to the storage version');
+      if (done.migrated > 0) {
+        scope.log.warn({
+          resource, checked: done.checked, migrated: done.migrated, ...(done.unreadable ? { unreadable: done.unreadable } : {}), storageVersion: codec.storageApiVersion,
+          elapsedSeconds: done.elapsedSeconds, perSecond: done.perSecond,
+        }, 'migrated stored objects to the storage version');
+      }
     }, (err: unknown) => {
       // Lists keep converting each item: correct, only slower, until a restart migrates again.
       if (!closing) scope.log.error({ err, resource }, 'migrating stored objects to the storage version failed');

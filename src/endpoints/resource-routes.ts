@@ -20,7 +20,7 @@ import { readListPage } from './list-page.js';
 import { TableRows } from './table-rows.js';
 import { sendWarnings, warningBytes } from './warning-header.js';
 import { serveWatch, type WatchRegistry } from './watch.js';
-import { authorizeUnsafeDelete, markUnsafeDelete } from './unsafe-delete.js';
+import { authorizeUnsafeDelete, logSkippedUnreadable, markUnsafeDelete } from './unsafe-delete.js';
 import { serveWatchWebSocket, webSocketUpgrade } from './watch-websocket.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -76,8 +76,11 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     store.repairStoredMetadata(
       (r) => log.warn({ namespace: r.namespace, name: r.name, dropped: r.dropped }, 'repaired stored metadata a Go client could not decode: dropped its malformed fields'),
       () => closing,
+      // An object that does not decode at all is named once and passed over; the repair goes on past it.
+      (o) => logSkippedUnreadable(log, 'checking stored metadata', `${def.group}/${def.version}`, o),
     ).then((done) => {
-      if (done.repaired > 0) log.warn(done, 'repaired stored objects whose metadata a Go client could not decode');
+      const { unreadable, ...counts } = done;
+      if (done.repaired > 0) log.warn({ ...counts, ...(unreadable ? { unreadable } : {}) }, 'repaired stored objects whose metadata a Go client could not decode');
     }, (err: unknown) => {
       if (!closing) log.error({ err }, 'checking stored metadata failed');
     });

@@ -4,6 +4,7 @@
  * ResourceStore.repairStoredMetadata runs over one kind).
  */
 import { objectMetaDecodes, repairObjectMeta } from '../apis/meta/decode.js';
+import type { UnreadableObject } from '../storage/corrupt-object.js';
 import type { KeyPrefix, ObjectKey, Storage } from '../storage/interface.js';
 import { currentPages } from '../storage/walk.js';
 
@@ -21,14 +22,21 @@ const REPAIR_PAGE_SIZE = 500;
  * repairStoredMetadata rewrites every object under `objects` whose metadata does not decode: malformed fields
  * dropped, name and namespace (for a `namespaced` kind) from the key, each an ordinary write to `key(namespace,
  * name)`. Reads a page at a time, yielding between pages; `stopped` ends it early, `onRepair` hears of each repair.
+ * An object whose stored data does not decode at all is passed over (it stays for the unsafe delete), `onUnreadable`
+ * hears of it once, and the walk goes on; any other failure ends it.
  */
 export async function repairStoredMetadata(
   storage: Storage, objects: KeyPrefix, key: (namespace: string, name: string) => ObjectKey, namespaced: boolean,
-  onRepair: (r: MetadataRepair) => void, stopped: () => boolean,
-): Promise<{ checked: number; repaired: number }> {
+  onRepair: (r: MetadataRepair) => void, stopped: () => boolean, onUnreadable: (o: UnreadableObject) => void = () => undefined,
+): Promise<{ checked: number; repaired: number; unreadable: number }> {
   let checked = 0;
   let repaired = 0;
-  for await (const items of currentPages(storage, objects, REPAIR_PAGE_SIZE, stopped)) {
+  let unreadable = 0;
+  const skipped = (o: UnreadableObject) => {
+    unreadable++;
+    onUnreadable(o);
+  };
+  for await (const items of currentPages(storage, objects, REPAIR_PAGE_SIZE, stopped, skipped)) {
     for (const item of items) {
       checked++;
       if (objectMetaDecodes(item.metadata)) continue;
@@ -45,5 +53,5 @@ export async function repairStoredMetadata(
       onRepair({ namespace, name, dropped });
     }
   }
-  return { checked, repaired };
+  return { checked, repaired, unreadable };
 }

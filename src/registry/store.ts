@@ -23,6 +23,7 @@ import { DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, generateName } 
 import { rfc3339 } from '../apis/meta/go-time.js';
 import { invalidOptions, unsafeDeleteCollection } from '../apis/meta/options-validation.js';
 import { compileSchemaAdmission } from '../admission/schema.js';
+import type { UnreadableObject } from '../storage/corrupt-object.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, WatchHandle, WatchSink } from '../storage/interface.js';
 import type { ResourceDefinition } from './resource.js';
@@ -165,10 +166,14 @@ export class ResourceStore {
    * codec decodes metadata with DropMalformedFields), and name and namespace come from the key. Each repair is an
    * ordinary write (a new resourceVersion, a MODIFIED event), so watchers and caches see the decodable object.
    * The store is read a page at a time, yielding between pages, so it can run while the server serves (a full scan
-   * of 100k objects takes about a second); `stopped` ends it early. `onRepair` hears of each repair.
+   * of 100k objects takes about a second); `stopped` ends it early. `onRepair` hears of each repair. An object whose
+   * stored data does not decode at all is passed over, and `onUnreadable` hears of it once (the walk goes on).
    */
-  async repairStoredMetadata(onRepair: (r: { namespace: string; name: string; dropped: string[] }) => void, stopped: () => boolean = () => false): Promise<{ checked: number; repaired: number }> {
-    return repairStoredMetadata(this.#storage, this.#prefix(undefined), (namespace, name) => this.key(namespace, name), this.def.namespaced, onRepair, stopped);
+  async repairStoredMetadata(
+    onRepair: (r: { namespace: string; name: string; dropped: string[] }) => void, stopped: () => boolean = () => false,
+    onUnreadable?: (o: UnreadableObject) => void,
+  ): Promise<{ checked: number; repaired: number; unreadable: number }> {
+    return repairStoredMetadata(this.#storage, this.#prefix(undefined), (namespace, name) => this.key(namespace, name), this.def.namespaced, onRepair, stopped, onUnreadable);
   }
 
   /**

@@ -10,6 +10,7 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../apis/meta/types.js';
+import type { UnreadableObject } from '../storage/corrupt-object.js';
 import { isStorageError, StorageError } from '../storage/errors.js';
 import { countUnder, currentPages, progressReporter, type WalkProgress } from '../storage/walk.js';
 import type {
@@ -220,14 +221,21 @@ const MIGRATION_BATCH = 100;
  * is kube's storage version migration: a no-op update that stores the converted form (a new resourceVersion, a
  * MODIFIED event with the same content in every version). Each page is its own short read; rewrites are ordinary
  * write transactions, so pages freed by one are reused by the next. `onProgress` hears where it stands at the start,
- * every few seconds and at the end.
+ * every few seconds and at the end. An object whose stored data does not decode is passed over (it has no version to
+ * convert; it stays for the unsafe delete), `onUnreadable` hears of it once, and the walk goes on; any other failure
+ * ends it.
  */
 export async function migrateStorageVersion(
   storage: Storage, resource: string, codec: VersionCodec, stopped: () => boolean = () => false,
-  onProgress?: (p: WalkProgress, phase: 'start' | 'progress' | 'end') => void,
-): Promise<{ checked: number; migrated: number; elapsedSeconds?: number; perSecond?: number }> {
+  onProgress?: (p: WalkProgress, phase: 'start' | 'progress' | 'end') => void, onUnreadable: (o: UnreadableObject) => void = () => undefined,
+): Promise<{ checked: number; migrated: number; unreadable: number; elapsedSeconds?: number; perSecond?: number }> {
   let checked = 0;
   let migrated = 0;
+  let unreadable = 0;
+  const skipped = (o: UnreadableObject) => {
+    unreadable++;
+    onUnreadable(o);
+  };
   const prefix = { resource };
   // Started at the first page with something to migrate: a store already migrated reports nothing.
   let progress: ReturnType<typeof progressReporter> | undefined;
@@ -244,7 +252,7 @@ export async function migrateStorageVersion(
       throw e;
     }
   };
-  for await (const items of currentPages(storage, prefix, MIGRATION_PAGE, stopped)) {
+  for await (const items of currentPages(storage, prefix, MIGRATION_PAGE, stopped, skipped)) {
     const stale = items.filter((o) => o.apiVersion !== codec.storageApiVersion);
     if (stale.length && onProgress && !progress) {
       progress = progressReporter(await countUnder(storage, prefix), onProgress);
@@ -260,7 +268,7 @@ export async function migrateStorageVersion(
     progress?.add(items.length, done);
   }
   const end = progress?.end();
-  return { checked, migrated, ...(end ? { elapsedSeconds: end.elapsedSeconds, perSecond: end.perSecond } : {}) };
+  return { checked, migrated, unreadable, ...(end ? { elapsedSeconds: end.elapsedSeconds, perSecond: end.perSecond } : {}) };
 }
 
 /** fieldVersions translates managedFields paths between a kind's versions, through the storage version. */

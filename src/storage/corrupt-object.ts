@@ -112,19 +112,32 @@ export function framingReason(b: Uint8Array): string {
   }
 }
 
-/** UnreadableCollector gathers the undecodable objects one list meets, and fails the list with them. */
+/**
+ * UnreadableCollector gathers the undecodable objects one list meets, and fails the list with them; for a walk's list
+ * (ListRequest.skipUnreadable, `skip`) it keeps every one of them for the result instead, and fails nothing.
+ */
 export class UnreadableCollector {
   readonly #found: UnreadableObject[] = [];
+  readonly #skip: boolean;
   #more = false;
 
+  constructor(skip = false) {
+    this.#skip = skip;
+  }
+
   add(o: UnreadableObject): void {
-    if (this.#found.length < MAX_REPORTED) this.#found.push(o);
+    if (this.#skip || this.#found.length < MAX_REPORTED) this.#found.push(o);
     else this.#more = true;
   }
 
-  /** check throws the list's CorruptObjectError when it met any. */
+  /** check throws the list's CorruptObjectError when it met any (never when skipping). */
   check(): void {
-    if (this.#found.length) throw new CorruptObjectError('list', this.#found, this.#more);
+    if (this.#found.length && !this.#skip) throw new CorruptObjectError('list', this.#found, this.#more);
+  }
+
+  /** skipped is what a skipping list passed over, for ListResult.unreadable (undefined when nothing). */
+  skipped(): UnreadableObject[] | undefined {
+    return this.#skip && this.#found.length ? [...this.#found] : undefined;
   }
 }
 

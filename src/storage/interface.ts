@@ -68,6 +68,14 @@ export interface ListRequest {
    */
   prefilter?: (json: Uint8Array) => boolean;
   /**
+   * For the server's own walks over every object (storage version migration, metadata repair), never for a client's
+   * list: an object whose stored data does not decode is left out of `items` and named in the result's `unreadable`
+   * instead of failing the whole list with a CorruptObjectError (storage/corrupt-object.ts). A client's list fails,
+   * as kube-apiserver's does. Only for the current revision and without a prefilter: an older snapshot holding such
+   * an object, or such bytes a prefilter let through, still fail. A backend that never holds such an object ignores it.
+   */
+  skipUnreadable?: boolean;
+  /**
    * The caller only sends the items on as JSON: a backend that stores JSON may answer with each item's text in
    * `encoded` (and `items` empty), sparing a parse and a stringify per object. With a filter, a backend may answer
    * decoded all the same (lmdb answers encoded only when a prefilter came with the filter).
@@ -92,6 +100,12 @@ export interface ListResult {
   position?: number;
   /** The items as JSON text, in order, when the request asked for `encoded` and the backend could. */
   encoded?: Uint8Array[];
+  /**
+   * With `skipUnreadable`: the objects the page passed over because their stored data does not decode, each with
+   * kube's corruptObjectError text (`object not decodable revision=0: ...`). A page may name one the previous page
+   * named already (met past that page's last item); absent when there was none.
+   */
+  unreadable?: { key: ObjectKey; reason: string }[];
 }
 
 /** WatchSink receives a subscription's events. */

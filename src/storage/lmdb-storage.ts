@@ -298,10 +298,12 @@ export class LmdbStorage implements Storage {
     const text = req?.encoded === true && !req.filter;
     // Filtered with a prefilter, objects are read as bytes too, and only those that pass it are decoded.
     // Objects whose data does not decode are passed over by the scan and fail the whole list once it is read
-    // (storage/corrupt-object.ts); bytes a prefilter let through are decoded by the filter, knowing their key.
-    const unreadable = new UnreadableCollector();
+    // (storage/corrupt-object.ts), or, for a walk's list (skipUnreadable), are named in the result and left out;
+    // bytes a prefilter let through are decoded by the filter, knowing their key (a failure there ends the read,
+    // so such a list fails even when skipping: walks have no filter).
     const keyOf = new WeakMap<Uint8Array, ObjectKey>();
     const prefiltered = req?.filter && req.prefilter ? prefilteredRequest(req, req.filter, req.prefilter, keyOf) : undefined;
+    const unreadable = new UnreadableCollector(req?.skipUnreadable === true && !prefiltered);
     const view: SnapshotView = {
       revision: this.#meta.get(REVISION, { transaction: txn }) ?? 0,
       compacted: this.#meta.get(COMPACTED, { transaction: txn }) ?? 0,
@@ -324,6 +326,8 @@ export class LmdbStorage implements Storage {
     }
     unreadable.check();
     if (result === undefined) throw new Error('lmdb list read nothing');
+    const skipped = unreadable.skipped();
+    if (skipped) result = { ...result, unreadable: skipped };
     if (prefiltered) {
       if (req?.encoded !== true) return { ...result, items: result.items.map(prefiltered.decoded) };
       // The kept items that are stored bytes go out as they are: no stringify of what was parsed only to test it.

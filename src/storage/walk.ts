@@ -4,7 +4,9 @@
  * version migration, metadata repair).
  */
 import type { KubeObject } from '../apis/meta/types.js';
+import type { UnreadableObject } from './corrupt-object.js';
 import type { KeyPrefix, Storage } from './interface.js';
+import { keyString } from './keys.js';
 
 /**
  * currentPages yields the objects under `prefix` a page of `pageSize` at a time, each page read at the then current
@@ -12,11 +14,24 @@ import type { KeyPrefix, Storage } from './interface.js';
  * position), until the end or until `stopped()`. No page asks for `remaining`: counting what follows every page
  * would make the walk quadratic. A turn of the event loop passes between pages: an embedded store answers at once,
  * and the walk would otherwise hold off every request (and the server's listen) until it has read every object.
+ *
+ * With `onUnreadable`, an object whose stored data does not decode does not stop the walk (ListRequest.
+ * skipUnreadable): it is passed over, and `onUnreadable` hears of it once however many pages met it. Without it such
+ * an object fails the walk, as it fails a client's list. Any other error fails the walk either way.
  */
-export async function* currentPages(storage: Storage, prefix: KeyPrefix, pageSize: number, stopped: () => boolean): AsyncGenerator<KubeObject[]> {
+export async function* currentPages(
+  storage: Storage, prefix: KeyPrefix, pageSize: number, stopped: () => boolean, onUnreadable?: (o: UnreadableObject) => void,
+): AsyncGenerator<KubeObject[]> {
   let after: { namespace: string; name: string } | undefined;
+  const told = new Set<string>();
   while (!stopped()) {
-    const page = await storage.list(prefix, { limit: pageSize, noRemaining: true, ...(after ? { after } : {}) });
+    const page = await storage.list(prefix, { limit: pageSize, noRemaining: true, ...(after ? { after } : {}), ...(onUnreadable ? { skipUnreadable: true } : {}) });
+    for (const o of onUnreadable ? page.unreadable ?? [] : []) {
+      const k = keyString(o.key);
+      if (told.has(k)) continue;
+      told.add(k);
+      onUnreadable?.(o);
+    }
     yield page.items;
     if (!page.more || !page.last) return;
     after = { namespace: page.last.namespace, name: page.last.name };
@@ -75,8 +90,11 @@ export function progressReporter(total: number, report: (p: WalkProgress, phase:
   };
 }
 
-/** countUnder is how many objects are under `prefix` now (one page of one: the backend's count, not a scan). */
+/**
+ * countUnder is how many objects are under `prefix` now (one page of one: the backend's count, not a scan), those
+ * whose data does not decode included (the page passes over them rather than fail).
+ */
 export async function countUnder(storage: Storage, prefix: KeyPrefix): Promise<number> {
-  const first = await storage.list(prefix, { limit: 1 });
+  const first = await storage.list(prefix, { limit: 1, skipUnreadable: true });
   return first.items.length + (first.remaining ?? 0);
 }

@@ -87,7 +87,8 @@ export function locateMemoryHierarchy(sys) {
  * @property {number} usage memory.current (v2) / memory.usage_in_bytes (v1)
  * @property {number | undefined} peak memory.peak (v2, Linux 5.19+) / memory.max_usage_in_bytes (v1)
  * @property {number | undefined} oomKills processes the OOM killer ended in the group (undefined: not reported)
- * @property {number | undefined} limitHits times the group reached its limit (v2 memory.events `max`, v1 memory.failcnt)
+ * @property {number | undefined} limitHits times the group reached its limit (v2 memory.events `max`, v1 memory.failcnt
+ * plus memory.memsw.failcnt)
  * @property {number} anon anonymous memory (memory.stat `anon` / v1 `rss`)
  * @property {number} file page cache, shmem included (memory.stat `file` / v1 `cache`)
  * @property {number} fileMapped of which mapped into a process (`file_mapped` / v1 `mapped_file`)
@@ -163,7 +164,8 @@ export function openMemoryCgroup(name, limit, sys = thisSystem()) {
       const oom = parseKeyed(optional('memory.oom_control') ?? '');
       return {
         usage: Number(read('memory.usage_in_bytes')), peak: Number(read('memory.max_usage_in_bytes')),
-        oomKills: oom.oom_kill, limitHits: Number(read('memory.failcnt')),
+        // Without swap memory+swap is charged first and fails first: its failcnt counts what memory's does not.
+        oomKills: oom.oom_kill, limitHits: Number(read('memory.failcnt')) + Number(optional('memory.memsw.failcnt') ?? 0),
         anon: stat.rss ?? 0, file: stat.cache ?? 0, fileMapped: stat.mapped_file ?? 0, shmem: stat.shmem ?? 0,
       };
     },

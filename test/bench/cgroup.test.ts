@@ -66,7 +66,7 @@ describe('bench memory cgroup', () => {
     expect(cg.read().peak).toBe(400);
   });
 
-  it('v1: limits memory and reads rss, cache, failcnt and oom_kill', () => {
+  it('v1: limits memory and reads rss, cache, the failcnts and oom_kill', () => {
     const root = fakeRoot();
     const sys = { mounts: `cgroup ${root} cgroup rw,memory 0 0\n`, self: '4:memory:/\n' };
     const cg = open('bench-2', 1000, sys);
@@ -74,9 +74,10 @@ describe('bench memory cgroup', () => {
     writeFileSync(join(cg.path, 'memory.usage_in_bytes'), '900\n');
     writeFileSync(join(cg.path, 'memory.max_usage_in_bytes'), '1000\n');
     writeFileSync(join(cg.path, 'memory.failcnt'), '12\n');
+    writeFileSync(join(cg.path, 'memory.memsw.failcnt'), '30\n');
     writeFileSync(join(cg.path, 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 0\n');
     writeFileSync(join(cg.path, 'memory.stat'), 'cache 600\nrss 300\nmapped_file 500\nshmem 0\ntotal_rss 300\n');
-    expect(cg.read()).toEqual({ usage: 900, peak: 1000, oomKills: 0, limitHits: 12, anon: 300, file: 600, fileMapped: 500, shmem: 0 });
+    expect(cg.read()).toEqual({ usage: 900, peak: 1000, oomKills: 0, limitHits: 42, anon: 300, file: 600, fileMapped: 500, shmem: 0 });
   });
 
   it('says why when the group cannot be made', () => {

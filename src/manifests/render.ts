@@ -52,10 +52,17 @@ export const CONTAINER_PORT = 8443;
 /**
  * SERVER_RESOURCES are the server container's requests and limits. The benchmark's scale mode
  * (`npm run bench -- --scale N`) runs the server in a memory cgroup with this memory limit by default.
+ * Memory, from that mode at 1,000,000 objects (test/bench/results/scale-1m-cgroup-*.md): the cgroup counts the page
+ * cache of data.mdb (1.1 GB at 1M, so about what the default 1Gi volume holds) with the anonymous memory, which
+ * peaked at 76–97 MiB. At 512Mi nothing was OOM-killed, but the file thrashed in the 440 MiB left (lmdb's map is read
+ * ahead on every page fault): get p99 94 ms. At 1536Mi the whole file stays resident beside the anonymous memory
+ * (peak 1,254 MiB): get p99 4.6 ms. The request is about twice the anonymous peak plus the b-tree's branch pages;
+ * with the map opened without read-ahead (a scratch build) 512Mi held get p99 at 8.6 ms, so the limit can come down
+ * once that lands.
  */
 export const SERVER_RESOURCES = {
-  requests: { cpu: '100m', memory: '128Mi' },
-  limits: { cpu: '1', memory: '512Mi' },
+  requests: { cpu: '100m', memory: '256Mi' },
+  limits: { cpu: '1', memory: '1536Mi' },
 } as const;
 /** DEFAULT_SERVICE_PORT is the Service port the APIService points at (the APIService default too). */
 export const DEFAULT_SERVICE_PORT = 443;

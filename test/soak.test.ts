@@ -68,8 +68,8 @@ describe('a soak of clients on lmdb', () => {
     oldRevision = await seedObjects(server.url, agent, NAMESPACES, 300);
     seeded = dataMdb();
     // Few clients on purpose: under heavier load V8 collected the leaked cursors often enough to hide the leak.
-    const r = await soak({ seconds: 6, listers: 1, watchers: 0, getters: 0, writers: 2, limit: 5 }, oldRevision);
-    expect(r.pages).toBeGreaterThan(500);
+    const r = await soak({ seconds: 10, listers: 1, watchers: 0, getters: 0, writers: 2, limit: 5 }, oldRevision);
+    expect(r.pages).toBeGreaterThan(400); // the leak ran out of slots after about 300
     expect(r.writes).toBeGreaterThan(100);
     await expectHealthy(r);
   }, 60_000);

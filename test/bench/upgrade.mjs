@@ -9,10 +9,11 @@
  * test/upgrade-growth.test.ts runs it on a small store and asserts the bound the README states.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processMemory } from '../e2e/plane.mjs';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const MAIN = join(REPO, 'dist', 'main.js');
@@ -98,17 +99,6 @@ export async function checkStore(dir) {
 /** @param {string} dir */
 const dataSize = (dir) => statSync(join(dir, 'data.mdb')).size;
 
-/** @param {number} pid */
-function memoryOf(pid) {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (/** @type {string} */ k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0) * 1024;
-    return { rss: kb('VmRSS'), anonymous: kb('RssAnon'), file: kb('RssFile') };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * runUpgrade seeds n old objects, starts this build on them, and measures the migration.
  * @param {number} n
@@ -129,8 +119,10 @@ export async function runUpgrade(n, o = {}) {
     let out = '';
     const peak = { rss: 0, anonymous: 0, file: 0 };
     const sampler = setInterval(() => {
-      const m = proc.pid ? memoryOf(proc.pid) : undefined;
-      if (m) for (const k of /** @type {const} */ (['rss', 'anonymous', 'file'])) peak[k] = Math.max(peak[k], m[k]);
+      // processMemory reads MiB (to 0.1, NaN for a field the kernel lacks); the record keeps bytes.
+      const m = processMemory(proc.pid);
+      const higher = (/** @type {number} */ was, /** @type {number} */ mib) => (mib >= 0 ? Math.max(was, Math.round(mib * 2 ** 20)) : was);
+      if (m) Object.assign(peak, { rss: higher(peak.rss, m.rss), anonymous: higher(peak.anonymous, m.anon), file: higher(peak.file, m.file) });
     }, 200);
     const closed = new Promise((res) => proc.on('close', res));
     proc.stdout.on('data', (b) => (out += b.toString()));

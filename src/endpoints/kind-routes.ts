@@ -10,7 +10,7 @@ import type { KindDefinition } from '../registry/resource.js';
 import { servedVersions } from '../registry/resource.js';
 import { ResourceStore, type StoreOptions } from '../registry/store.js';
 import { fieldVersions, migrateStorageVersion, versionCodecs, versionedStorage, type VersionCodec } from '../registry/versioned-storage.js';
-import type { WalkProgress } from '../storage/walk.js';
+import type { WalkPhase, WalkProgress } from '../storage/walk.js';
 import type { Storage } from '../storage/interface.js';
 import type { UnreadableObject } from '../storage/corrupt-object.js';
 import { registerResourceRoutes } from './resource-routes.js';
@@ -66,8 +66,7 @@ function migrateOnceServing(scope: Parameters<FastifyPluginAsync>[0], storage: S
   scope.addHook('onReady', async () => {
     // A line when it begins (with the count to do) and every few seconds (count, rate, ETA); the end is the line
     // below. Nothing at all for a store already in the storage version.
-    const progress = (p: WalkProgress, phase: 'start' | 'progress' | 'end') => {
-      if (phase === 'end') return;
+    const progress = (p: WalkProgress, phase: WalkPhase) => {
       const fields = { resource, storageVersion: codec.storageApiVersion, ...p };
       if (phase === 'start') scope.log.warn(fields, 'migrating stored objects to the storage version');
       else scope.log.info(fields, 'migrating stored objects to the storage version');

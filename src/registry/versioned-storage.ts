@@ -12,7 +12,7 @@ import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { UnreadableObject } from '../storage/corrupt-object.js';
 import { isStorageError, StorageError } from '../storage/errors.js';
-import { countUnder, currentPages, progressReporter, type WalkProgress } from '../storage/walk.js';
+import { countUnder, currentPages, progressReporter, type WalkPhase, type WalkProgress } from '../storage/walk.js';
 import type {
   ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
 } from '../storage/interface.js';
@@ -227,7 +227,7 @@ const MIGRATION_BATCH = 100;
  */
 export async function migrateStorageVersion(
   storage: Storage, resource: string, codec: VersionCodec, stopped: () => boolean = () => false,
-  onProgress?: (p: WalkProgress, phase: 'start' | 'progress' | 'end') => void, onUnreadable: (o: UnreadableObject) => void = () => undefined,
+  onProgress?: (p: WalkProgress, phase: WalkPhase) => void, onUnreadable: (o: UnreadableObject) => void = () => undefined,
 ): Promise<{ checked: number; migrated: number; unreadable: number; elapsedSeconds?: number; perSecond?: number }> {
   let checked = 0;
   let migrated = 0;

@@ -9,7 +9,7 @@
  * leaves the cursor open. Once lmdb-js renews its shared read transaction (every macrotask), the old one is orphaned
  * with refCount > 0 and is never aborted: it keeps one of the environment's 126 reader slots and pins every page
  * freed after its snapshot. Under paginated lists with concurrent writes that is MDB_READERS_FULL for every request
- * after a few hundred pages, and a file that grows without bound (issue 24). `txn.done()` alone does not help:
+ * after a few hundred pages, and a file that grows without bound. `txn.done()` alone does not help:
  * it only decrements the count the open cursor still holds.
  */
 import type { Database, Key, RangeIterable, RangeOptions, RootDatabase } from 'lmdb';
@@ -31,7 +31,7 @@ type Closable = { return?(value?: unknown): unknown };
 /**
  * readScope opens a read transaction on `root`, runs `read` in it and, when `read` returns or throws, closes every
  * cursor it opened and ends the transaction. `read` is synchronous: a read transaction held across an await would
- * pin the pages freed meanwhile (see withAsyncReadScope for the one reader that must).
+ * pin the pages freed meanwhile (see asyncReadScope for the one reader that must).
  */
 export function readScope<T>(root: RootDatabase, read: (scope: ReadScope) => T): T {
   const { scope, close } = openScope(root);

@@ -53,11 +53,15 @@ export interface WalkProgress {
   etaSeconds?: number;
 }
 
+/** WalkPhase is which of a walk's progress lines `report` is told: the first, or one of those every few seconds. */
+export type WalkPhase = 'start' | 'progress';
+
 /**
- * progressReporter tells `report` where a walk stands at its start, at most every `everyMs` while it runs, and at
- * its end: a walk of a million objects takes minutes, and an operator watching the log must see it move.
+ * progressReporter tells `report` where a walk stands at its start and at most every `everyMs` while it runs (a walk
+ * of a million objects takes minutes, and an operator watching the log must see it move); `end()` gives the final
+ * figures for the caller's own last line.
  */
-export function progressReporter(total: number, report: (p: WalkProgress, phase: 'start' | 'progress' | 'end') => void, everyMs = 5000, now: () => number = () => performance.now()): {
+export function progressReporter(total: number, report: (p: WalkProgress, phase: WalkPhase) => void, everyMs = 5000, now: () => number = () => performance.now()): {
   add(checked: number, changed: number): void;
   end(): WalkProgress;
 } {
@@ -82,11 +86,7 @@ export function progressReporter(total: number, report: (p: WalkProgress, phase:
         report(snapshot(false), 'progress');
       }
     },
-    end() {
-      const p = snapshot(true);
-      report(p, 'end');
-      return p;
-    },
+    end: () => snapshot(true),
   };
 }
 

@@ -393,7 +393,7 @@ export class Auditor {
     // before it, and without it the event would say 200 "Connection closed early" (issue 24).
     const raw = rawAnswerOf(a.reply.raw);
     if (raw) {
-      this.#guard(() => this.#recordStatus(a, raw, a.reply.raw.statusCode, JSON.stringify(raw)));
+      this.#guard(() => this.#recordStatus(a, raw.status, a.reply.raw.statusCode, raw.body));
       a.codeProcessed = true;
       a.panic = undefined;
     }

@@ -30,7 +30,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { badRequest, methodNotSupported, notFoundPath, StatusError, timeout } from '../apis/meta/errors.js';
 import { requestAttributes } from '../auth/request-info.js';
 import { dropBody, isHttp2, resetUnreadBody, type RawRequest } from '../util/http-connection.js';
-import { noteRawAnswer } from '../util/raw-answer.js';
+import { answerRaw } from '../util/raw-answer.js';
 import type { Http2ServerResponse } from 'node:http2';
 
 /** MAX_HEADER_BYTES is kube-apiserver's MaxHeaderBytes (secure_serving.go: 1 << 20) plus Go's 4096 bytes of slack. */
@@ -140,10 +140,8 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
       return;
     }
     closeGently(socket as Socket);
-    // Past fastify's reply: the audit log reads the answer here (no onSend runs for it).
-    noteRawAnswer(res, status.status);
-    const body = JSON.stringify(status.status);
-    res.writeHead(status.code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    // Past fastify's reply (no onSend runs for it): answerRaw records it for the audit log.
+    answerRaw(res, status.code, status.status, true);
     return;
   }
   if (!socket.writable) {

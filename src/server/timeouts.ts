@@ -26,7 +26,7 @@ import { requestAttributes } from '../auth/request-info.js';
 import { closeGently, requestTimedOut } from './client-errors.js';
 import { onResponseClosed } from '../util/request-done.js';
 import { resetUnreadBody } from '../util/http-connection.js';
-import { noteRawAnswer } from '../util/raw-answer.js';
+import { answerRaw } from '../util/raw-answer.js';
 
 /** TimeoutSettings are the server's time limits in milliseconds. */
 export interface TimeoutSettings {
@@ -116,13 +116,9 @@ function timeOut(req: FastifyRequest, reply: FastifyReply): void {
   // HTTP/2: only this stream ends (reset once the 504 is out if its body is still coming); the connection is shared.
   const http2 = resetUnreadBody(req.raw);
   if (!http2) closeGently(req.raw.socket as Socket);
-  const status = requestTimedOut().status;
-  // No onSend runs for this answer: the audit log reads it here (else it would log the 504 as a 200 whose client
-  // went away, "Connection closed early").
-  noteRawAnswer(res, status);
-  const body = JSON.stringify(status);
-  res.writeHead(504, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(http2 ? {} : { connection: 'close' }) });
-  res.end(body);
+  // No onSend runs for this answer: answerRaw records it for the audit log (else it would log the 504 as a 200 whose
+  // client went away, "Connection closed early").
+  answerRaw(res, 504, requestTimedOut().status, !http2);
 }
 
 // Go's time.ParseDuration units, in nanoseconds.

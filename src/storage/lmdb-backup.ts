@@ -38,7 +38,7 @@ import type { KubeObject } from '../apis/meta/types.js';
 import { META_KEYS, openLayout, type LmdbLayout } from './lmdb-storage.js';
 import { asyncReadScope, drain } from './lmdb-read.js';
 import { corruptReason, isDamage } from './corrupt-object.js';
-import { checkDataFile, checkHistory, StoreDamaged } from './lmdb-integrity.js';
+import { checkDataFile, checkHistory, DATA_FILE, StoreDamaged } from './lmdb-integrity.js';
 
 /** BACKUP_KIND and BACKUP_VERSION identify the file format in its header line. */
 export const BACKUP_KIND = 'WebsiteApiserverBackup';
@@ -51,8 +51,6 @@ export const BACKUP_VERSION = 1;
  */
 export const DEFAULT_BUMP_REVISION = 1_000_000_000;
 
-/** The lmdb data file in a data dir (the environment is a directory, see openLayout). */
-const DATA_FILE = 'data.mdb';
 /** Lines are written in chunks of about this size. */
 const CHUNK_BYTES = 1 << 20;
 /** Objects written per awaited batch during a restore. */

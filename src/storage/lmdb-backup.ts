@@ -125,15 +125,13 @@ export async function writeBackup(dataDir: string, sink: BackupSink): Promise<Ba
       // not an object of this snapshot) fails the backup, naming each such object, rather than write a file that
       // restore refuses.
       const unreadable: string[] = [];
-      let lineNo = 1;
       for (const { key, value } of range(layout.objectsText, {})) {
-        lineNo++;
         let parsed: unknown;
         try {
           parsed = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
-          checkObjectLine({ key, object: parsed }, lineNo, revision);
+          checkObjectLine({ key, object: parsed }, '', revision);
         } catch (e) {
-          unreadable.push(`${key.join('/')} (${e instanceof BackupError ? e.message.replace(/^line \d+: /, '') : corruptReason(e)})`);
+          unreadable.push(`${key.join('/')} (${e instanceof BackupError ? e.message : corruptReason(e)})`);
           continue;
         }
         if (unreadable.length) continue;
@@ -305,7 +303,7 @@ async function load(input: Readable, layout: LmdbLayout, bump: number, floor: nu
       continue;
     }
     hash.update(`${line}\n`);
-    const { key, object } = checkObjectLine(value, lineNo, header.revision);
+    const { key, object } = checkObjectLine(value, `line ${lineNo}: `, header.revision);
     const id = JSON.stringify(key);
     if (seen.has(id)) throw new BackupError(`line ${lineNo}: object ${key.join('/')} appears twice`);
     seen.add(id);
@@ -351,18 +349,18 @@ function checkHeader(v: unknown): BackupHeader {
 }
 
 // checkObjectLine accepts only what the server stores: a [resource, namespace, name] key and an object whose
-// resourceVersion is a revision of the snapshot (the consistency of the backup, checked again on the way in).
-function checkObjectLine(v: unknown, lineNo: number, revision: number): { key: [string, string, string]; object: KubeObject } {
-  const at = `line ${lineNo}`;
-  if (!isRecord(v)) throw new BackupError(`${at}: not an object line`);
+// resourceVersion is a revision of the snapshot (the consistency of the backup, checked again on the way in). `at`
+// starts each message (`line N: ` in a restore, nothing in a backup).
+function checkObjectLine(v: unknown, at: string, revision: number): { key: [string, string, string]; object: KubeObject } {
+  if (!isRecord(v)) throw new BackupError(`${at}not an object line`);
   const key = v['key'];
   if (!Array.isArray(key) || key.length !== 3 || !key.every((p) => typeof p === 'string') || key[0] === '' || key[2] === '') {
-    throw new BackupError(`${at}: the key must be [resource, namespace, name]`);
+    throw new BackupError(`${at}the key must be [resource, namespace, name]`);
   }
   const object = v['object'];
-  if (!isRecord(object) || !isRecord(object['metadata'])) throw new BackupError(`${at}: the object has no metadata`);
+  if (!isRecord(object) || !isRecord(object['metadata'])) throw new BackupError(`${at}the object has no metadata`);
   const rvText = object['metadata']['resourceVersion'];
   const rv = typeof rvText === 'string' && /^[1-9]\d*$/.test(rvText) ? Number(rvText) : NaN;
-  if (!(rv <= revision)) throw new BackupError(`${at}: resourceVersion ${JSON.stringify(rvText)} is not a revision of a snapshot at ${revision}`);
+  if (!(rv <= revision)) throw new BackupError(`${at}resourceVersion ${JSON.stringify(rvText)} is not a revision of a snapshot at ${revision}`);
   return { key: key as [string, string, string], object: object as unknown as KubeObject };
 }

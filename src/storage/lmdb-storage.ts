@@ -554,7 +554,7 @@ export class LmdbStorage implements Storage {
         for (const { key, value } of scope.range(this.#objects, { start, end, ...(exclusiveStart ? { exclusiveStart } : {}) })) {
           last = key;
           const k = { resource: key[0], namespace: key[1], name: key[2] };
-          if (keyString(k) === skip) continue;
+          if (skip !== undefined && keyString(k) === skip) continue;
           let object: KubeObject;
           try {
             object = checkDecoded(value, k);
@@ -596,7 +596,7 @@ export class LmdbStorage implements Storage {
     return scope.range(this.#objectsText, { start, end })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value as unknown as KubeObject }))
       .filter(({ key, object }) => {
-        if (keyString(key) === skip) return false;
+        if (skip !== undefined && keyString(key) === skip) return false;
         const bytes = object as unknown as Uint8Array;
         if (!framedAsObject(bytes)) {
           unreadable.add({ key, reason: framingReason(bytes) });

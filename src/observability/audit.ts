@@ -21,7 +21,10 @@
  *   answer, ResponseComplete with the Status the client got: a Status, a storage error, and also a plain Error from a
  *   dependency (lmdb's `MDB_READERS_FULL`, a lost etcd connection), which Go would return as an error value.
  * - An answer written on the raw response past fastify's reply (the request timeout's 504): its Status, as the
- *   client got it (util/raw-answer).
+ *   client got it (util/raw-answer), in ResponseComplete when the 504 is out. Not kube's: its timeout filter wraps
+ *   WithAudit (DefaultBuildHandlerChain), writes the 504 beneath it (server/filters/timeout.go), and the event is
+ *   written once the handler returns, with the code the handler wrote to its discarded writer, or 200 "Connection
+ *   closed early" if it wrote none. Here the event says what the client got.
  * - A request whose connection closed before any answer: `Connection closed early` with code 200, as kube fakes it.
  *
  * ## Always, audit on or off

@@ -6,7 +6,8 @@
  * - getters read single objects; writers create, patch and delete.
  * Every answer is counted by its code, and every 5xx is kept with its request, for the test to show.
  */
-import { request, type Agent } from 'undici';
+import type { Agent } from 'undici';
+import { call } from './server-process.js';
 
 const GROUP = '/apis/extensions.example.com/v1';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
@@ -46,13 +47,9 @@ export async function seedObjects(url: string, agent: Agent, namespaces: string[
     const made = await Promise.all(Array.from({ length: Math.min(25, n - i) }, async (_, j) => {
       const k = i + j;
       const ns = namespaces[k % namespaces.length] as string;
-      const res = await request(`${url}${GROUP}/namespaces/${ns}/websites`, {
-        dispatcher: agent, method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(websiteV1(`seed-${k}`, k)),
-      });
-      const body = (await res.body.json()) as { metadata?: { resourceVersion?: string } };
-      if (res.statusCode !== 201) throw new Error(`seeding answered ${res.statusCode}: ${JSON.stringify(body)}`);
-      return body.metadata?.resourceVersion ?? '0';
+      const res = await call(agent, `${url}${GROUP}/namespaces/${ns}/websites`, 'POST', websiteV1(`seed-${k}`, k));
+      if (res.status !== 201) throw new Error(`seeding answered ${res.status}: ${res.text}`);
+      return (res.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion ?? '0';
     }));
     if (i === 0) rv = made[0] ?? '0';
   }
@@ -75,14 +72,10 @@ export async function runSoak(o: SoakOptions, oldRevision: string): Promise<Soak
   const pick = <T>(a: readonly T[]): T => a[Math.floor(Math.random() * a.length)] as T;
 
   const send = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, headers: Record<string, string> = {}, body?: unknown) => {
-    const res = await request(`${o.url}${path}`, {
-      dispatcher: o.agent, method, headers: { ...(body !== undefined ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.body.text();
-    result.codes[res.statusCode] = (result.codes[res.statusCode] ?? 0) + 1;
-    if (res.statusCode >= 500) result.failures.push({ method, path, status: res.statusCode, body: text.slice(0, 300) });
-    return { status: res.statusCode, text };
+    const res = await call(o.agent, `${o.url}${path}`, method, body, method === 'PATCH' ? { 'content-type': 'application/merge-patch+json', ...headers } : headers);
+    result.codes[res.status] = (result.codes[res.status] ?? 0) + 1;
+    if (res.status >= 500) result.failures.push({ method, path, status: res.status, body: res.text.slice(0, 300) });
+    return res;
   };
 
   const lister = async (i: number) => {
@@ -97,7 +90,7 @@ export async function runSoak(o: SoakOptions, oldRevision: string): Promise<Soak
         result.pages++;
         // 410: the continue token's revision was compacted meanwhile; a client starts over, as informers do.
         if (r.status !== 200) break;
-        cont = (JSON.parse(r.text) as { metadata?: { continue?: string } }).metadata?.continue ?? '';
+        cont = (r.body as { metadata?: { continue?: string } }).metadata?.continue ?? '';
       } while (cont && Date.now() < end);
     }
   };
@@ -105,10 +98,8 @@ export async function runSoak(o: SoakOptions, oldRevision: string): Promise<Soak
   const watcher = async () => {
     while (Date.now() < end) {
       const ns = pick(o.namespaces);
-      const res = await request(`${o.url}${GROUP}/namespaces/${ns}/websites?watch=1&resourceVersion=${oldRevision}&timeoutSeconds=1&allowWatchBookmarks=true`, { dispatcher: o.agent });
-      result.codes[res.statusCode] = (result.codes[res.statusCode] ?? 0) + 1;
-      const text = await res.body.text();
-      if (res.statusCode >= 500) result.failures.push({ method: 'WATCH', path: ns, status: res.statusCode, body: text.slice(0, 300) });
+      // A watch ended by its timeoutSeconds: the whole stream, one event a line (call's text).
+      const { text } = await send('GET', `${GROUP}/namespaces/${ns}/websites?watch=1&resourceVersion=${oldRevision}&timeoutSeconds=1&allowWatchBookmarks=true`);
       for (const line of text.split('\n')) {
         if (!line) continue;
         const e = JSON.parse(line) as { type: string; object?: { code?: number } };

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DataDirInUse, LOCK_FILE, LOCK_STALE_MS, lockDataDir, type LockHolder } from './data-dir-lock.js';
+import { DataDirInUse, LOCK_FILE, LOCK_REFRESH_MS, LOCK_STALE_MS, lockDataDir, type LockHolder } from './data-dir-lock.js';
 
 // Other holders are child processes running the built module (dist/, built by npm test's pretest).
 const MODULE = resolve(import.meta.dirname, '../../dist/storage/data-dir-lock.js');
@@ -140,6 +140,23 @@ describe('lockDataDir', () => {
     utimesSync(lockFile(dir), old, old);
     lockDataDir(dir).release();
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('refreshes the mtime of its lock file every LOCK_REFRESH_MS while held (what keeps it live for another host), and stops once released', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    try {
+      const dir = dataDir();
+      const lock = lockDataDir(dir);
+      const old = new Date(Date.now() - LOCK_STALE_MS - 5000);
+      utimesSync(lockFile(dir), old, old);
+      vi.advanceTimersByTime(LOCK_REFRESH_MS);
+      expect(Math.abs(Date.now() - statSync(lockFile(dir)).mtimeMs)).toBeLessThan(1000);
+      expect(LOCK_REFRESH_MS * 3).toBeLessThanOrEqual(LOCK_STALE_MS);
+      lock.release();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('release leaves a lock file alone that is no longer its own', () => {

@@ -79,8 +79,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       // An object that does not decode at all is named once and passed over; the repair goes on past it.
       (o) => logSkippedUnreadable(log, 'checking stored metadata', `${def.group}/${def.version}`, o),
     ).then((done) => {
-      const { unreadable, ...counts } = done;
-      if (done.repaired > 0) log.warn({ ...counts, ...(unreadable ? { unreadable } : {}) }, 'repaired stored objects whose metadata a Go client could not decode');
+      if (done.repaired > 0) log.warn(done, 'repaired stored objects whose metadata a Go client could not decode');
     }, (err: unknown) => {
       if (!closing) log.error({ err }, 'checking stored metadata failed');
     });

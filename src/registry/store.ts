@@ -42,9 +42,9 @@ import { storageStatus } from './storage-status.js';
 export type { DeleteOptions, FieldValidation, Subresource };
 export type { ApplyOptions, CollectionLister, CreateAdmission, DeleteResult, Selectors, StoreOptions, WriteOptions, WriteResult };
 
-// asExpired turns the storage's Expired (history compacted past the request) into 410 Expired, and a corrupt
+// asStatus turns the storage's Expired (history compacted past the request) into 410 Expired, and a corrupt
 // object or a damaged store into kube's 500 (storage-status.ts); other errors pass.
-function asExpired(e: unknown): unknown {
+function asStatus(e: unknown): unknown {
   return isStorageError(e, 'Expired') ? expired(e.message) : storageStatus(e) ?? e;
 }
 
@@ -114,7 +114,7 @@ export class ResourceStore {
   /** get resolves with the object or rejects 404. */
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
     const obj = await this.#storage.get(this.#existingKey(namespace, name)).catch((e: unknown) => {
-      throw storageStatus(e) ?? e;
+      throw asStatus(e);
     });
     if (!obj) throw notFound(this.gr, name);
     return obj;
@@ -135,7 +135,7 @@ export class ResourceStore {
         ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}), ...(prefilter ? { prefilter } : {}),
       });
     } catch (e) {
-      throw asExpired(e);
+      throw asStatus(e);
     }
   }
 
@@ -187,11 +187,11 @@ export class ResourceStore {
       const ready = sink.ready?.bind(sink);
       return this.#storage.watch(this.#prefix(namespace), fromRevision, {
         onEvent: (e) => sink.onEvent(e),
-        onError: (err) => sink.onError(asExpired(err) as Error),
+        onError: (err) => sink.onError(asStatus(err) as Error),
         ...(ready ? { ready } : {}),
       });
     } catch (e) {
-      throw asExpired(e);
+      throw asStatus(e);
     }
   }
 
@@ -352,7 +352,7 @@ export class ResourceStore {
     const key = this.#existingKey(namespace, name);
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential) return this.#deleteUnreadable(key, namespace, name, dryRun);
     const cur = await this.#storage.get(key).catch((e: unknown) => {
-      throw storageStatus(e) ?? e;
+      throw asStatus(e);
     });
     if (!cur) throw notFound(this.gr, name);
     this.#preconditions.checkPreconditionsBeforeDelete(cur, options, name);
@@ -400,7 +400,7 @@ export class ResourceStore {
         cur = await this.#storage.get(key);
       } catch (e) {
         if (dryRun && isStorageError(e, 'CorruptObject')) return done;
-        throw storageStatus(e) ?? e;
+        throw asStatus(e);
       }
       throw cur ? refused() : notFound(this.gr, name);
     }
@@ -409,7 +409,7 @@ export class ResourceStore {
     } catch (e) {
       if (isStorageError(e, 'KeyNotFound')) throw notFound(this.gr, name);
       if (isStorageError(e, 'InvalidObject')) throw refused();
-      throw storageStatus(e) ?? e;
+      throw asStatus(e);
     }
     return done;
   }

@@ -435,8 +435,10 @@ export class Auditor {
 /**
  * isPanic tells a bug of the program, kube's panic, from a failure answered as a Status. Go's runtime panics on a nil
  * dereference, an index out of range, a bad conversion: JavaScript throws TypeError, ReferenceError, RangeError
- * there. Everything else thrown is what Go returns as an error value and kube answers 500 InternalError with a
- * ResponseComplete event: a StatusError, a StorageError, and a plain Error from a dependency. That last case was the
+ * there. Everything else thrown is what Go returns as an error value, answered with a ResponseComplete event: a
+ * StatusError, a StorageError, and a plain Error from a dependency (kube answers the last one 500 with an empty
+ * reason and the error's text, responsewriters.ErrorToAPIStatus; server.ts toStatusError answers it 500 InternalError
+ * `Internal error occurred: …`; either way the event records what was sent). That last case was the
  * bug of issue 24: lmdb's `MDB_READERS_FULL` (a plain Error from the storage, answered 500) was audited as a Panic,
  * so those requests had no ResponseComplete and their event did not say what the client got.
  */

@@ -4,7 +4,8 @@
  *   selector, as JSON, as a Table and as metadata only (what `kubectl get` and informers send);
  * - watchers watch from an old resourceVersion (a replay of the history) until their timeoutSeconds ends them;
  * - getters read single objects; writers create, patch and delete.
- * Every answer is counted by its code, and every 5xx is kept with its request, for the test to show.
+ * Every answer is counted by its code, and every 5xx is kept with its request, for the test to show; /readyz is read
+ * about every 250 ms while the clients run.
  */
 import type { Agent } from 'undici';
 import { call } from './server-process.js';
@@ -26,7 +27,7 @@ export interface SoakOptions {
   writers?: number;
   /** Page size of the listers. */
   limit?: number;
-  /** Called about every 250 ms while the soak runs (to sample the server's metrics). */
+  /** Called about every 250 ms while the soak runs, before /readyz is read (to sample the server's metrics). */
   onTick?: () => Promise<void>;
 }
 
@@ -38,6 +39,8 @@ export interface SoakResult {
   pages: number;
   watchEvents: number;
   writes: number;
+  /** /readyz's code at every tick. */
+  readyz: number[];
 }
 
 /** seedObjects creates n Websites spread over the namespaces, labelled bucket b0..b3. */
@@ -66,7 +69,7 @@ function websiteV1(name: string, k: number) {
 
 /** runSoak drives the clients until `seconds` have passed and every client has finished its last request. */
 export async function runSoak(o: SoakOptions, oldRevision: string): Promise<SoakResult> {
-  const result: SoakResult = { codes: {}, failures: [], pages: 0, watchEvents: 0, writes: 0 };
+  const result: SoakResult = { codes: {}, failures: [], pages: 0, watchEvents: 0, writes: 0, readyz: [] };
   const end = Date.now() + o.seconds * 1000;
   const limit = o.limit ?? 7;
   const pick = <T>(a: readonly T[]): T => a[Math.floor(Math.random() * a.length)] as T;
@@ -132,6 +135,7 @@ export async function runSoak(o: SoakOptions, oldRevision: string): Promise<Soak
   const ticker = async () => {
     while (Date.now() < end) {
       await o.onTick?.();
+      result.readyz.push((await call(o.agent, `${o.url}/readyz`)).status);
       await new Promise((r) => setTimeout(r, 250));
     }
   };

@@ -16,6 +16,9 @@ import { describe, expect, it } from 'vitest';
 import type { Agent } from 'undici';
 import { API, call, serversPerTest, tempDir, website, type ServerProcess } from './helpers/server-process.js';
 import { LmdbStorage, META_KEYS, openLayout } from '../src/storage/lmdb-storage.js';
+import { corruptReason, MAX_REPORTED, UnreadableCollector } from '../src/storage/corrupt-object.js';
+import { StorageError } from '../src/storage/errors.js';
+import { storageStatus } from '../src/registry/storage-status.js';
 
 const MAIN = resolve(import.meta.dirname, '../dist/main.js');
 const COLLECTION = `${API}/namespaces/default/websites`;
@@ -242,3 +245,21 @@ describe('a stored object that does not decode', () => {
   }, 60_000);
 });
 
+
+describe('the Status of a list that met more undecodable objects than it names', () => {
+  it('names MAX_REPORTED of them and ends with kube\'s TooMany cause; a damaged store is a 500 InternalError', () => {
+    const found = new UnreadableCollector();
+    for (let i = 0; i <= MAX_REPORTED; i++) found.add({ key: { resource: 'extensions.example.com/websites', namespace: 'default', name: `w${i}` }, reason: corruptReason('bad') });
+    let err: unknown;
+    try {
+      found.check();
+    } catch (e) {
+      err = e;
+    }
+    const status = storageStatus(err)?.status;
+    expect(status).toMatchObject({ code: 500, reason: 'StoreReadError', message: 'failed to read one or more websites.extensions.example.com from the storage' });
+    expect(status?.details?.causes).toHaveLength(MAX_REPORTED + 1);
+    expect(status?.details?.causes?.[MAX_REPORTED]).toEqual({ reason: 'TooMany', message: 'too many errors, the list is truncated' });
+    expect(storageStatus(new StorageError('Damaged', 'the store /d/data.mdb is damaged (MDB_CORRUPTED)'))?.status).toMatchObject({ code: 500, reason: 'InternalError' });
+  });
+});

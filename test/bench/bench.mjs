@@ -277,6 +277,8 @@ async function scaleRun(flags, binDir, machine, work, log) {
   const args = ['--watch-bookmark-interval=1s'];
   /** @type {string[]} */
   const cgroupNotes = [];
+  // The limit the record states: off when no cgroup could be made.
+  let memoryLimit = flags.memoryLimit;
   /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
   const starters = {
     ours: async () => {
@@ -286,6 +288,7 @@ async function scaleRun(flags, binDir, machine, work, log) {
       if (typeof cgroup === 'string') {
         log(`no memory cgroup, ours runs unlimited: ${cgroup}`);
         cgroupNotes.push(`ours ran without a memory limit: ${cgroup}.`);
+        memoryLimit = 'off';
         return startOurs(join(work, 'ours'), variant);
       }
       log(`ours runs in the cgroup v${cgroup.version} ${cgroup.path}, memory limited to ${flags.memoryLimit}, no swap`);
@@ -314,7 +317,7 @@ async function scaleRun(flags, binDir, machine, work, log) {
     for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
   }, async () => {}, targets);
   const results = {
-    ...recordHead('scale', started, machine, { ...params, memoryLimit: flags.memoryLimit }, targets),
+    ...recordHead('scale', started, machine, { ...params, memoryLimit }, targets),
     objects: flags.scale,
     figures,
     notes: [

@@ -53,7 +53,7 @@ export const CONTAINER_PORT = 8443;
  * SERVER_RESOURCES are the server container's requests and limits. The benchmark's scale mode
  * (`npm run bench -- --scale N`) runs the server in a memory cgroup with this memory limit by default.
  * Memory, from that mode at 1,000,000 objects (test/bench/results/scale-1m-cgroup-*.md): the cgroup counts the page
- * cache of data.mdb (1.1 GB at 1M, so about what the default 1Gi volume holds) with the anonymous memory, which
+ * cache of data.mdb (1,103 MiB at 1M, a little more than the default 1Gi volume holds) with the anonymous memory, which
  * peaked at 76–97 MiB. At 512Mi nothing was OOM-killed, but the file thrashed in the 440 MiB left (lmdb's map is read
  * ahead on every page fault): get p99 94 ms. At 1536Mi the whole file stays resident beside the anonymous memory
  * (peak 1,254 MiB): get p99 4.6 ms. The request is about twice the anonymous peak plus the b-tree's branch pages;

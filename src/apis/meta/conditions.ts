@@ -46,11 +46,21 @@ export function conditionsSchema(types: readonly string[]): JSONSchema {
 /** NewCondition is a condition as computed, before its timestamps and generation are settled. */
 export type NewCondition = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
-/** mergeConditions keeps lastTransitionTime for conditions whose status did not change (meta.SetStatusCondition). */
+/**
+ * mergeConditions is meta.SetStatusCondition for each of `next` on the current list: a writer owns only the types it
+ * sets. Conditions of other types (a client's, written through /status) stay as they are and where they are; a
+ * condition already listed is replaced in place, keeping its lastTransitionTime while its status is unchanged; a new
+ * type is appended.
+ */
 export function mergeConditions(old: readonly Condition[] | undefined, next: readonly NewCondition[], generation: number, now: string): Condition[] {
-  return next.map((c) => {
-    const prev = old?.find((o) => o.type === c.type);
+  const merged = [...(old ?? [])];
+  for (const c of next) {
+    const at = merged.findIndex((o) => o.type === c.type);
+    const prev = at >= 0 ? merged[at] : undefined;
     const lastTransitionTime = prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : now;
-    return { ...c, lastTransitionTime, observedGeneration: generation };
-  });
+    const set = { ...c, lastTransitionTime, observedGeneration: generation };
+    if (at >= 0) merged[at] = set;
+    else merged.push(set);
+  }
+  return merged;
 }

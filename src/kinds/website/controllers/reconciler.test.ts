@@ -128,6 +128,23 @@ describe('websiteReconciler', () => {
     expect((await t.get('d')).status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
   });
 
+  it('owns only Ready, Progressing and Degraded: a condition a client wrote through /status survives the next spec change', async () => {
+    const t = setup();
+    await t.create('e');
+    await t.reconcile('ns/e');
+    const w = await t.get('e');
+    const custom = { type: 'Custom', status: 'True' as const, reason: 'ByHand', message: 'set by a client', lastTransitionTime: '2026-11-20T10:00:00Z', observedGeneration: 1 };
+    await t.store.update('ns', 'e', { ...w, status: { ...w.status, conditions: [custom, ...(w.status?.conditions ?? [])] } }, 'status', t.opts);
+    const changed = await t.store.patch('ns', 'e', 'application/merge-patch+json', { spec: { replicas: 3 } }, 'main', t.opts);
+    expect((changed.object as Website).metadata.generation).toBe(2);
+    await t.reconcile('ns/e');
+    const status = (await t.get('e')).status;
+    expect(status?.observedGeneration).toBe(2);
+    expect(status?.conditions?.map((c) => c.type)).toEqual(['Custom', 'Ready', 'Progressing', 'Degraded']);
+    expect(status?.conditions?.[0]).toEqual(custom);
+    expect(status?.conditions?.find((c) => c.type === 'Ready')?.observedGeneration).toBe(2);
+  });
+
   it('does nothing for a Website that no longer exists', async () => {
     const t = setup();
     await expect(t.reconcile('ns/ghost')).resolves.toBeUndefined();

@@ -129,11 +129,18 @@ export function conditionsFor(w: Website, o: Observed): Cond[] {
   ];
 }
 
-/** websiteStatus is the full status to write through /status. */
+/**
+ * websiteStatus is the status to write through /status: the fields the reconciler computes, and its three condition
+ * types set on the current list. Anything else a client wrote through /status (another condition type) stays.
+ */
 export function websiteStatus(w: Website, o: Observed, now: Date = new Date()): WebsiteStatus {
   const generation = w.metadata.generation ?? 0;
   const nodePort = o.service?.spec?.ports?.[0]?.nodePort;
+  // nodePort is ours too: it goes when the Service no longer has one.
+  const others: WebsiteStatus = { ...w.status };
+  delete others.nodePort;
   return {
+    ...others,
     observedGeneration: generation,
     replicas: o.deployment?.status?.replicas ?? 0,
     readyReplicas: o.deployment?.status?.readyReplicas ?? 0,
@@ -145,7 +152,10 @@ export function websiteStatus(w: Website, o: Observed, now: Date = new Date()): 
   };
 }
 
-/** noClusterStatus is the status of every Website when no cluster is configured (standalone). */
+/**
+ * noClusterStatus is the status of every Website when no cluster is configured (standalone): observedGeneration and
+ * the three NoCluster conditions; every other field and condition stays as it was.
+ */
 export function noClusterStatus(w: Website, now: Date = new Date()): WebsiteStatus {
   const generation = w.metadata.generation ?? 0;
   const message = 'no cluster is configured (standalone mode): nothing runs this website';

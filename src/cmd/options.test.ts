@@ -1,5 +1,6 @@
 // Flags: the watch history and bookmarks (Go-style durations, defaults, environment variables, precedence, errors) and cluster delegation.
 import { describe, expect, it } from 'vitest';
+import { kinds } from '../kinds/index.js';
 import { envName, parseByteSize, parseDuration, parseOptions, usage, type Options, type ParseResult } from './options.js';
 
 function ok(r: ParseResult): Options {
@@ -93,6 +94,14 @@ describe('watch flags', () => {
     const errs = errors(parseOptions(['--port', 'x', '--watch-history-age', '1y'], {}));
     expect(errs.some((e) => e.startsWith('--port'))).toBe(true);
     expect(errs.some((e) => e.startsWith('--watch-history-age'))).toBe(true);
+  });
+
+  it('--help names every served version of every kind, the storage version first', () => {
+    const summary = usage().split('\n').find((l) => l.startsWith('Serves ')) ?? '';
+    expect(summary).toBe('Serves Website (extensions.example.com/v1 and extensions.example.com/v1alpha1; stored as v1) over HTTPS, in lmdb or etcd.');
+    for (const k of kinds) {
+      for (const v of [k.storage.version, ...(k.converted ?? []).map((c) => c.definition.version)]) expect(summary).toContain(`${k.storage.group}/${v}`);
+    }
   });
 
   it('documents the new flags, their defaults and variables in --help', () => {

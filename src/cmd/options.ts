@@ -167,9 +167,22 @@ export function parseByteSize(text: string): number | undefined {
 /** envName is the environment variable of a flag. */
 export const envName = (flag: string) => `WEBSITE_APISERVER_${flag.toUpperCase().replace(/-/g, '_')}`;
 
+/**
+ * servedSummary names what the kinds list serves, so --help cannot fall behind it: each kind with its served
+ * versions, the storage version first (`Website (extensions.example.com/v1 and extensions.example.com/v1alpha1;
+ * stored as v1)`).
+ */
+export function servedSummary(): string {
+  return kinds.map((k) => {
+    const { group, version, kind } = k.storage;
+    const versions = [version, ...(k.converted ?? []).map((c) => c.definition.version)].map((v) => `${group}/${v}`);
+    return `${kind} (${versions.join(' and ')}; stored as ${version})`;
+  }).join(', ');
+}
+
 /** usage is the --help text. */
 export function usage(): string {
-  const lines = ['Usage: website-apiserver [flags]', '       website-apiserver backup|restore --help', '', 'Serves extensions.example.com/v1alpha1 (Website) over HTTPS, stored in lmdb.', '', 'Flags:'];
+  const lines = ['Usage: website-apiserver [flags]', '       website-apiserver backup|restore --help', '', `Serves ${servedSummary()} over HTTPS, in lmdb or etcd.`, '', 'Flags:'];
   for (const f of FLAGS) {
     const def = f.default !== undefined ? ` (default ${JSON.stringify(f.default)})` : '';
     lines.push(`  --${f.name}${f.multiple ? ' (repeatable)' : ''}${def}`, `      ${f.help} Env: ${envName(f.name)}.`);

@@ -1,240 +1,189 @@
 /**
  * @module registry/managed-fields
- * Field ownership (metadata.managedFields, FieldsV1) and server-side apply, in the shape of
- * sigs.k8s.io/structured-merge-diff as kube-apiserver uses it, simplified for our kinds:
- * - A field is a path to a leaf: a scalar, a list (lists are atomic), or an empty object. Map keys (labels,
- *   annotations) are fields too.
- * - Every write records its manager: `Update` for create/update/patch (the fields it changed move to it),
- *   `Apply` for server-side apply (exactly the fields of the applied configuration).
- * - Apply conflicts when it would change a field another manager owns (409 with FieldManagerConflict causes)
- *   unless `force` moves the field to the applier; fields the applier owned before and no longer applies are
- *   removed unless someone else owns them.
+ * Field ownership (metadata.managedFields) and server-side apply, as kube-apiserver's field manager does them with
+ * sigs.k8s.io/structured-merge-diff, driven by the kind's merge schema (registry/merge/schema.ts):
+ * - Update (create, update, patch): the fields the write added or changed move to the writer's Update entry (one per
+ *   manager, apiVersion and subresource); fields it removed leave every owner.
+ * - Apply: the applier owns exactly the fields of its configuration (list items of sets and list maps, keys of
+ *   granular maps, atomic lists and maps whole); its configuration merges into the live object item by item; fields it
+ *   applied before and no longer applies are removed unless another manager owns them; changing a field another
+ *   manager owns is a 409 conflict per field, unless `force` takes the field over.
+ * The reset fields of a CRD's strategies are never owned: `status` on the main resource, `spec` on /status.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { StatusError } from '../apis/meta/errors.js';
 import { goQuote } from '../apis/meta/parameter-codec.js';
-import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
+import { FieldSet, fromFieldsV1, pathString, toFieldsV1, type Path } from './merge/field-set.js';
+import type { MapType } from './merge/schema.js';
+import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet } from './merge/typed.js';
 
 /** ManagedFieldsEntry mirrors metav1.ManagedFieldsEntry. */
 export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Apply' | 'Update';
   apiVersion: string;
-  time: string;
+  time?: string;
   fieldsType: 'FieldsV1';
   fieldsV1: Record<string, unknown>;
   subresource?: string;
 }
 
-type Path = string[];
+/**
+ * FieldVersions translates a path of field names between two versions of the kind (undefined: no counterpart). Each
+ * entry's fields are recorded in the version it was written with, as kube records them; ownership is compared in the
+ * version of the request.
+ */
+export type FieldVersions = (path: readonly string[], fromApiVersion: string, toApiVersion: string) => readonly string[] | undefined;
 
-// Identity and server-owned metadata are never "fields" anyone manages.
-const UNMANAGED_META = new Set([
-  'name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName',
+/** Managed is what the field manager needs of a kind at one version. */
+export interface Managed {
+  type: MapType;
+  apiVersion: string;
+  /** The kind has a status subresource (status is reset on the main resource, spec on /status). */
+  hasStatus: boolean;
+  fields?: FieldVersions | undefined;
+}
+
+// stripmeta.go: never owned by anyone (a difference of exact paths: `metadata` itself, not what is under it).
+const STRIP = FieldSet.of([
+  ['f:apiVersion'], ['f:kind'], ['f:metadata'], ...['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'].map((f) => ['f:metadata', `f:${f}`]),
 ]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-// byteOrder compares as Go's sort.Strings does (code units, not locale).
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** leafPaths lists the managed fields of an object (for `status` or for everything else). */
-export function leafPaths(obj: KubeObject, sub: 'main' | 'status'): Path[] {
-  const out: Path[] = [];
-  const walk = (v: unknown, at: Path) => {
-    let leaf = true;
-    if (isObject(v)) {
-      for (const k in v) {
-        if (!Object.hasOwn(v, k)) continue;
-        leaf = false;
-        walk(v[k], [...at, k]);
-      }
-    }
-    if (leaf) out.push(at);
-  };
-  for (const [k, v] of Object.entries(obj)) {
-    if (k === 'apiVersion' || k === 'kind') continue;
-    if ((k === 'status') !== (sub === 'status')) continue;
-    if (k === 'metadata' && isObject(v)) {
-      for (const [mk, mv] of Object.entries(v)) if (!UNMANAGED_META.has(mk)) walk(mv, ['metadata', mk]);
-    } else walk(v, [k]);
-  }
-  return out;
-}
+type EntryId = Omit<ManagedFieldsEntry, 'fieldsV1' | 'fieldsType'>;
 
-const key = (p: Path) => JSON.stringify(p);
-
-/** toFieldsV1 encodes paths as FieldsV1 (`{"f:spec":{"f:replicas":{}}}`). */
-export function toFieldsV1(paths: Path[]): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const p of paths) {
-    let node = root;
-    for (const seg of p) node = (node[`f:${seg}`] ??= {}) as Record<string, unknown>;
-  }
-  return root;
-}
-
-/** fromFieldsV1 decodes FieldsV1 back into leaf paths. */
-export function fromFieldsV1(fields: Record<string, unknown>): Path[] {
-  const out: Path[] = [];
-  const walk = (node: Record<string, unknown>, at: Path) => {
-    const children = Object.keys(node).filter((k) => k.startsWith('f:'));
-    if (children.length === 0 && at.length > 0) out.push(at);
-    for (const k of children) walk((node[k] ?? {}) as Record<string, unknown>, [...at, k.slice(2)]);
-  };
-  walk(fields, []);
-  return out;
-}
-
-/** getAt reads the value at a path (own properties only), undefined when absent. */
-export function getAt(obj: unknown, p: Path): unknown {
-  let v = obj;
-  // Own properties only: a field named `constructor` must not find Object's.
-  for (const seg of p) v = isObject(v) && Object.hasOwn(v, seg) ? v[seg] : undefined;
-  return v;
-}
-
-/** setAt writes a value at a path, creating the maps on the way. */
-export function setAt(obj: Record<string, unknown>, p: Path, value: unknown): void {
-  let node = obj;
-  for (const seg of p.slice(0, -1)) {
-    if (!isObject(node[seg])) node[seg] = {};
-    node = node[seg] as Record<string, unknown>;
-  }
-  node[p[p.length - 1] ?? ''] = value;
-}
-
-function deleteAt(obj: unknown, p: Path): void {
-  const parents: Record<string, unknown>[] = [];
-  let v = obj;
-  for (const seg of p.slice(0, -1)) {
-    if (!isObject(v)) return;
-    parents.push(v);
-    v = v[seg];
-  }
-  if (!isObject(v)) return;
-  delete v[p[p.length - 1] ?? ''];
-  // Drop maps the removal left empty, so a removed label does not leave `labels: {}` behind.
-  let child = v;
-  for (let i = parents.length - 1; i >= 0; i--) {
-    const seg = p[i] ?? '';
-    if (Object.keys(child).length > 0) break;
-    delete (parents[i] as Record<string, unknown>)[seg];
-    child = parents[i] as Record<string, unknown>;
-  }
-}
-
-// applyMerge merges the applied configuration into the live object: maps merge, lists and scalars replace.
-function applyMerge(live: unknown, applied: unknown): unknown {
-  if (!isObject(applied) || !isObject(live)) return cloneJson(applied);
-  const out: Record<string, unknown> = { ...live };
-  for (const [k, v] of Object.entries(applied)) out[k] = Object.hasOwn(out, k) ? applyMerge(out[k], v) : cloneJson(v);
-  return out;
-}
-
-/**
- * FieldVersions translates a field path between two versions of the kind (undefined: no counterpart). Each entry's
- * fields are recorded in the version it was written with (its apiVersion), as kube records them; ownership is
- * compared in the version of the request, so an owner in another version is translated for the comparison and back.
- */
-export type FieldVersions = (path: Path, fromApiVersion: string, toApiVersion: string) => Path | undefined;
-
-interface Owned {
-  entry: ManagedFieldsEntry;
+interface Owner {
+  entry: EntryId;
   /** The fields, in the request's version. */
-  paths: Map<string, Path>;
+  set: FieldSet;
   /** Fields with no counterpart in the request's version: kept as they are, never compared. */
   foreign: Path[];
 }
 
-// View is the version ownership is compared in and how to get there.
-interface View {
-  apiVersion: string;
-  fields?: FieldVersions | undefined;
+// managerId is BuildManagerIdentifier: the entry without fields and time, and without apiVersion for an applier.
+function managerId(e: Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
+  return JSON.stringify({ manager: e.manager, operation: e.operation, ...(e.operation === 'Update' ? { apiVersion: e.apiVersion } : {}), ...(e.subresource ? { subresource: e.subresource } : {}) });
 }
 
-function decode(entries: unknown, view: View | undefined): Owned[] {
-  if (!Array.isArray(entries)) return [];
-  return entries.filter(isObject).map((e) => {
-    const entry = e as unknown as ManagedFieldsEntry;
-    const recorded = fromFieldsV1(isObject(entry.fieldsV1) ? entry.fieldsV1 : {});
-    const fields = view?.fields;
-    if (!fields || !view || entry.apiVersion === view.apiVersion) return { entry, paths: new Map(recorded.map((p) => [key(p), p])), foreign: [] };
-    const paths = new Map<string, Path>();
+// Paths of field names (what FieldVersions speaks) to and from path elements; other elements ride along tagged.
+const TAG = '\u0000';
+const toNames = (p: Path) => p.map((pe) => (pe.startsWith('f:') ? pe.slice(2) : TAG + pe));
+const fromNames = (p: readonly string[]): Path => p.map((s) => (s.startsWith(TAG) ? s.slice(1) : `f:${s}`));
+
+function translate(p: Path, m: Managed, from: string, to: string): Path | undefined {
+  if (from === to || !m.fields) return p;
+  const q = m.fields(toNames(p), from, to);
+  return q ? fromNames(q) : undefined;
+}
+
+function decode(entries: unknown, m: Managed): Map<string, Owner> {
+  const out = new Map<string, Owner>();
+  if (!Array.isArray(entries)) return out;
+  for (const e of entries) {
+    if (!isObject(e)) continue;
+    const { fieldsV1, fieldsType: _type, ...entry } = e as unknown as ManagedFieldsEntry;
+    const recorded = fromFieldsV1(fieldsV1);
+    let set = recorded;
     const foreign: Path[] = [];
-    for (const p of recorded) {
-      const q = fields(p, entry.apiVersion, view.apiVersion);
-      if (q) paths.set(key(q), q);
-      else foreign.push(p);
+    if (entry.apiVersion !== m.apiVersion && m.fields) {
+      set = new FieldSet();
+      for (const p of recorded.paths()) {
+        const q = translate(p, m, entry.apiVersion, m.apiVersion);
+        if (q) set.insert(q);
+        else foreign.push(p);
+      }
     }
-    return { entry, paths, foreign };
-  });
-}
-
-// encode drops entries that own nothing and orders the rest as kube stores them (sortEncodedManagedFields:
-// Apply before Update, then by time, manager, subresource, apiVersion). Each entry's fields go back to its version.
-function encode(owned: Owned[], view: View | undefined): ManagedFieldsEntry[] {
-  const order = (a: ManagedFieldsEntry, b: ManagedFieldsEntry) =>
-    byteOrder(a.operation, b.operation) || byteOrder(a.time ?? '', b.time ?? '') || byteOrder(a.manager, b.manager) ||
-    byteOrder(a.subresource ?? '', b.subresource ?? '') || byteOrder(a.apiVersion, b.apiVersion);
-  const recorded = (o: Owned): Path[] => {
-    const fields = view?.fields;
-    if (!fields || !view || o.entry.apiVersion === view.apiVersion) return [...o.paths.values(), ...o.foreign];
-    const out = [...o.foreign];
-    for (const p of o.paths.values()) out.push(fields(p, view.apiVersion, o.entry.apiVersion) ?? p);
-    return out;
-  };
-  return owned.map((o) => ({ o, paths: recorded(o) })).filter((x) => x.paths.length > 0)
-    .map(({ o, paths }) => ({ ...o.entry, fieldsV1: toFieldsV1(paths) })).sort(order);
-}
-
-const sameEntry = (e: ManagedFieldsEntry, manager: string, op: string, sub: string | undefined) =>
-  e.manager === manager && e.operation === op && (e.subresource ?? undefined) === sub;
-
-function entryFor(owned: Owned[], manager: string, op: 'Apply' | 'Update', sub: string | undefined, apiVersion: string, time: string): Owned {
-  let o = owned.find((x) => sameEntry(x.entry, manager, op, sub));
-  if (!o) {
-    const entry: ManagedFieldsEntry = { manager, operation: op, apiVersion, time, fieldsType: 'FieldsV1', fieldsV1: {} };
-    if (sub) entry.subresource = sub;
-    o = { entry, paths: new Map(), foreign: [] };
-    owned.push(o);
+    out.set(managerId(entry), { entry, set, foreign });
   }
-  // The entry now speaks the request's version: fields it held that this version cannot express are dropped.
-  if (o.entry.apiVersion !== apiVersion) o.foreign = [];
-  o.entry = { ...o.entry, apiVersion, time };
-  return o;
+  return out;
+}
+
+// encode drops owners of nothing and orders the rest as sortEncodedManagedFields does: operation, time (seconds),
+// manager, apiVersion, subresource. Each entry's fields go back to its own version.
+function encode(owners: Map<string, Owner>, m: Managed): ManagedFieldsEntry[] {
+  const out: ManagedFieldsEntry[] = [];
+  for (const o of owners.values()) {
+    let set = o.set;
+    if (o.entry.apiVersion !== m.apiVersion && m.fields) {
+      set = FieldSet.of(o.foreign);
+      for (const p of o.set.paths()) set.insert(translate(p, m, m.apiVersion, o.entry.apiVersion) ?? p);
+    }
+    if (set.empty()) continue;
+    const { manager, operation, apiVersion, time, subresource } = o.entry;
+    out.push({ manager, operation, apiVersion, ...(time ? { time } : {}), fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(set), ...(subresource ? { subresource } : {}) });
+  }
+  const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) : 0);
+  return out.sort((a, b) => byteOrder(a.operation, b.operation) || seconds(a.time) - seconds(b.time) || byteOrder(a.manager, b.manager) ||
+    byteOrder(a.apiVersion, b.apiVersion) || byteOrder(a.subresource ?? '', b.subresource ?? ''));
+}
+
+// resetFields are the fields the endpoint's strategy resets (GetResetFields): never owned through it.
+function resetFields(m: Managed, sub: string | undefined): FieldSet {
+  if (!m.hasStatus) return new FieldSet();
+  return FieldSet.of([[sub === 'status' ? 'f:spec' : 'f:status']]);
+}
+
+const emptyObject = (obj: KubeObject): KubeObject => ({ ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}), ...(obj.kind ? { kind: obj.kind } : {}), metadata: {} }) as KubeObject;
+
+/**
+ * update is Updater.update: what the write changes is taken from every other owner (a conflict for an applier, but a
+ * write always wins), and what it removes leaves them all. Returns the comparison, filtered of reset fields, or the
+ * conflicts when they are not forced.
+ */
+function takeOver(owners: Map<string, Owner>, self: string, before: unknown, after: unknown, m: Managed, ignored: FieldSet, force: boolean): Map<Owner, FieldSet> {
+  const c = compare(before, after, m.type);
+  const changed = c.modified.union(c.added).recursiveDifference(ignored);
+  const removed = c.removed.recursiveDifference(ignored);
+  const conflicts = new Map<Owner, FieldSet>();
+  for (const [id, o] of owners) {
+    if (id === self) continue;
+    const hit = o.set.intersection(changed);
+    if (!hit.empty()) conflicts.set(o, hit);
+  }
+  if (!force && conflicts.size > 0) return conflicts;
+  for (const [id, o] of owners) {
+    if (id === self) continue;
+    const hit = conflicts.get(o);
+    if (hit) o.set = o.set.difference(hit);
+    o.set = o.set.difference(removed);
+    if (o.set.empty() && o.foreign.length === 0) owners.delete(id);
+  }
+  return new Map();
 }
 
 /**
  * trackUpdate returns the managedFields after a create/update/patch by `manager`: the fields that differ between
- * `before` (undefined on create) and `after` move to the manager's Update entry. `sub` is the part of the object
- * the write may change; `subresource` labels the entry (default: "status" for status writes; "scale" for /scale).
+ * `before` (undefined on create) and `after` move to the manager's Update entry. `sub` is the endpoint ("status" on
+ * /status); `subresource` labels the entry (default: "status" for status writes; "scale" for /scale).
  */
 export function trackUpdate(
-  before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', apiVersion: string, time: string,
-  subresource: string | undefined = sub === 'status' ? 'status' : undefined, fields?: FieldVersions,
+  m: Managed, before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', time: string,
+  subresource: string | undefined = sub === 'status' ? 'status' : undefined,
 ): ManagedFieldsEntry[] {
-  const view: View = { apiVersion, fields };
-  const owned = decode(before?.metadata.managedFields, view);
-  const changed = leafPaths(after, sub).filter((p) => !before || !isDeepStrictEqual(getAt(before, p), getAt(after, p)));
-  const gone = before ? leafPaths(before, sub).filter((p) => getAt(after, p) === undefined) : [];
-  if (changed.length === 0 && gone.length === 0) return encode(owned, view);
-  const mine = entryFor(owned, manager, 'Update', subresource, apiVersion, time);
-  for (const p of gone) for (const o of owned) o.paths.delete(key(p));
-  for (const p of changed) {
-    for (const o of owned) if (o !== mine) o.paths.delete(key(p));
-    mine.paths.set(key(p), p);
-  }
-  return encode(owned, view);
+  const owners = decode(before?.metadata.managedFields, m);
+  // skipNonAppliedManager: an existing object nobody owns anything of stays untracked.
+  if (before && owners.size === 0) return [];
+  const ignored = resetFields(m, sub);
+  const live = before ?? emptyObject(after);
+  const entry = { manager, operation: 'Update' as const, apiVersion: m.apiVersion, subresource };
+  const self = managerId(entry);
+  const c = compare(live, after, m.type);
+  // The write is the "current-operation" manager: every previous owner, its own entry included, gives up what changed.
+  takeOver(owners, '', live, after, m, ignored, true);
+  const mine = c.modified.union(c.added).difference(c.removed).recursiveDifference(ignored).difference(STRIP);
+  if (mine.empty()) return encode(owners, m);
+  const prev = owners.get(self);
+  owners.set(self, { entry: { ...entry, time }, set: prev ? prev.set.union(mine) : mine, foreign: prev?.foreign ?? [] });
+  return encode(owners, m);
 }
 
-/** ApplyConflict is one field another manager owns with a different value. */
+/** ApplyConflict is the fields one other manager owns that an apply would change. */
 export interface ApplyConflict {
-  /** The other manager's entry (its identity: manager, operation, subresource, apiVersion). */
-  owner: ManagedFieldsEntry;
-  path: Path;
+  owner: EntryId;
+  paths: Path[];
 }
 
 /**
@@ -249,80 +198,88 @@ export interface ApplyScope {
   view?: { apiVersion: string; field: (p: Path) => string } | undefined;
 }
 
+// prune is Updater.prune: what the applier owned before and no longer applies goes, unless someone owns it now.
+function prune(merged: unknown, owners: Map<string, Owner>, last: FieldSet | undefined, m: Managed): unknown {
+  if (!last || last.empty()) return merged;
+  const t = m.type;
+  const named = (s: FieldSet) => ensureNamedFieldsAreMembers(s, t);
+  let pruned = removeItems(merged, named(last), t) ?? {};
+  let owned = new FieldSet();
+  for (const o of owners.values()) owned = owned.union(o.set);
+  const mergedSet = named(toFieldSet(merged, t));
+  pruned = removeItems(merged, mergedSet.difference(named(toFieldSet(pruned, t)).union(named(owned))), t) ?? {};
+  return removeItems(merged, mergedSet.difference(named(toFieldSet(pruned, t))).intersection(named(last)), t) ?? {};
+}
+
 /**
  * serverSideApply merges an applied configuration into `live` (undefined: create) for `manager` and returns the
  * new object with its managedFields, or throws 409 Conflict listing every conflicting field.
  */
 export function serverSideApply(
-  live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, apiVersion: string, time: string,
-  scope: ApplyScope = { part: 'main' }, fields?: FieldVersions,
+  m: Managed, live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, time: string,
+  scope: ApplyScope = { part: 'main' },
 ): KubeObject {
-  const view: View = { apiVersion, fields };
-  const owned = decode(live?.metadata.managedFields, view);
-  const appliedPaths = leafPaths(applied, scope.part);
-  const mine = entryFor(owned, manager, 'Apply', scope.subresource, apiVersion, time);
-  const conflicts: ApplyConflict[] = [];
-  for (const p of appliedPaths) {
-    if (!live || isDeepStrictEqual(getAt(live, p), getAt(applied, p))) continue;
-    for (const o of owned) {
-      if (o === mine || !o.paths.has(key(p))) continue;
-      if (force) o.paths.delete(key(p));
-      // Named in the owner's version, as structured-merge-diff finds it (merge/update.go compares the objects
-      // converted to each manager's version and intersects that manager's own set).
-      else conflicts.push({ owner: o.entry, path: o.entry.apiVersion === apiVersion ? p : fields?.(p, apiVersion, o.entry.apiVersion) ?? p });
-    }
-  }
-  if (conflicts.length) throw applyConflictError(conflicts, scope.view);
-  let next: KubeObject = live ? cloneJson(live) : { metadata: {} };
-  const appliedKeys = new Set(appliedPaths.map(key));
-  for (const [k, p] of mine.paths) {
-    if (appliedKeys.has(k)) continue;
-    if (!owned.some((o) => o !== mine && o.paths.has(k))) deleteAt(next, p);
-  }
-  // Only the part the endpoint may change is merged: on /status, the status alone.
-  const part = scope.part === 'status' ? (applied['status'] === undefined ? {} : { status: applied['status'] }) : applied;
-  next = applyMerge(next, part) as KubeObject;
-  mine.paths = new Map(appliedPaths.map((p) => [key(p), p]));
-  next.metadata.managedFields = encode(owned, view);
-  return next;
+  const owners = decode(live?.metadata.managedFields, m);
+  const base = live ?? emptyObject(applied);
+  const ignored = resetFields(m, scope.part === 'status' ? 'status' : scope.subresource);
+  const entry = { manager, operation: 'Apply' as const, apiVersion: m.apiVersion, subresource: scope.subresource };
+  const self = managerId(entry);
+  const { managedFields: _live, ...liveMeta } = base.metadata;
+  const liveValue = { ...base, metadata: liveMeta };
+  const { managedFields: _applied, ...appliedMeta } = applied.metadata;
+  const appliedValue = { ...applied, metadata: appliedMeta };
+  const merged = merge(liveValue, appliedValue, m.type) as KubeObject;
+  const last = owners.get(self)?.set;
+  const set = toFieldSet(appliedValue, m.type).recursiveDifference(ignored);
+  owners.set(self, { entry: { ...entry, ...(owners.get(self)?.entry.time ? { time: owners.get(self)?.entry.time } : {}) }, set, foreign: [] });
+  const next = prune(merged, owners, last, m) as KubeObject;
+  const conflicts = takeOver(owners, self, liveValue, next, m, ignored, force);
+  if (conflicts.size > 0) throw applyConflictError([...conflicts].map(([o, s]) => ({ owner: o.entry, paths: inOwnerVersion(s, o, m) })), scope.view);
+  const mine = owners.get(self) as Owner;
+  mine.set = mine.set.difference(STRIP);
+  if (!isDeepStrictEqual(liveValue, next) || !live) mine.entry = { ...mine.entry, time };
+  if (mine.set.empty()) owners.delete(self);
+  const out = (next ?? { metadata: {} }) as KubeObject;
+  out.metadata ??= {};
+  out.metadata.managedFields = encode(owners, m);
+  return out;
 }
 
-// managerId is BuildManagerIdentifier: the entry without fields and time, and without apiVersion for an applier.
-function managerId(e: ManagedFieldsEntry): string {
-  return JSON.stringify({ manager: e.manager, operation: e.operation, ...(e.operation === 'Update' ? { apiVersion: e.apiVersion } : {}), ...(e.subresource ? { subresource: e.subresource } : {}) });
+// inOwnerVersion names conflicting fields in the owner's version, as structured-merge-diff finds them.
+function inOwnerVersion(s: FieldSet, o: Owner, m: Managed): Path[] {
+  return FieldSet.of(s.paths().map((p) => translate(p, m, m.apiVersion, o.entry.apiVersion) ?? p)).paths();
 }
 
 // printManager (managedfields/internal/conflict.go): `"name"`, `with subresource "s"`, and `using <apiVersion>` for updaters.
-function printManager(e: ManagedFieldsEntry, view: ApplyScope['view']): string {
+function printManager(e: ApplyConflict['owner'], view: ApplyScope['view']): string {
   let s = goQuote(e.manager);
   if (e.subresource) s += ` with subresource ${goQuote(e.subresource)}`;
   if (e.operation === 'Update') s += ` using ${view?.apiVersion ?? e.apiVersion}`;
   return s;
 }
 
-// applyConflictError is NewConflictError: causes per field, the message grouped by manager when there are several;
-// errors.NewApplyConflict puts no name, group or kind in the details.
+// applyConflictError is NewConflictError: a cause per field, the message grouped by manager (sorted) when there are
+// several; errors.NewApplyConflict puts no name, group or kind in the details.
 function applyConflictError(conflicts: ApplyConflict[], view: ApplyScope['view']): StatusError {
-  const field = (p: Path) => (view ? view.field(p) : `.${p.join('.')}`);
-  const sorted = [...conflicts].sort((a, b) => byteOrder(managerId(a.owner), managerId(b.owner)) || byteOrder(field(a.path), field(b.path)));
+  const field = (p: Path) => (view ? view.field(p) : pathString(p));
+  const sorted = [...conflicts].sort((a, b) => byteOrder(managerId(a.owner), managerId(b.owner)));
+  const all = sorted.flatMap((c) => c.paths.map((p) => ({ owner: c.owner, path: p })));
   let message: string;
-  if (sorted.length === 1) {
-    const [c] = sorted as [ApplyConflict];
+  if (all.length === 1) {
+    const [c] = all as [{ owner: ApplyConflict['owner']; path: Path }];
     message = `Apply failed with 1 conflict: conflict with ${printManager(c.owner, view)}: ${field(c.path)}`;
   } else {
     const lines: string[] = [];
-    let last: string | undefined;
     for (const c of sorted) {
-      if (managerId(c.owner) !== last) lines.push(`conflicts with ${printManager(c.owner, view)}:`);
-      last = managerId(c.owner);
-      lines.push(`- ${field(c.path)}`);
+      lines.push(`conflicts with ${printManager(c.owner, view)}:`);
+      for (const p of c.paths) lines.push(`- ${field(p)}`);
     }
-    message = `Apply failed with ${sorted.length} conflicts: ${lines.join('\n')}`;
+    message = `Apply failed with ${all.length} conflicts: ${lines.join('\n')}`;
   }
   return new StatusError({
     code: 409,
     reason: 'Conflict',
     message,
-    details: { causes: sorted.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(c.owner, view)}`, field: field(c.path) })) },
+    details: { causes: all.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(c.owner, view)}`, field: field(c.path) })) },
   });
 }

@@ -10,7 +10,7 @@ import type { FieldValidation, KubeObject } from '../apis/meta/types.js';
 import { decodeScaleBody, GoDecodeError, interpretTypeMeta, type DecodedScale } from '../apis/meta/decode.js';
 import { goMarshal } from '../apis/meta/go-json.js';
 import { invalidPatch, type DecodeMode } from './decode-errors.js';
-import { getAt, leafPaths, setAt } from './managed-fields.js';
+import { getAt, leafPaths, setAt } from './object-paths.js';
 import type { ResourceDefinition } from './resource.js';
 
 /** ScaleSubresource maps autoscaling/v1 Scale onto objects of one kind. */

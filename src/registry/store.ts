@@ -247,7 +247,7 @@ export class ResourceStore {
       const cur = this.#canExist(namespace, name) ? await this.#storage.get(this.key(namespace, name)) : undefined;
       if (!cur) {
         if (sub === 'status') throw notFound(this.gr, name);
-        const created = serverSideApply(undefined, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()));
+        const created = serverSideApply(this.#strategy.managed, undefined, obj, opts.manager, opts.force, rfc3339(new Date()));
         try {
           return { ...(await this.#create(namespace, created, opts, warnings, { kind: 'apply' })), created: true };
         } catch (e) {
@@ -259,7 +259,7 @@ export class ResourceStore {
       const res = await this.#guaranteedUpdate(namespace, name, opts, warnings, (c) => {
         const rv = obj.metadata.resourceVersion;
         if (rv && rv !== c.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
-        const merged = serverSideApply(c, obj, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope, this.#fields);
+        const merged = serverSideApply(this.#strategy.managed, c, obj, opts.manager, opts.force, rfc3339(new Date()), scope);
         return this.#strategy.prepareUpdate(c, merged, sub, { kind: 'apply' });
       });
       return { ...res, created: false };
@@ -299,7 +299,7 @@ export class ResourceStore {
     const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
       if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
       const applied = this.#scale.appliedReplicas(cur, scale.replicas, name);
-      const merged = serverSideApply(cur, applied, opts.manager, opts.force, this.apiVersion, rfc3339(new Date()), scope, this.#fields);
+      const merged = serverSideApply(this.#strategy.managed, cur, applied, opts.manager, opts.force, rfc3339(new Date()), scope);
       return this.#strategy.prepareUpdate(cur, merged, 'main', { kind: 'apply' });
     });
     return this.#scale.toScale(res.object);

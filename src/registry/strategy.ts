@@ -14,7 +14,8 @@ import type { KubeObject, ObjectMeta } from '../apis/meta/types.js';
 import { finalizerWarnings, generateName, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apis/meta/validation.js';
 import { rfc3339 } from '../apis/meta/go-time.js';
 import type { SchemaAdmission } from '../admission/schema.js';
-import { trackUpdate, type FieldVersions } from './managed-fields.js';
+import { trackUpdate, type FieldVersions, type Managed } from './managed-fields.js';
+import { mergeTypeOf } from './merge/schema.js';
 import type { ResourceDefinition } from './resource.js';
 
 /** Subresource is the part of the object a write addresses. */
@@ -35,7 +36,8 @@ export class WriteStrategy {
   readonly #gr: GroupResource;
   readonly #schema: SchemaAdmission;
   readonly #systemStatus: ((obj: KubeObject) => unknown) | undefined;
-  readonly #fields: FieldVersions | undefined;
+  /** What the field manager needs of the kind: its merge schema, version and reset fields. */
+  readonly managed: Managed;
 
   /**
    * `standalone`: no cluster is configured, so the kind's standaloneStatus, if it has one (and a status
@@ -47,11 +49,7 @@ export class WriteStrategy {
     this.#gr = gr;
     this.#schema = schema;
     this.#systemStatus = def.subresources.status && standalone && def.standaloneStatus ? (o) => def.standaloneStatus?.(o) : undefined;
-    this.#fields = fields;
-  }
-
-  get #apiVersion(): string {
-    return `${this.#def.group}/${this.#def.version}`;
+    this.managed = { type: mergeTypeOf(def.schema), apiVersion: `${def.group}/${def.version}`, hasStatus: !!def.subresources.status, fields };
   }
 
   /**
@@ -77,7 +75,7 @@ export class WriteStrategy {
     this.#validate(obj, undefined);
     const warnings = finalizerWarnings(meta.finalizers, undefined);
     if (this.#systemStatus) obj['status'] = this.#systemStatus(obj);
-    if (own.kind === 'update') meta.managedFields = trackUpdate(undefined, obj, own.manager, 'main', this.#apiVersion, meta.creationTimestamp);
+    if (own.kind === 'update') meta.managedFields = trackUpdate(this.managed, undefined, obj, own.manager, 'main', meta.creationTimestamp);
     return { generated, warnings };
   }
 
@@ -126,7 +124,7 @@ export class WriteStrategy {
     }
     this.#validate(next, cur, schemaErrs);
     if (own.kind === 'update') {
-      next.metadata.managedFields = trackUpdate(cur, next, own.manager, sub, this.#apiVersion, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined), this.#fields);
+      next.metadata.managedFields = trackUpdate(this.managed, cur, next, own.manager, sub, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined));
     }
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) throw new DeleteInstead();
     return isDeepStrictEqual(next, cur) ? null : next;

@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { compileSchemaAdmission } from '../../admission/schema.js';
 import { cloneJson } from '../../apis/meta/json-clone.js';
-import { getAt, leafPaths } from '../../registry/managed-fields.js';
+import { getAt, leafPaths } from '../../registry/object-paths.js';
 import { toV1, toV1alpha1, v1alpha1Conversion } from './conversion.js';
 import { websiteDefinition as v1Def, websiteSchema as v1Schema, type Website as V1 } from './v1.js';
 import { NODE_PORT_ANNOTATION, nodePortAnnotation, websiteDefinition as alphaDef, websiteSchema as alphaSchema, type Website as V1alpha1 } from './v1alpha1.js';

@@ -371,6 +371,7 @@ describe('resourceVersion semantics', () => {
   });
 
   it('a resourceVersion newer than the server has is 504 Timeout with cause ResourceVersionTooLarge after waiting', async () => {
+    const from = server.logs().length;
     const current = Number(ok(await list('pg-alpha')).metadata.resourceVersion);
     const future = String(current + 1000);
     const [notOlder, legacy] = await Promise.all([
@@ -381,6 +382,12 @@ describe('resourceVersion semantics', () => {
       const s = expectStatus(r, 504, 'Timeout');
       expect(s.details.causes).toContainEqual(expect.objectContaining({ reason: 'ResourceVersionTooLarge' }));
     }
+    // The client's wait ran out, nothing failed: each is one info `request` line with its code, no error, no stack.
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = server.logs().slice(from).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; code?: number });
+    expect(lines.filter((l) => l.code === 504)).toEqual([expect.objectContaining({ level: 30, msg: 'request' }), expect.objectContaining({ level: 30, msg: 'request' })]);
+    expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    expect(server.logs().slice(from)).not.toContain('"stack"');
   });
 });
 

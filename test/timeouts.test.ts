@@ -74,6 +74,26 @@ describe('--request-timeout: every request but a watch', () => {
     expect(long.ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
   });
 
+  it('a 504 the client waited for is logged as one info `request` line with its code, never as an error with a stack', async () => {
+    const from = server.logs().length;
+    // ?timeout= runs out while the body trickles in; the request timeout runs out while a list waits (3 s) for a
+    // resourceVersion the store does not reach, and the list handler ends in its own 504 after that.
+    const put = `${COLL}/logged?timeout=300ms`;
+    const timedOut = await rawRequest(server, trickle(`PUT ${put} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, 100), { waitMs: 10_000, firstResponse: true });
+    expect(timedOut.json).toEqual(TIMED_OUT);
+    const list = `${COLL}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan`;
+    const waited = await call(agent, `${server.url}${list}`);
+    expect(waited.body).toEqual(TIMED_OUT);
+    await new Promise((r) => setTimeout(r, 3000 - REQUEST_TIMEOUT_MS + 500));
+    type Line = { level: number; msg: string; url?: string; code?: number; err?: unknown };
+    const lines = (): Line[] => server.logs().slice(from).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+    for (const url of [put, list]) {
+      expect(lines().filter((l) => l.url === url)).toEqual([expect.objectContaining({ level: 30, msg: 'request', code: 504 })]);
+    }
+    expect(lines().filter((l) => l.level >= 40 || l.err !== undefined)).toEqual([]);
+    expect(server.logs().slice(from)).not.toContain('stack');
+  });
+
   it.each([
     ['abc', 'time: invalid duration "abc"'],
     ['5', 'time: missing unit in duration "5"'],

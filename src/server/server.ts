@@ -40,7 +40,7 @@ import {
 } from './client-errors.js';
 import { createDualServer, HTTP2_MAX_STREAMS } from './connections.js';
 import { markConnections, resetUnreadBody } from '../util/http-connection.js';
-import { DEFAULT_TIMEOUTS, installRequestTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
+import { DEFAULT_TIMEOUTS, installRequestTimeout, isTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { installRequestEnd, onRequestDone } from '../util/request-done.js';
@@ -208,7 +208,11 @@ export function createServer(cfg: ServerConfig): ApiServer {
     }
   });
   onRequestDone(app, (req, code, ms) => {
-    cfg.logger.debug({ method: req.method, url: req.url, code, user: req.user?.name, ms }, 'request');
+    const line = { method: req.method, url: req.url, code, user: req.user?.name, ms };
+    // A 504 (a request past its deadline, a resourceVersion not reached in time) shows at the default level, as one
+    // plain line: the client's wait ran out, nothing in the server failed (timeouts.ts).
+    if (code === 504) cfg.logger.info(line, 'request');
+    else cfg.logger.debug(line, 'request');
   });
 
   const served = servedDefinitions(cfg.kinds);
@@ -225,7 +229,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
       reply.header('connection', 'close');
       closeGently(req.raw.socket);
     }
-    if (status.code >= 500) req.log.error({ err }, 'request failed');
+    if (status.code >= 500 && !isTimeout(status)) req.log.error({ err }, 'request failed');
     if (status.status.details?.retryAfterSeconds) reply.header('retry-after', String(status.status.details.retryAfterSeconds));
     reply.code(status.code).type('application/json').send(status.status);
   });

@@ -18,15 +18,24 @@
  * Watches (HTTP and WebSocket) are long-running (filters.BasicLongRunningRequestCheck: verb watch) and only end by
  * their own timeoutSeconds or min-request-timeout.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
-import { badRequest } from '../apis/meta/errors.js';
+import { badRequest, StatusError } from '../apis/meta/errors.js';
 import { first, queryOf } from '../apis/meta/parameter-codec.js';
 import { requestAttributes } from '../auth/request-info.js';
 import { closeGently, requestTimedOut } from './client-errors.js';
 import { onResponseClosed } from '../util/request-done.js';
 import { resetUnreadBody } from '../util/http-connection.js';
 import { answerRaw } from '../util/raw-answer.js';
+
+/**
+ * isTimeout tells a 504 Timeout Status: a deadline the client set or waits under (`?timeout=`, --request-timeout, a
+ * resourceVersion the store has not reached in time) ran out. An answer, not a server failure: it is not logged as
+ * an error.
+ */
+export function isTimeout(e: unknown): boolean {
+  return e instanceof StatusError && e.code === 504 && e.status.reason === 'Timeout';
+}
 
 /** TimeoutSettings are the server's time limits in milliseconds. */
 export interface TimeoutSettings {
@@ -108,17 +117,32 @@ function timeOut(req: FastifyRequest, reply: FastifyReply): void {
     return;
   }
   reply.hijack();
-  // What the handler still does is logged as errors only (kube logs its post-timeout activity the same way).
-  const quiet = req.log.child({ timedOut: true }, { level: 'error' });
+  // The timeout itself is no error: the request line reports the 504 (server.ts), as kube's httplog line does, with
+  // no stack (its timeout filter turns the stack trace off for it).
+  const quiet = postTimeoutLogger(req.log);
   req.log = quiet;
   (reply as { log: typeof quiet }).log = quiet;
-  req.log.error({ method: req.method, url: req.url }, 'request timed out');
   // HTTP/2: only this stream ends (reset once the 504 is out if its body is still coming); the connection is shared.
   const http2 = resetUnreadBody(req.raw);
   if (!http2) closeGently(req.raw.socket as Socket);
   // No onSend runs for this answer: answerRaw records it for the audit log (else it would log the 504 as a 200 whose
   // client went away, "Connection closed early").
   answerRaw(res, 504, requestTimedOut().status, !http2);
+}
+
+/**
+ * postTimeoutLogger logs what the handler still does once its request timed out, errors only (kube logs its
+ * post-timeout activity the same way). A Timeout the handler ends in (a wait for a resourceVersion, cut short by the
+ * request's deadline) is that same deadline seen late: not logged (fastify would log it as an error with a stack).
+ */
+function postTimeoutLogger(log: FastifyBaseLogger): FastifyBaseLogger {
+  const quiet = log.child({ timedOut: true }, { level: 'error' });
+  const error = quiet.error.bind(quiet) as (...args: unknown[]) => void;
+  quiet.error = ((...args: unknown[]) => {
+    if (isTimeout((args[0] as { err?: unknown } | null | undefined)?.err)) return;
+    error(...args);
+  }) as typeof quiet.error;
+  return quiet;
 }
 
 // Go's time.ParseDuration units, in nanoseconds.

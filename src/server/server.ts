@@ -39,6 +39,7 @@ import {
   clientErrorHandler, closeGently, frameworkErrors, httpParserOptions, installClientErrors, largeUnreadBody, unsupportedMethod,
 } from './client-errors.js';
 import { createDualServer, HTTP2_MAX_STREAMS } from './connections.js';
+import { installHttp2ResponseHeaders } from './http2-response-headers.js';
 import { markConnections, resetUnreadBody } from '../util/http-connection.js';
 import { DEFAULT_TIMEOUTS, installRequestTimeout, isTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
@@ -173,6 +174,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   auditor.install(app);
   // Before authentication, as kube's WithRequestDeadline: Go's own checks (Host, version), then the request timeout.
   installClientErrors(app);
+  installHttp2ResponseHeaders(app);
   installRequestTimeout(app, timeouts);
   app.decorateRequest('user', undefined);
   app.decorateRequest('attributes', undefined);

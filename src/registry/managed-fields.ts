@@ -120,10 +120,15 @@ function encode(owners: Map<string, Owner>, m: Managed): ManagedFieldsEntry[] {
     byteOrder(a.apiVersion, b.apiVersion) || byteOrder(a.subresource ?? '', b.subresource ?? ''));
 }
 
-// resetFields are the fields the endpoint's strategy resets (GetResetFields): never owned through it.
-function resetFields(m: Managed, sub: string | undefined): FieldSet {
+// resetFields are the fields the endpoint's strategy resets: never owned through it. On the main resource that is
+// `status` (GetResetFields); on /status kube-apiserver 1.37 records nothing but status for an apply or an update
+// (checked against it: labels and spec in a /status body are owned by no one), so everything else is reset there.
+function resetFields(m: Managed, sub: string | undefined, ...objs: (KubeObject | undefined)[]): FieldSet {
   if (!m.hasStatus) return new FieldSet();
-  return FieldSet.of([[sub === 'status' ? 'f:spec' : 'f:status']]);
+  if (sub !== 'status') return FieldSet.of([['f:status']]);
+  const top = new Set(['metadata', 'spec', ...objs.flatMap((o) => (o ? Object.keys(o) : []))]);
+  top.delete('status');
+  return FieldSet.of([...top].map((k) => [`f:${k}`]));
 }
 
 const emptyObject = (obj: KubeObject): KubeObject => ({ ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}), ...(obj.kind ? { kind: obj.kind } : {}), metadata: {} }) as KubeObject;
@@ -166,7 +171,7 @@ export function trackUpdate(
   const owners = decode(before?.metadata.managedFields, m);
   // skipNonAppliedManager: an existing object nobody owns anything of stays untracked.
   if (before && owners.size === 0) return [];
-  const ignored = resetFields(m, sub);
+  const ignored = resetFields(m, sub, before, after);
   const live = before ?? emptyObject(after);
   const entry = { manager, operation: 'Update' as const, apiVersion: m.apiVersion, subresource };
   const self = managerId(entry);
@@ -221,7 +226,7 @@ export function serverSideApply(
 ): KubeObject {
   const owners = decode(live?.metadata.managedFields, m);
   const base = live ?? emptyObject(applied);
-  const ignored = resetFields(m, scope.part === 'status' ? 'status' : scope.subresource);
+  const ignored = resetFields(m, scope.part === 'status' ? 'status' : scope.subresource, live, applied);
   const entry = { manager, operation: 'Apply' as const, apiVersion: m.apiVersion, subresource: scope.subresource };
   const self = managerId(entry);
   const { managedFields: _live, ...liveMeta } = base.metadata;

@@ -143,7 +143,7 @@ describe('bodies that do not parse: kube-apiserver\'s words for each content typ
   it.each(['text/plain', 'application/apply-patch+yaml', 'application/merge-patch+json', 'application/json; charset', 'application/json;a=1;a=2', 'application/json, text/plain'])(
     'a create with Content-Type %j is 415, as kube-apiserver\'s negotiation (mime.ParseMediaType) refuses it', async (ct) => {
       const r = await raw(httpRequest('POST', COLL, { 'content-type': ct }, JSON.stringify(website('never'))));
-      expectStatus(r, 415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml');
+      expectStatus(r, 415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
     });
 
   it('parameters Go reads are fine', async () => {

@@ -10,6 +10,7 @@ import type { ResourceStore, Subresource } from '../registry/store.js';
 import { APPLY_PATCH_TYPE, SUPPORTED_PATCH_TYPES, type PatchType } from '../registry/patch.js';
 import type { IncludeObject } from '../registry/table.js';
 import { negotiate, negotiateWatch, type Target } from './negotiation.js';
+import { answerInYaml, installResponseEncoding } from './response-encoding.js';
 import {
   checkResourceVersion, isDryRun, parseDeleteOptions, parseGetOptions, parseListOptions, parseTableOptions, parseWriteOptions,
   requestQuery, type ListOptions, type Query,
@@ -37,8 +38,15 @@ const isApplyPatch = (req: FastifyRequest) => mediaType(req) === APPLY_PATCH_TYP
 function patchType(req: FastifyRequest): Exclude<PatchType, typeof APPLY_PATCH_TYPE> {
   const ct = mediaType(req);
   // negotiation.NewUnsupportedMediaTypeError: a Status with the accepted list and no details.
-  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct) || ct === APPLY_PATCH_TYPE) throw unsupportedMediaType('', [...SUPPORTED_PATCH_TYPES]);
+  if (!(SUPPORTED_PATCH_TYPES as readonly string[]).includes(ct) || ct === APPLY_PATCH_TYPE) throw unsupportedMediaType(SUPPORTED_PATCH_TYPES);
   return ct as Exclude<PatchType, typeof APPLY_PATCH_TYPE>;
+}
+
+// negotiated negotiates the answer and records the format it goes out in (response-encoding.ts converts it).
+function negotiated(req: FastifyRequest, single: boolean): Target {
+  const target = negotiate(req.headers.accept, single);
+  if (target.yaml) answerInYaml(req);
+  return target;
 }
 
 // representation adds the Table options (`includeObject`, `-` for noHeaders) to a target, read only for a Table
@@ -51,6 +59,7 @@ function representation(req: Req, target: Target): { target: Target; includeObje
 export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const def = store.def;
   warningBytes(app);
+  installResponseEncoding(app);
   const base = `/apis/${def.group}/${def.version}`;
   const tableRows = new TableRows(def);
   // What hooks and body parsers read of a route: the resource it serves, in which version.
@@ -97,7 +106,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       await (upgrade ? serveWatchWebSocket(upgrade, reply.raw, w) : serveWatch(reply.raw, w));
       return reply;
     }
-    const { target, includeObject, noHeaders } = representation(req, negotiate(req.headers.accept, false));
+    const { target, includeObject, noHeaders } = representation(req, negotiated(req, false));
     // A full list is the stored objects as they are: their stored JSON text is sent without decoding it. A Table
     // is built from that text too, with rows remembered per stored version (table-rows.ts).
     const { items, encoded, meta } = await readListPage(store, namespace, opts, target.kind === 'Object' || target.kind === 'Table');
@@ -124,7 +133,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           return list(req, parseListOptions(requestQuery(req), def.namespaced), reply, ns(req));
         case 'POST': {
           const opts = parseWriteOptions(requestQuery(req), 'CreateOptions', req.headers['user-agent']);
-          const target = negotiate(req.headers.accept, true);
+          const target = negotiated(req, true);
           const { object, warnings } = await store.create(ns(req), req.body, opts);
           sendWarnings(reply, warnings);
           reply.code(201);
@@ -134,7 +143,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           const lo = parseListOptions(requestQuery(req), def.namespaced);
           const o = parseDeleteOptions(req.body, requestQuery(req), rawBodyOf(req));
           // Negotiated before deleting: a 406 must leave everything in place.
-          const target = negotiate(req.headers.accept, false);
+          const target = negotiated(req, false);
           // The collection is read with the request's ListOptions, as a list would be (a bad resourceVersion or
           // continue token fails before anything is deleted); later pages follow the token alone.
           const page = async (token: string | undefined) => {
@@ -177,7 +186,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       // is watched with fieldSelector=metadata.name=<name> on the collection.
       if (req.method === 'POST') throw methodNotSupported(store.gr, 'post');
       // Negotiated before any write: a 406 must leave the object as it was.
-      const target = negotiate(req.headers.accept, true);
+      const target = negotiated(req, true);
       switch (req.method) {
         case 'GET': {
           parseGetOptions(requestQuery(req));
@@ -248,6 +257,8 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
       const apply = req.method === 'PATCH' && isApplyPatch(req);
       const writeOpts = () => (req.method === 'PUT' ? parseWriteOptions(q, 'UpdateOptions', ua) : parseWriteOptions(q, 'PatchOptions', ua, apply));
       if (sub === 'scale') {
+        // A Scale is answered as itself, in JSON or YAML as negotiated.
+        negotiated(req, true);
         if (req.method === 'GET') return store.getScale(ns(req), name);
         if (apply) return store.applyScale(ns(req), name, req.body, writeOpts());
         const scaled = req.method === 'PUT'
@@ -256,7 +267,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
         sendWarnings(reply, scaled.warnings);
         return scaled.object;
       }
-      const target = negotiate(req.headers.accept, true);
+      const target = negotiated(req, true);
       if (req.method === 'GET') return transformObject(def, await store.get(ns(req), name), target, 'Metadata');
       const status: Subresource = 'status';
       const res = req.method === 'PUT'

@@ -25,6 +25,7 @@ import type { Target } from './negotiation.js';
 import type { ListOptions } from './query.js';
 import { bookmarkObject, transformObject } from './transform.js';
 import { sharedLine, watchLine } from './watch-encoding.js';
+import { acceptsGzip, GzipMembers } from './content-encoding.js';
 
 // The server speaks HTTP/1.1 (the aggregator and every client accept it), so the raw response is an http one.
 type RawResponse = ServerResponse;
@@ -131,27 +132,43 @@ function framed(line: string | Buffer): Buffer {
 }
 const CRLF = Buffer.from('\r\n');
 
-/** httpSink starts the chunked 200 response of an HTTP watch (handlers/watch.go HandleHTTP). */
-export function httpSink(res: RawResponse): OpenSink {
+/**
+ * httpSink starts the chunked 200 response of an HTTP watch (handlers/watch.go HandleHTTP); with `gzip` (a
+ * watch-list whose client accepts it) the stream is gzip members, one per batch of events (content-encoding.ts).
+ */
+export function httpSink(res: RawResponse, gzip = false): OpenSink {
   return (events) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+    if (gzip) Object.assign(headers, { 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
+    res.writeHead(200, headers);
     // Flush headers now: a proxied Watch() blocks until it sees them (kubernetes/kubernetes#75837).
     res.flushHeaders();
     // The socket, when the response is chunked and its headers are out: lines then go straight to it. Written
     // straight to the socket, the response never sees backpressure: the socket tells.
     const socket = res.headersSent && res.chunkedEncoding ? res.socket : null;
-    const onDrain = () => events.drain();
+    const write = (data: string | Buffer) => (socket ? socket.write(framed(data)) : res.write(data));
+    const members = gzip ? new GzipMembers(write) : undefined;
+    const onDrain = () => {
+      members?.drained();
+      events.drain();
+    };
     const drains = socket ?? res;
     drains.on('drain', onDrain);
-    res.on('close', () => events.closed());
+    res.on('close', () => {
+      members?.discard();
+      events.closed();
+    });
     return {
-      send: (line) => (socket ? socket.write(framed(line)) : res.write(line)),
+      send: (line) => (members ? members.send(line) : write(line)),
       get closed() {
         return res.destroyed || res.writableEnded;
       },
       close() {
         drains.off('drain', onDrain);
-        if (!res.writableEnded && !res.destroyed) res.end();
+        if (!res.writableEnded && !res.destroyed) {
+          members?.flush();
+          res.end();
+        }
       },
     };
   };
@@ -258,9 +275,13 @@ export interface WatchRequest {
 // kube-apiserver picks a random timeout in [minRequestTimeout, 2×minRequestTimeout) (30–60 min) when none is given.
 const defaultTimeoutSeconds = () => 1800 + Math.floor(Math.random() * 1800);
 
-/** serveWatch streams events to an already hijacked raw response; it resolves once the stream is live or ended. */
+/**
+ * serveWatch streams events to an already hijacked raw response; it resolves once the stream is live or ended. A
+ * watch-list (sendInitialEvents=true) is gzipped when its client accepts gzip, a plain watch never (kube 1.37).
+ */
 export function serveWatch(res: RawResponse, w: WatchRequest): Promise<void> {
-  return streamWatch(httpSink(res), w);
+  const gzip = w.opts.sendInitialEvents === true && acceptsGzip(res.req?.headers['accept-encoding']);
+  return streamWatch(httpSink(res, gzip), w);
 }
 
 /** streamWatch streams events to the sink `open` creates; it resolves once the stream is live or ended. */

@@ -93,12 +93,15 @@ const PATCH_TYPES = new Set(['application/merge-patch+json', 'application/json-p
 /**
  * unsupportedBody is kube's 415 for the Content-Type of a body other than a PATCH's (negotiation
  * NegotiateInputSerializer: the header is read with mime.ParseMediaType, and a patch type is no object type); a
- * PATCH's type is judged by its handler, which reads only what comes before `;` (handlers/patch.go).
+ * PATCH's type is judged by its handler, which reads only what comes before `;` (handlers/patch.go). A create or
+ * update whose body is of a type not in `decoded` (the wildcard type aside, taken as JSON) is refused here too, before its
+ * body is read: the connection then stays open, the unread rest drained as Go's server drains it.
  */
-export function unsupportedBody(method: string, contentType: string | undefined, accepted: readonly string[]): StatusError | undefined {
+export function unsupportedBody(method: string, contentType: string | undefined, listed: readonly string[], decoded: readonly string[] = listed): StatusError | undefined {
   if (method === 'PATCH' || contentType === undefined || contentType === '') return undefined;
   const mt = goMediaType(contentType);
-  if (mt === undefined || PATCH_TYPES.has(mt)) return unsupportedMediaType('', [...accepted]);
+  if (mt === undefined || PATCH_TYPES.has(mt)) return unsupportedMediaType(listed, decoded);
+  if ((method === 'POST' || method === 'PUT') && mt !== '*/*' && !decoded.includes(mt)) return unsupportedMediaType(listed, decoded);
   return undefined;
 }
 

@@ -43,6 +43,7 @@ import { installHttp2ResponseHeaders } from './http2-response-headers.js';
 import { markConnections, resetUnreadBody } from '../util/http-connection.js';
 import { DEFAULT_TIMEOUTS, installRequestTimeout, isTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
+import { BODY_MEDIA_TYPES, KUBE_MEDIA_TYPES } from '../endpoints/media-types.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { installRequestEnd, onRequestDone } from '../util/request-done.js';
 import { createMetrics, registerMetrics } from '../observability/metrics.js';
@@ -119,9 +120,6 @@ export interface ApiServer {
    */
   shutdown(preShutdown?: () => Promise<void>): Promise<ShutdownReport>;
 }
-
-// The media types a create/update body may have (kube-apiserver also takes YAML; protobuf/CBOR are not offered).
-const BODY_TYPES = ['application/json', 'application/yaml'];
 
 /** createServer builds the fastify app with every route registered. */
 export function createServer(cfg: ServerConfig): ApiServer {
@@ -233,6 +231,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
     }
     if (status.code >= 500 && !isTimeout(status)) req.log.error({ err }, 'request failed');
     if (status.status.details?.retryAfterSeconds) reply.header('retry-after', String(status.status.details.retryAfterSeconds));
+    // A 415 names the body types taken here in an Accept header too (RFC 9110 §15.5.16), for clients that fall back.
+    if (status.acceptedMediaTypes) reply.header('accept', status.acceptedMediaTypes.join(', '));
     reply.code(status.code).type('application/json').send(status.status);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -313,7 +313,7 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
   // once their Content-Type passed kube's negotiation.
   const roleOf = bodyRoleOf(kinds);
   app.addHook('preParsing', (req, _reply, payload, done) => {
-    done(unsupportedBody(req.method, req.headers['content-type'], BODY_TYPES) ?? null, payload);
+    done(unsupportedBody(req.method, req.headers['content-type'], KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) ?? null, payload);
   });
   const decodeJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
     try {
@@ -364,7 +364,9 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
     if (req.is404) return done(null, undefined);
     const ct = req.headers['content-type'];
     if (ct === undefined || ct === '' || ct.startsWith('*/*')) return decodeJson(req, body, done);
-    done(unsupportedMediaType(ct.split(';')[0] ?? ct, BODY_TYPES), undefined);
+    // A PATCH's type is its handler's to refuse, with the patch types in its 415 (handlers/patch.go).
+    if (req.method === 'PATCH') return done(null, undefined);
+    done(unsupportedMediaType(KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES), undefined);
   });
 }
 
@@ -385,7 +387,7 @@ export function toStatusError(err: Error): StatusError {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return tooLarge(`Request entity too large: limit is ${BODY_LIMIT}`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return unsupportedMediaType('', BODY_TYPES);
+      return unsupportedMediaType(KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return badRequest(`error decoding request body: ${fe.message}`);

@@ -17,6 +17,8 @@ const qualified = (gr: GroupResource) => (gr.group ? `${gr.resource}.${gr.group}
 /** StatusError carries a complete metav1.Status; `code` is the HTTP status. */
 export class StatusError extends Error {
   readonly status: Status;
+  /** For a 415: the media types a body may have here, which the answer's `Accept` header lists (RFC 9110 §15.5.16). */
+  acceptedMediaTypes?: readonly string[];
   constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'>, options?: { cause?: unknown }) {
     super(status.message ?? status.reason ?? 'error', options);
     this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...status };
@@ -85,10 +87,15 @@ export const expired = (message: string) => err(410, 'Expired', message);
 /** tooLarge: 413 RequestEntityTooLarge. */
 export const tooLarge = (message: string) => err(413, 'RequestEntityTooLarge', message);
 
-/** unsupportedMediaType: 415 with the list of accepted types, worded like negotiation.NewUnsupportedMediaTypeError. */
-export const unsupportedMediaType = (contentType: string, accepted: string[]) =>
-  err(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    contentType ? { causes: [{ reason: 'UnsupportedMediaType', message: contentType }] } : undefined);
+/**
+ * unsupportedMediaType: 415 worded as negotiation.NewUnsupportedMediaTypeError, a Status without details whose
+ * message names `listed`; `accepted`, the types a body is really decoded from here, goes to the `Accept` header.
+ */
+export function unsupportedMediaType(listed: readonly string[], accepted: readonly string[] = listed): StatusError {
+  const e = err(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${listed.join(', ')}`);
+  e.acceptedMediaTypes = accepted;
+  return e;
+}
 
 /** invalid: 422 Invalid `Website.extensions.example.com "x" is invalid: [a, b]` with one cause per field. */
 export function invalid(kind: string, group: string, name: string, errors: FieldError[]): StatusError {

@@ -8,6 +8,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Stream, type ServerHttp2Session } from 'node:http2';
 import type { Server as NetServer } from 'node:net';
 import { goAway } from '../util/http-connection.js';
+import { answerTooLarge, http2HeaderOptions } from './header-limits.js';
 
 /** HTTP2_MAX_STREAMS is k8s.io/apiserver's default MaxConcurrentStreams (secure_serving.go, without --http2-max-streams-per-connection). */
 export const HTTP2_MAX_STREAMS = 100;
@@ -29,16 +30,20 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * (and taken by a client that offers no ALPN). Its HTTP/1.1 connections behave as those of Node's HTTPS server with
  * the same options: the HTTP/2 server reads the HTTP/1 options from its own properties, not its options, so they
  * are set there. An HTTP/2 connection idle (no stream open) for keepAliveTimeout gets a GOAWAY, as Go's
- * http2.Server IdleTimeout. closeAllConnections drops every connection of either protocol.
+ * http2.Server IdleTimeout. closeAllConnections drops every connection of either protocol. HTTP/2 headers are
+ * bounded as kube-apiserver bounds them (header-limits.ts): a request over the limit gets its 431 here.
  */
 export function createDualServer(tlsOptions: Record<string, unknown>, http1: Http1Options, maxStreams: number, handler: Handler): NetServer {
-  const { maxHeaderSize } = http1;
+  const headers = http2HeaderOptions();
   const server = http2.createSecureServer({
     noDelay: true,
     ...tlsOptions,
     allowHTTP1: true,
-    settings: { maxConcurrentStreams: maxStreams, maxHeaderListSize: maxHeaderSize },
-  }, handler as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
+    maxHeaderListPairs: headers.maxHeaderListPairs,
+    settings: { maxConcurrentStreams: maxStreams, ...headers.settings },
+  }, ((req: Http2ServerRequest, res: Http2ServerResponse) => {
+    if (!answerTooLarge(req, res)) handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+  }) as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
   Object.assign(server, http1);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session: ServerHttp2Session) => {

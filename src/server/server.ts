@@ -40,6 +40,7 @@ import {
 } from './client-errors.js';
 import { createDualServer, HTTP2_MAX_STREAMS } from './connections.js';
 import { installHttp2ResponseHeaders } from './http2-response-headers.js';
+import { liftHeaderCount } from './header-limits.js';
 import { markConnections, resetUnreadBody } from '../util/http-connection.js';
 import { DEFAULT_TIMEOUTS, installRequestTimeout, isTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
 import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
@@ -159,6 +160,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
   markConnections(app.server);
+  liftHeaderCount(app.server);
   const watches = new WatchRegistry(cfg.watch);
   // Upgrade requests (WebSocket watches) take the normal path through hooks and routes; only a watch upgrades.
   routeUpgrades(app);

@@ -29,6 +29,8 @@ export interface RawOptions {
   firstResponse?: boolean;
   /** Present the admin client certificate (default true). */
   clientCert?: boolean;
+  /** Present this client certificate and key (PEM) instead of the admin's: a front proxy's, say. */
+  identity?: { cert: string; key: string };
 }
 
 /** TlsTarget is where to connect and the certificate directory of that server. */
@@ -37,9 +39,9 @@ export interface TlsTarget {
   certDir: string;
 }
 
-function connect(t: TlsTarget, clientCert: boolean): tls.TLSSocket {
+function connect(t: TlsTarget, clientCert: boolean, identity?: { cert: string; key: string }): tls.TLSSocket {
   const ca = readFileSync(join(t.certDir, 'ca.crt'), 'utf8');
-  const auth = clientCert ? { cert: readFileSync(join(t.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(t.certDir, 'admin.key'), 'utf8') } : {};
+  const auth = identity ?? (clientCert ? { cert: readFileSync(join(t.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(t.certDir, 'admin.key'), 'utf8') } : {});
   return tls.connect({ host: '127.0.0.1', port: t.port, ca, servername: 'localhost', ALPNProtocols: ['http/1.1'], ...auth });
 }
 
@@ -80,7 +82,7 @@ export function parseResponse(raw: Buffer): { status: number; headers: Record<st
 export function rawRequest(t: TlsTarget, request: string | Buffer | ((s: tls.TLSSocket) => void), o: RawOptions = {}): Promise<RawResponse> {
   const waitMs = o.waitMs ?? 5000;
   return new Promise((resolve) => {
-    const s = connect(t, o.clientCert ?? true);
+    const s = connect(t, o.clientCert ?? true, o.identity);
     const started = Date.now();
     let raw = Buffer.alloc(0);
     let doneAt: number | undefined;

@@ -28,6 +28,8 @@ export function installResponseEncoding(app: FastifyInstance): void {
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     let body = typeof payload === 'string' ? Buffer.from(payload) : payload;
     const format = reply.statusCode >= 400 ? errorFormat(req.headers.accept) : inYaml.has(req) ? 'yaml' : 'json';
+    // kube names the media type alone (fastify would add `; charset=utf-8` to a serialized object).
+    if (format === 'json' && isJson(reply)) reply.header('content-type', 'application/json');
     if (format !== 'json' && isJson(reply)) {
       if (format === 'raw') {
         reply.header('content-type', 'application/json');

@@ -21,7 +21,12 @@ export class StatusError extends Error {
   acceptedMediaTypes?: readonly string[];
   constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'>, options?: { cause?: unknown }) {
     super(status.message ?? status.reason ?? 'error', options);
-    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...status };
+    // metav1.Status's field order, so the JSON is kube's byte for byte: message, reason, details, then code.
+    const { message, reason, details, code } = status;
+    this.status = {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      ...(message !== undefined ? { message } : {}), ...(reason !== undefined ? { reason } : {}), ...(details !== undefined ? { details } : {}), code,
+    };
   }
   get code(): number {
     return this.status.code;

@@ -4,9 +4,11 @@
  * nothing here states an expected managedFields entry, a merged list or a conflict message; each step compares
  * - the response: status code and body (an object, or for errors the whole Status: message, reason, details, causes);
  * - the object read back afterwards, managedFields exactly (order, manager, operation, apiVersion, subresource, fieldsV1).
- * Normalized away are what cannot match: uid, resourceVersion, creationTimestamp, managedFields[].time, and the twin's
- * API group (Website's twin is served as crd.example.com beside our APIService, which owns extensions.example.com;
- * FlightTicket's is served in its own group, testing.example.com, which nothing else serves on that kube-apiserver).
+ * Normalized away are what cannot match: uid, resourceVersion, creationTimestamp, and the twin's API group (Website's
+ * twin is served as crd.example.com beside our APIService, which owns extensions.example.com; FlightTicket's is served
+ * in its own group, testing.example.com, which nothing else serves on that kube-apiserver). Each step runs in a second
+ * of its own, on both servers at once, and a managedFields time is compared as the step it was written in: kube sorts
+ * entries by operation, then time in seconds, then manager, so their order is compared too, and when a time moves.
  *
  * Ours runs in process (createServer on a temporary lmdb file, app.inject), with no controllers and not standalone
  * (whose Website status the server would write itself): the objects change only by the requests sent. The kinds:
@@ -17,12 +19,13 @@
  * collector leaves the twins alone.
  *
  * A mismatching step does not stop its sequence: every step is run and compared, and the sequence fails at its end
- * with a report naming each differing step and its differing paths with both values (kube first).
+ * with a report naming each differing step and its differing paths with both values (kube first). With
+ * APPLY_DIFF_TRACE=dir, every step's normalized responses and objects of both sides are also written there.
  *
  * The last block sends Website sequences through the aggregated path (our real server behind kube-apiserver) with
  * its reconcilers on: there the reconciler writes status too, so only that both managers' entries are kept is asserted.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -44,6 +47,8 @@ const env = e2e();
 const NS = `apply-diff-${suffix()}`;
 const kube = new Agent({ connect: { ca: readFileSync(env.caFile, 'utf8') } });
 const bearer = { authorization: `Bearer ${env.tokens.admin}` };
+/** APPLY_DIFF_TRACE=dir writes every step's normalized responses and objects, both sides, to dir/Kind-name-NN.json. */
+const TRACE = process.env['APPLY_DIFF_TRACE'];
 
 // ---------------------------------------------------------------------------------------------------------------
 // The two servers
@@ -124,8 +129,13 @@ function inGroup(t: Target, side: Side, body: Json): Json {
   return { ...body, apiVersion: body.apiVersion.replace(`${t.group}/`, `${t.twin}/`) };
 }
 
-/** normalize removes what cannot match between the two servers, and speaks of the twin's group as ours. */
-function normalize(t: Target, v: Json): Json {
+/**
+ * normalize removes what cannot match between the two servers, and speaks of the twin's group as ours. A
+ * managedFields time becomes the step it was written in (`<step 3>`): each step runs in a second of its own on both
+ * servers, so the times, and the order kube sorts entries in (operation, then time in seconds, then manager), can be
+ * compared although the clocks' readings cannot.
+ */
+function normalize(t: Target, v: Json, stepAt: ReadonlyMap<number, number>): Json {
   if (v === undefined) return v;
   const out = t.twin === t.group ? structuredClone(v) : JSON.parse(JSON.stringify(v).replaceAll(t.twin, t.group));
   const meta = out?.metadata;
@@ -133,7 +143,13 @@ function normalize(t: Target, v: Json): Json {
     delete meta.uid;
     delete meta.resourceVersion;
     delete meta.creationTimestamp;
-    if (Array.isArray(meta.managedFields)) for (const e of meta.managedFields) if (e && typeof e === 'object' && 'time' in e) e.time = '<time>';
+    if (Array.isArray(meta.managedFields)) {
+      for (const e of meta.managedFields) {
+        if (!e || typeof e !== 'object' || typeof e.time !== 'string') continue;
+        const step = stepAt.get(Math.floor(Date.parse(e.time) / 1000));
+        e.time = step === undefined ? `<not in a step: ${e.time}>` : `<step ${step}>`;
+      }
+    }
   }
   return out;
 }
@@ -182,29 +198,48 @@ interface StepResult { index: number; title: string; codes: { kube: number; ours
 async function runSequence(t: Target, name: string, steps: Step[]): Promise<StepResult[]> {
   const results: StepResult[] = [];
   const objectPath = (side: Side) => `${collection(t, side)}/${name}`;
+  const stepAt = new Map<number, number>();
+  const send = async (side: Side, step: Step): Promise<Reply> => {
+    const current = typeof step.body === 'function' ? (await callOn(side)('GET', objectPath(side))).body : undefined;
+    const body = inGroup(t, side, typeof step.body === 'function' ? step.body(structuredClone(current)) : step.body);
+    const query = new URLSearchParams({ fieldManager: step.manager, ...(step.force ? { force: 'true' } : {}) });
+    const path = `${step.method === 'POST' ? collection(t, side) : objectPath(side)}${step.status ? '/status' : ''}?${query}`;
+    return callOn(side)(step.method, path, body, step.patch ? PATCH_TYPES[step.patch] : 'application/json');
+  };
   for (const [index, step] of steps.entries()) {
-    const replies = {} as Record<Side, Reply>;
-    for (const side of ['kube', 'ours'] as const) {
-      const current = typeof step.body === 'function' ? (await callOn(side)('GET', objectPath(side))).body : undefined;
-      const body = inGroup(t, side, typeof step.body === 'function' ? step.body(structuredClone(current)) : step.body);
-      const query = new URLSearchParams({ fieldManager: step.manager, ...(step.force ? { force: 'true' } : {}) });
-      const path = `${step.method === 'POST' ? collection(t, side) : objectPath(side)}${step.status ? '/status' : ''}?${query}`;
-      replies[side] = await callOn(side)(step.method, path, body, step.patch ? PATCH_TYPES[step.patch] : 'application/json');
-    }
+    // Each step in a second of its own, sent to both servers at once: managedFields times name the step.
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
+    const second = Math.floor(Date.now() / 1000);
+    stepAt.set(second, index);
+    const [kubeReply, oursReply] = await Promise.all([send('kube', step), send('ours', step)]);
+    const replies = { kube: kubeReply, ours: oursReply };
+    const ended = Math.floor(Date.now() / 1000);
+    const straddled = ended !== second;
+    // The next step waits for a second after this one's last: the seconds it ran into are still its own.
+    for (let s = second + 1; s <= ended; s++) stepAt.set(s, index);
     const after = {
       kube: (await kubeCall('GET', objectPath('kube'))).body,
       ours: (await oursCall('GET', objectPath('ours'))).body,
     };
-    const inResponse = diff(normalize(t, replies.kube.body), normalize(t, replies.ours.body));
-    const inObject = diff(normalize(t, after.kube), normalize(t, after.ours));
+    const inResponse = diff(normalize(t, replies.kube.body, stepAt), normalize(t, replies.ours.body, stepAt));
+    const inObject = diff(normalize(t, after.kube, stepAt), normalize(t, after.ours, stepAt));
     // A write answers the object it wrote: when the object read back differs the same way, it is said once.
     const sameAsResponse = inObject.length > 0 && JSON.stringify(inObject) === JSON.stringify(inResponse);
+    // The content before the bookkeeping: the code, then what the objects hold, then their managedFields.
+    const rank = (d: Difference) => (d.path === 'response code' ? 0 : d.path === 'object read back' ? 3 : d.path.includes('.managedFields') ? 2 : 1);
     const differences = [
       ...(replies.kube.code !== replies.ours.code ? [{ path: 'response code', kube: replies.kube.code, ours: replies.ours.code }] : []),
       ...inResponse.map((d) => ({ ...d, path: `response${d.path}` })),
       ...(sameAsResponse ? [{ path: 'object read back', kube: '<differs as the response>', ours: '<differs as the response>' }] : inObject.map((d) => ({ ...d, path: `object${d.path}` }))),
-    ];
-    results.push({ index, title: step.title, codes: { kube: replies.kube.code, ours: replies.ours.code }, differences });
+    ].sort((a, b) => rank(a) - rank(b));
+    // A step that ran into the next second can make managedFields times and order differ for that reason alone.
+    const title = straddled && differences.length ? `${step.title} [ran into the next second: managedFields order may differ for that alone]` : step.title;
+    results.push({ index, title, codes: { kube: replies.kube.code, ours: replies.ours.code }, differences });
+    if (TRACE) {
+      mkdirSync(TRACE, { recursive: true });
+      const normalized = (side: Side) => ({ code: replies[side].code, response: normalize(t, replies[side].body, stepAt), object: normalize(t, after[side], stepAt) });
+      writeFileSync(join(TRACE, `${t.kind}-${name}-${String(index).padStart(2, '0')}.json`), `${JSON.stringify({ step: step.title, kube: normalized('kube'), ours: normalized('ours') }, null, 2)}\n`);
+    }
   }
   return results;
 }
@@ -303,7 +338,7 @@ function labelsSequence(t: Target, name: string): Step[] {
     apply('labels a and shared, annotation note-a', 'a', meta({ a: '1', shared: 's' }, { 'example.com/note-a': 'A' })),
     apply('label b, annotation note-b', 'b', meta({ b: '2' }, { 'example.com/note-b': 'B' })),
     apply('label shared with another value (conflict with a)', 'b', meta({ b: '2', shared: 'other' })),
-    apply('label shared with the same value (shared ownership)', 'b', meta({ b: '2', shared: 's' })),
+    apply('label shared with the same value (shared ownership; note-b left out, so removed)', 'b', meta({ b: '2', shared: 's' })),
     apply('label shared changed (conflict with b)', 'a', meta({ a: '1', shared: 't' }, { 'example.com/note-a': 'A' })),
     apply('label shared changed', 'a', meta({ a: '1', shared: 't' }, { 'example.com/note-a': 'A' }), { force: true }),
     apply("label app, the creator's (conflict with an Update manager)", 'b', meta({ b: '2', app: 'y' })),
@@ -311,7 +346,7 @@ function labelsSequence(t: Target, name: string): Step[] {
     apply('label a only, no annotations (shared and note-a removed)', 'a', meta({ a: '1' })),
     { title: 'editor sets label b and annotation note-c (merge patch)', method: 'PATCH', patch: 'merge', manager: 'editor', body: { metadata: { labels: { b: '3' }, annotations: { 'example.com/note-c': 'C' } } } },
     apply('label b back to 2 (conflict with editor)', 'b', meta({ b: '2', app: 'y' })),
-    apply('no labels, annotation note-b kept', 'b', obj(t, name, { metadata: { annotations: { 'example.com/note-b': 'B' } } })),
+    apply('only annotation note-b (its label app removed; b stays, editor set it)', 'b', obj(t, name, { metadata: { annotations: { 'example.com/note-b': 'B' } } })),
   ];
 }
 
@@ -400,6 +435,8 @@ beforeAll(async () => {
   await installCrd(websiteCrd(WS.twin), WS.twin, WS.plural);
   const ns = await kubeCall('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   expect(ns.code).toBe(201);
+  // Warm both up (connections, first requests), so that a step's requests take milliseconds, within its second.
+  for (const t of [FT, WS]) for (const side of ['kube', 'ours'] as const) expect((await callOn(side)('GET', collection(t, side))).code).toBe(200);
   for (const o of Object.values(owners)) {
     const cm = await kubeCall('POST', `/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: o.name } });
     expect(cm.code).toBe(201);

@@ -26,23 +26,24 @@ export function installResponseEncoding(app: FastifyInstance): void {
   installed.add(app);
   app.addHook('onSend', async (req, reply, payload) => {
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    let body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const format = reply.statusCode >= 400 ? errorFormat(req.headers.accept) : inYaml.has(req) ? 'yaml' : 'json';
-    // kube names the media type alone (fastify would add `; charset=utf-8` to a serialized object).
-    if (format === 'json' && isJson(reply)) reply.header('content-type', 'application/json');
-    if (format !== 'json' && isJson(reply)) {
+    let body: string | Buffer = payload;
+    if (isJson(reply)) {
+      const format = reply.statusCode >= 400 ? errorFormat(req.headers.accept) : inYaml.has(req) ? 'yaml' : 'json';
       if (format === 'raw') {
         reply.header('content-type', 'application/json');
-        return goIndentedJson(JSON.parse(body.toString('utf8')) as Record<string, unknown>);
+        return goIndentedJson(JSON.parse(body.toString()) as Record<string, unknown>);
       }
-      body = Buffer.from(toGoYaml(JSON.parse(body.toString('utf8'))));
-      reply.header('content-type', 'application/yaml');
+      if (format === 'yaml') body = Buffer.from(toGoYaml(JSON.parse(body.toString())));
+      // kube names the media type alone (fastify would add `; charset=utf-8` to a serialized object).
+      reply.header('content-type', format === 'yaml' ? 'application/yaml' : 'application/json');
     }
-    if (!acceptsGzip(req.headers['accept-encoding']) || !compressesBody(body)) return body;
+    if (!acceptsGzip(req.headers['accept-encoding'])) return body;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (!compressesBody(bytes)) return bytes;
     reply.header('content-encoding', 'gzip');
     reply.header('vary', varyWith(reply.getHeader('vary')));
     reply.removeHeader('content-length');
-    return gzipBody(body);
+    return gzipBody(bytes);
   });
 }
 

@@ -133,7 +133,7 @@ describe('406 and 415', () => {
   it('are the same bytes', async () => {
     const cases: [string, Record<string, string>, 'GET' | 'POST' | 'PATCH', string, ((side: Side) => string)?][] = [
       ['a 406', { accept: 'text/yaml', 'user-agent': 'wire-test' }, 'GET', '/plain'],
-      ['a 406 for a Table-only Accept on a 404', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io', 'user-agent': 'wire-test' }, 'GET', '/nothing'],
+      ['a 404 to a Table-only Accept (indented JSON)', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io', 'user-agent': 'wire-test' }, 'GET', '/nothing'],
       ['a 415 for a create', { 'content-type': 'text/plain' }, 'POST', '', (side) => manifest(side, 'never')],
       ['a 415 for CBOR', { 'content-type': 'application/cbor' }, 'POST', '', (side) => manifest(side, 'never')],
       ['a 415 for a patch', { 'content-type': 'text/plain' }, 'PATCH', '/plain', () => '{}'],

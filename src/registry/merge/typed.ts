@@ -143,8 +143,13 @@ export function merge(lhs: unknown, rhs: unknown, t: MergeType): unknown {
   if (!type) return undefined;
   const keepRHS = () => cloneJson(rhs !== undefined ? rhs : lhs);
   if ((rl && rr && rl.kind !== rr.kind) || type.kind === 'scalar') return keepRHS();
+  // An applied value of the wrong shape is kept as applied, for validation to refuse (structured-merge-diff fails
+  // such a configuration too); merging it into the live value would drop it silently.
+  if (rhs !== undefined && (type.kind === 'list' ? !Array.isArray(rhs) : !isObject(rhs))) return keepRHS();
   if (type.kind === 'list') {
     if (type.atomic || (emptyList(lhs) && emptyList(rhs))) return keepRHS();
+    // So is a list whose items cannot all be keyed (a list map item without its keys, a set of objects).
+    if (Array.isArray(rhs) && rhs.some((item) => itemElement(type, item) === undefined)) return keepRHS();
     const out = mergeItems(type, Array.isArray(lhs) ? lhs : [], Array.isArray(rhs) ? rhs : []);
     return out.length > 0 ? out : undefined;
   }

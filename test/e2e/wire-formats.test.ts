@@ -51,6 +51,8 @@ const ANNOTATIONS: Record<string, string> = {
   quote: "it's", dq: 'say "hi"', null: 'null', yes: 'yes', hash: '#x', lead: ' lead', trail: 'trail ', date: '2026-01-01',
   hex: '0x1F', long: `${'long '.repeat(30)}end`, unicode: 'café ☃', emoji: 'emoji 😀', tab: 'tab\there', nel: '\u0085nel',
   a10: 'v', a9: 'v', aB: 'v', 'a-b': 'v', 'a.b': 'v', a_b: 'v', A: 'v', '123': 'v', base60: '1:20',
+  // Over 128 bytes: a complex key (`? key`, `: value`).
+  [`${'a'.repeat(60)}.${'b'.repeat(60)}.com/long`]: 'v',
 };
 
 async function installCrd(): Promise<void> {

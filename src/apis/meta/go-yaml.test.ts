@@ -32,6 +32,13 @@ describe('toGoYaml', () => {
     );
   });
 
+  it('writes a key over 128 bytes as a complex key, as kube-apiserver did', () => {
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.com/${'c'.repeat(20)}`;
+    expect(toGoYaml({ annotations: { [long]: 'v', x: 'y' }, f: { [`f:${long}`]: {} } })).toBe(
+      `annotations:\n  ? ${long}\n  : v\n  x: "y"\nf:\n  ? f:${long}\n  : {}\n`,
+    );
+  });
+
   it('writes empty collections in flow style and sequences at their key\'s column', () => {
     expect(toGoYaml({})).toBe('{}\n');
     expect(toGoYaml({ a: [], b: {}, c: [[1, 2], { d: [] }] })).toBe('a: []\nb: {}\nc:\n- - 1\n  - 2\n- d: []\n');

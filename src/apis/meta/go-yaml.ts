@@ -233,6 +233,12 @@ export function goKeyLess(a: string, b: string): boolean {
 
 const goKeyCompare = (a: string, b: string) => (goKeyLess(a, b) ? -1 : goKeyLess(b, a) ? 1 : 0);
 
+/** isSimpleKey is yaml_emitter_check_simple_key for a string: at most 128 bytes, on one line. */
+function isSimpleKey(k: string): boolean {
+  const s = readBackFromJson(k);
+  return Buffer.byteLength(s) <= 128 && !analyze(s).multiline;
+}
+
 // ---- writing ----
 
 const ESCAPES: Record<number, string> = {
@@ -302,9 +308,19 @@ class Emitter {
       else this.write(lead);
       keys.forEach((k, i) => {
         if (i > 0) this.newline(keyIndent);
-        this.scalar(k, keyIndent, true);
-        this.write(':');
-        this.node((value as Record<string, unknown>)[k], keyIndent, 'value');
+        const v = (value as Record<string, unknown>)[k];
+        if (isSimpleKey(k)) {
+          this.scalar(k, keyIndent, true);
+          this.write(':');
+          this.node(v, keyIndent, 'value');
+        } else {
+          // A key over 128 bytes, or of several lines, is a complex key: `? key`, then `: value` on the next line.
+          this.write('? ');
+          this.scalar(k, keyIndent, false);
+          this.newline(keyIndent);
+          this.write(':');
+          this.node(v, keyIndent, 'item');
+        }
       });
       return;
     }

@@ -162,15 +162,17 @@ function takeOver(owners: Map<string, Owner>, self: string, before: unknown, aft
 /**
  * trackUpdate returns the managedFields after a create/update/patch by `manager`: the fields that differ between
  * `before` (undefined on create) and `after` move to the manager's Update entry. `sub` is the endpoint ("status" on
- * /status); `subresource` labels the entry (default: "status" for status writes; "scale" for /scale).
+ * /status); `subresource` labels the entry (default: "status" for status writes; "scale" for /scale); `sent` are
+ * managedFields the client's body carried, which replace the stored ones.
  */
 export function trackUpdate(
   m: Managed, before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', time: string,
-  subresource: string | undefined = sub === 'status' ? 'status' : undefined,
+  subresource: string | undefined = sub === 'status' ? 'status' : undefined, sent?: unknown[],
 ): ManagedFieldsEntry[] {
-  const owners = decode(before?.metadata.managedFields, m);
-  // skipNonAppliedManager: an existing object nobody owns anything of stays untracked.
-  if (before && owners.size === 0) return [];
+  const owners = decode(sent ?? before?.metadata.managedFields, m);
+  // skipNonAppliedManager: an existing object nobody owns anything of stays untracked (after `[{}]` too, as
+  // kube-apiserver 1.37 answers: no entry, not even the writer's, and none on later writes).
+  if (before && [...owners.values()].every((o) => o.set.empty() && o.foreign.length === 0)) return [];
   const ignored = resetFields(m, sub, before, after);
   const live = before ?? emptyObject(after);
   const entry = { manager, operation: 'Update' as const, apiVersion: m.apiVersion, subresource };
@@ -246,7 +248,9 @@ export function serverSideApply(
   if (mine.set.empty()) owners.delete(self);
   const out = (next ?? { metadata: {} }) as KubeObject;
   out.metadata ??= {};
-  out.metadata.managedFields = encode(owners, m);
+  const encoded = encode(owners, m);
+  if (encoded.length > 0) out.metadata.managedFields = encoded;
+  else delete out.metadata.managedFields;
   return out;
 }
 

@@ -75,7 +75,10 @@ export class WriteStrategy {
     this.#validate(obj, undefined);
     const warnings = finalizerWarnings(meta.finalizers, undefined);
     if (this.#systemStatus) obj['status'] = this.#systemStatus(obj);
-    if (own.kind === 'update') meta.managedFields = trackUpdate(this.managed, undefined, obj, own.manager, 'main', meta.creationTimestamp);
+    if (own.kind === 'update') {
+      const managedFields = trackUpdate(this.managed, undefined, obj, own.manager, 'main', meta.creationTimestamp);
+      if (managedFields.length > 0) meta.managedFields = managedFields;
+    }
     return { generated, warnings };
   }
 
@@ -88,6 +91,9 @@ export class WriteStrategy {
     if (incoming.metadata.resourceVersion && incoming.metadata.resourceVersion !== cur.metadata.resourceVersion) {
       throw conflict(this.#gr, name, OBJECT_MODIFIED);
     }
+    // FieldManager.Update: managedFields the client sent (non-empty) are the ones the write starts from, so a client
+    // can rewrite them, or drop them all with `[{}]`; absent or empty, the stored ones are kept.
+    const sent = own.kind === 'update' && Array.isArray(incoming.metadata.managedFields) && incoming.metadata.managedFields.length > 0 ? incoming.metadata.managedFields : undefined;
     let next: KubeObject;
     if (sub === 'status') {
       // The status endpoint takes only status; metadata and spec stay as stored (but for what apply recorded).
@@ -124,7 +130,9 @@ export class WriteStrategy {
     }
     this.#validate(next, cur, schemaErrs);
     if (own.kind === 'update') {
-      next.metadata.managedFields = trackUpdate(this.managed, cur, next, own.manager, sub, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined));
+      const managedFields = trackUpdate(this.managed, cur, next, own.manager, sub, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined), sent);
+      if (managedFields.length > 0) next.metadata.managedFields = managedFields;
+      else delete next.metadata.managedFields;
     }
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) throw new DeleteInstead();
     return isDeepStrictEqual(next, cur) ? null : next;

@@ -89,6 +89,19 @@ describe('field sets', () => {
   });
 });
 
+describe('managedFields sent with an update', () => {
+  it('replace the stored ones; [{}] drops them all and the object is tracked no more, as kube-apiserver 1.37 does', () => {
+    const o = obj({ spec: { replicas: 1 } });
+    o.metadata.managedFields = trackUpdate(managed, undefined, o, 'creator', 'main', T);
+    const next = obj({ spec: { replicas: 2 } }, { labels: { l: '1' } });
+    expect(trackUpdate(managed, o, next, 'resetter', 'main', T, undefined, [{}])).toEqual([]);
+    const untracked = { ...o, metadata: { ...o.metadata, managedFields: undefined } } as KubeObject;
+    expect(trackUpdate(managed, untracked, next, 'later', 'main', T)).toEqual([]);
+    const kept = trackUpdate(managed, o, next, 'editor', 'main', T, undefined, o.metadata.managedFields);
+    expect(kept.map((e) => e.manager)).toEqual(['creator', 'editor']);
+  });
+});
+
 describe('several managers', () => {
   const cond = (type: string, status = 'True') => ({ type, status, reason: `R${type}` });
 

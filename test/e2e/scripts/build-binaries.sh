@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the e2e control plane (etcd, kube-apiserver, kube-controller-manager), the real node's kubelet,
-# kube-proxy and kube-scheduler, kubectl at the same version, and the client-go probe from the Go modules under
-# test/e2e/go, once, plus etcd v3.5 (module etcd35, linked as etcd-3.5) for the storage conformance run on the
-# oldest supported etcd. Binaries land outside the clone, in
+# kube-proxy and kube-scheduler, kubectl at the same version, the client-go probe and the controller-runtime
+# status-apply client (module statusapply) from the Go modules under test/e2e/go, once, plus etcd v3.5 (module
+# etcd35, linked as etcd-3.5) for the storage conformance run on the oldest supported etcd. Binaries land outside
+# the clone, in
 # $E2E_CACHE_DIR (default ~/.cache/website-apiserver/e2e), in a folder per module keyed by its pinned
 # version and a hash of its go.mod, go.sum and sources, so a clean clone reuses them and a version bump
 # rebuilds. Prints the folder that holds all the binaries. With E2E_BUILD_CHECK_ONLY=1 it builds nothing and
@@ -40,19 +41,23 @@ p=k8s.io/component-base/version c=k8s.io/client-go/pkg/version
 k8s_ldflags="-s -w -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $c.gitVersion=$k8s_version -X $c.gitMajor=1 -X $c.gitMinor=$minor"
 etcd_version="$(modversion etcd go.etcd.io/etcd/server/v3)"
 etcd35_version="$(modversion etcd35 go.etcd.io/etcd/server/v3)"
-[ -n "$k8s_version" ] && [ -n "$etcd_version" ] && [ -n "$etcd35_version" ] || { echo "cannot read the pinned versions from the go.mod files" >&2; exit 1; }
+cr_version="$(modversion statusapply sigs.k8s.io/controller-runtime)"
+[ -n "$k8s_version" ] && [ -n "$etcd_version" ] && [ -n "$etcd35_version" ] && [ -n "$cr_version" ] || { echo "cannot read the pinned versions from the go.mod files" >&2; exit 1; }
 
 etcd_dir="$(build etcd "$etcd_version" "-s -w" .)"
 etcd35_dir="$(build etcd35 "$etcd35_version" "-s -w" .)"
 probe_dir="$(build probe "$k8s_version" "-s -w" .)"
 k8s_dir="$(build k8s "$k8s_version" "$k8s_ldflags" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kubelet \
   ./cmd/kube-proxy ./cmd/kube-scheduler ./cmd/kubectl)"
+# After k8s: it shares k8s.io/api and client-go at the same versions, so most of it comes from Go's build cache.
+statusapply_dir="$(build statusapply "$cr_version" "-s -w" .)"
 
-bin="$cache/bin-$(echo "$etcd_dir $etcd35_dir $probe_dir $k8s_dir" | sha256sum | cut -c1-12)"
+bin="$cache/bin-$(echo "$etcd_dir $etcd35_dir $probe_dir $k8s_dir $statusapply_dir" | sha256sum | cut -c1-12)"
 mkdir -p "$bin"
 ln -sf "$etcd_dir/etcd" "$bin/etcd"
 ln -sf "$etcd35_dir/etcd35" "$bin/etcd-3.5"
 ln -sf "$probe_dir/probe" "$bin/informer-probe"
+ln -sf "$statusapply_dir/statusapply" "$bin/status-apply"
 ln -sf "$k8s_dir/kube-apiserver" "$bin/kube-apiserver"
 for b in kube-controller-manager kubelet kube-proxy kube-scheduler kubectl; do ln -sf "$k8s_dir/$b" "$bin/$b"; done
 echo "$k8s_version" > "$bin/kubernetes-version"

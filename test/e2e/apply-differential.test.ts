@@ -116,6 +116,8 @@ interface Step {
   status?: boolean;
   manager: string;
   force?: boolean;
+  /** More query parameters (dryRun). */
+  query?: Record<string, string>;
   body: Json | ((current: Json) => Json);
 }
 
@@ -202,7 +204,7 @@ async function runSequence(t: Target, name: string, steps: Step[]): Promise<Step
   const send = async (side: Side, step: Step): Promise<Reply> => {
     const current = typeof step.body === 'function' ? (await callOn(side)('GET', objectPath(side))).body : undefined;
     const body = inGroup(t, side, typeof step.body === 'function' ? step.body(structuredClone(current)) : step.body);
-    const query = new URLSearchParams({ fieldManager: step.manager, ...(step.force ? { force: 'true' } : {}) });
+    const query = new URLSearchParams({ fieldManager: step.manager, ...(step.force ? { force: 'true' } : {}), ...step.query });
     const path = `${step.method === 'POST' ? collection(t, side) : objectPath(side)}${step.status ? '/status' : ''}?${query}`;
     return callOn(side)(step.method, path, body, step.patch ? PATCH_TYPES[step.patch] : 'application/json');
   };
@@ -271,7 +273,7 @@ const obj = (t: Target, name: string, rest: Json = {}): Json => ({ apiVersion: `
 const create = (t: Target, name: string, manager = 'creator', rest: Json = {}): Step => ({
   title: `${manager} creates (POST)`, method: 'POST', manager, body: obj(t, name, { spec: t.spec, ...rest }),
 });
-const apply = (title: string, manager: string, body: Json, opts: { force?: boolean; status?: boolean } = {}): Step => ({
+const apply = (title: string, manager: string, body: Json, opts: { force?: boolean; status?: boolean; query?: Record<string, string> } = {}): Step => ({
   title: `${manager} ${opts.force ? 'force-' : ''}applies${opts.status ? ' /status' : ''}: ${title}`, method: 'PATCH', patch: 'apply', manager, body, ...opts,
 });
 const condition = (type: string, status: string, reason: string) => ({ type, status, reason, message: `${type} is ${status}`, lastTransitionTime: '2026-01-02T03:04:05Z' });
@@ -422,6 +424,42 @@ function createSequence(name: string, how: 'POST' | 'apply'): Step[] {
   ];
 }
 
+/** invalidSequence: configurations structured-merge-diff cannot type (duplicates in a set or list map, an item without its key). */
+function invalidSequence(name: string): Step[] {
+  const spec = (s: Json) => obj(FT, name, { spec: s });
+  return [
+    apply('creates with passengers and tags', 'a', spec({ departure: 'ICN', destination: 'SFO', passengers: [{ name: 'alice', seat: '1A' }], tags: ['t1'] })),
+    apply('a set with a duplicate', 'b', spec({ tags: ['t2', 't2'] })),
+    apply('a list map item without its key', 'b', spec({ passengers: [{ seat: '9Z' }] })),
+    apply('two list map items with the same key', 'b', spec({ passengers: [{ name: 'carol' }, { name: 'carol', seat: '2B' }] })),
+    apply('a valid configuration after them', 'b', spec({ passengers: [{ name: 'carol' }], tags: ['t2'] })),
+  ];
+}
+
+/** edgesSequence: nulls, status and managedFields in a configuration, dry runs, an empty list applied, a managedFields reset. */
+function edgesSequence(name: string): Step[] {
+  const spec = (s: Json, rest: Json = {}) => obj(FT, name, { ...rest, spec: s });
+  const aConfig = spec({ departure: 'ICN', destination: 'SFO', passengers: [{ name: 'alice', seat: '1A' }, { name: 'bob' }], tags: ['t1'], extras: { wifi: 'yes' } });
+  return [
+    apply('creates with passengers, tags and extras', 'a', aConfig),
+    apply('extra meal and notes', 'b', spec({ extras: { meal: 'veg' }, notes: ['n1'] })),
+    apply('its extra meal and its notes as null', 'b', spec({ extras: { meal: null }, notes: null })),
+    apply('status in a configuration for the main resource (not its to own)', 'b', obj(FT, name, { spec: { tags: ['t3'] }, status: { booked: true, conditions: [condition('Custom', 'True', 'Mine')] } })),
+    apply('managedFields in the configuration', 'b', obj(FT, name, { metadata: { managedFields: [{ manager: 'x', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: {} }] }, spec: { tags: ['t3'] } })),
+    apply("alice's seat as a dry run (nothing stored)", 'c', spec({ passengers: [{ name: 'alice', seat: '3C' }] }), { force: true, query: { dryRun: 'All' } }),
+    apply('an explicitly empty list map and set', 'b', spec({ passengers: [], tags: [] })),
+    { title: 'editor moves bob before alice (JSON patch)', method: 'PATCH', patch: 'json', manager: 'editor', body: [{ op: 'move', from: '/spec/passengers/1', path: '/spec/passengers/0' }] },
+    apply('an applier named as an Update manager: its entries are separate', 'editor', spec({ tags: ['t4'] })),
+    { title: 'editor resets managedFields ([{}], merge patch)', method: 'PATCH', patch: 'merge', manager: 'editor', body: { metadata: { managedFields: [{}] } } },
+    apply('its configuration again, after the reset', 'a', aConfig),
+    {
+      title: 'editor writes status through the main resource (PUT: status ignored, the rest owned)', method: 'PUT', manager: 'editor',
+      body: (cur: Json) => ({ ...cur, metadata: { ...cur.metadata, labels: { e: '1' } }, status: { booked: true } }),
+    },
+    apply('without bob', 'a', spec({ departure: 'ICN', destination: 'SFO', passengers: [{ name: 'alice', seat: '1A' }], tags: ['t1'], extras: { wifi: 'yes' } })),
+  ];
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 
 async function installCrd(crd: Json, group: string, plural: string): Promise<void> {
@@ -472,6 +510,8 @@ describe('server-side apply compared with kube-apiserver serving the same schema
     it('spec: list maps by one and two keys, a set, an atomic list, a granular and an atomic map; three appliers and an Update manager', () => compare(FT, 'spec lists and maps', 'spec-lists', specListsSequence('spec-lists')));
     it('created by POST (Update entry), then a PUT, a merge patch and an applier', () => compare(FT, 'create via POST', 'created-by-post', createSequence('created-by-post', 'POST')));
     it('created by apply (Apply entry), then a PUT, a merge patch and the applier again', () => compare(FT, 'create via apply', 'created-by-apply', createSequence('created-by-apply', 'apply')));
+    it('configurations that cannot be typed: duplicates in a set and a list map, an item without its key', () => compare(FT, 'invalid configurations', 'invalid', invalidSequence('invalid')));
+    it('edges: nulls, status and managedFields applied, a dry run, an empty list applied, an applier named as an Update manager, a managedFields reset', () => compare(FT, 'edges', 'edges', edgesSequence('edges')));
   });
 
   describe('Website (extensions.example.com, twin crd.example.com)', () => {

@@ -225,6 +225,20 @@ describe('straight to our port: the front proxy', () => {
     expect(names).not.toContain(`website.${GROUP}/one-group-line`);
   });
 
+  it('a user in 1,000 groups, impersonated through kube-apiserver, reaches us with every group: the last one decides', async () => {
+    // The aggregator proxies one X-Remote-Group line per group (over HTTP/2); only the 1,000th is bound to edit.
+    const user = `access-many-groups-${tag}`;
+    const unbound = Array.from({ length: 999 }, (_, i) => `${UNBOUND_GROUP}-${String(i).padStart(4, '0')}`);
+    const as = ['--as', user, ...[...unbound, EDITOR_GROUP].flatMap((g) => ['--as-group', g])];
+    const created = await kubectl(admin, ['create', '-n', ns, '-f', '-', ...as], { input: websiteYaml('many-groups') });
+    expect(created.code, created.stderr).toBe(0);
+    expect((await kubectlOk(admin, ['get', 'ws', 'many-groups', '-n', ns, '-o', 'name'])).trim()).toBe(`website.${GROUP}/many-groups`);
+    // Without the last group kube-apiserver itself refuses the create: the binding is what let it through above.
+    const without = await kubectl(admin, ['create', '-n', ns, '-f', '-', '--as', user, ...unbound.flatMap((g) => ['--as-group', g])], { input: websiteYaml('many-groups-2') });
+    expect(without.code).not.toBe(0);
+    expect(without.stderr).toContain('forbidden');
+  });
+
   it('does not trust a front-proxy-client certificate from another CA, nor a front-proxy-CA certificate with a name not allowed', async () => {
     // O=system:masters as well: were it taken as an ordinary client certificate, it would be admin.
     const foreignCA = issueCertificate({ cn: 'not-the-front-proxy-ca' });

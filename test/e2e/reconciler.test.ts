@@ -112,6 +112,21 @@ describe('Website reconciler through a real cluster', () => {
     await waitFor('the replica count to be reverted', async () => (await deployment('kubia')).spec.replicas === 1, 30_000);
   });
 
+  it('owns only Ready, Progressing and Degraded: a condition a client wrote through /status outlives its next status write', async () => {
+    const w = await json(['get', 'ws', 'kubia', '-n', NS]);
+    const custom = { type: 'Custom', status: 'True', reason: 'ByHand', message: 'written by a client', lastTransitionTime: '2026-11-20T10:00:00Z' };
+    await k(['replace', '--subresource=status', '-f', '-'], JSON.stringify({ ...w, status: { ...w.status, conditions: [...w.status.conditions, custom] } }));
+    // A spec change: the reconciler writes the status of the new generation.
+    await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"custom-conditions"}}}']);
+    const after = await waitFor('the status of the new generation', async () => {
+      const o = await json(['get', 'ws', 'kubia', '-n', NS]);
+      return o.metadata.generation > w.metadata.generation && o.status.observedGeneration === o.metadata.generation && o;
+    }, 30_000);
+    expect(after.status.conditions.map((c: { type: string }) => c.type)).toEqual(['Ready', 'Progressing', 'Degraded', 'Custom']);
+    expect(condition(after, 'Custom')).toEqual(custom);
+    expect(condition(after, 'Ready')).toMatchObject({ observedGeneration: after.metadata.generation });
+  });
+
   it('deletes the children before the Website: the Website stays Terminating while a child cannot go', async () => {
     // A foreign finalizer on the Deployment holds it, and with it the Website.
     await k(['patch', 'deployment', 'kubia-website', '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":["example.com/hold"]}}']);

@@ -38,30 +38,56 @@ export const gzipBody = (body: Buffer): Promise<Buffer> => gzipAsync(body, { lev
 
 /** A batch this large is compressed at once rather than at the end of the tick, so a long replay stays bounded. */
 const MEMBER_BYTES = 128 * 1024;
+/** Bytes of events being compressed past which a send reports no room, until they are written. */
+const IN_FLIGHT_BYTES = 1024 * 1024;
+
+/**
+ * gzipMember compresses one batch as one gzip member the way kube's perFlushGzipWriter ends one: a sync flush, then
+ * the end. The flush matters to readers: Go's gzip.Reader, reading the end of a member, goes on to read the next
+ * member's header before it returns, so without the flush a client would see the batch only when the next arrives.
+ */
+function gzipMember(batch: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const gz = zlib.createGzip({ level: GZIP_LEVEL });
+    const out: Buffer[] = [];
+    gz.on('data', (c: Buffer) => out.push(c));
+    gz.on('end', () => resolve(Buffer.concat(out)));
+    gz.on('error', reject);
+    gz.write(batch);
+    gz.flush(zlib.constants.Z_SYNC_FLUSH, () => gz.end());
+  });
+}
 
 /**
  * GzipMembers turns a watch's lines into gzip members: lines written in the same turn of the event loop share one
- * member (kube flushes when its event channel is empty), and `write` gets each member whole.
+ * member (kube flushes when its event channel is empty), and `write` gets each member whole, in order. `room` is
+ * called when a send that reported no room may go on.
  */
 export class GzipMembers {
   #lines: Buffer[] = [];
   #bytes = 0;
   #scheduled: NodeJS.Immediate | undefined;
-  #room = true;
+  #chain: Promise<void> = Promise.resolve();
+  #inFlight = 0;
+  #transportRoom = true;
+  #refused = false;
+  #stopped = false;
 
-  constructor(private readonly write: (member: Buffer) => boolean) {}
+  constructor(private readonly write: (member: Buffer) => boolean, private readonly room: () => void) {}
 
-  /** send adds a line; false when the transport said it is full (its drain follows). */
+  /** send adds a line; false when the transport is full or too much waits to be compressed (`room` follows). */
   send(line: string | Buffer): boolean {
     const b = typeof line === 'string' ? Buffer.from(line) : line;
     this.#lines.push(b);
     this.#bytes += b.length;
     if (this.#bytes >= MEMBER_BYTES) this.flush();
     else this.#scheduled ??= setImmediate(() => this.flush());
-    return this.#room;
+    const ok = this.#transportRoom && this.#inFlight + this.#bytes <= IN_FLIGHT_BYTES;
+    if (!ok) this.#refused = true;
+    return ok;
   }
 
-  /** flush writes what is pending as one member. */
+  /** flush compresses what is pending as one member, written after every member before it. */
   flush(): void {
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
@@ -69,16 +95,35 @@ export class GzipMembers {
     const batch = this.#lines.length === 1 ? (this.#lines[0] as Buffer) : Buffer.concat(this.#lines, this.#bytes);
     this.#lines = [];
     this.#bytes = 0;
-    this.#room = this.write(zlib.gzipSync(batch, { level: GZIP_LEVEL }));
+    this.#inFlight += batch.length;
+    this.#chain = this.#chain
+      .then(() => gzipMember(batch))
+      .then((member) => {
+        this.#inFlight -= batch.length;
+        if (this.#stopped) return;
+        this.#transportRoom = this.write(member);
+        if (this.#refused && this.#transportRoom && this.#inFlight <= IN_FLIGHT_BYTES) {
+          this.#refused = false;
+          this.room();
+        }
+      });
   }
 
-  /** drained: the transport took everything; sends report room again. */
+  /** drained: the transport took everything it was given. */
   drained(): void {
-    this.#room = true;
+    this.#transportRoom = true;
+    if (this.#inFlight <= IN_FLIGHT_BYTES) this.#refused = false;
   }
 
-  /** discard drops what is pending (the stream is gone). */
+  /** end flushes what is pending and calls `done` once every member is written. */
+  end(done: () => void): void {
+    this.flush();
+    void this.#chain.then(done, done);
+  }
+
+  /** discard drops what is pending and writes nothing more (the stream is gone). */
   discard(): void {
+    this.#stopped = true;
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
     this.#lines = [];

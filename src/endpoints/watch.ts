@@ -147,7 +147,7 @@ export function httpSink(res: RawResponse, gzip = false): OpenSink {
     // straight to the socket, the response never sees backpressure: the socket tells.
     const socket = res.headersSent && res.chunkedEncoding ? res.socket : null;
     const write = (data: string | Buffer) => (socket ? socket.write(framed(data)) : res.write(data));
-    const members = gzip ? new GzipMembers(write) : undefined;
+    const members = gzip ? new GzipMembers((m) => !res.destroyed && !res.writableEnded && write(m), () => events.drain()) : undefined;
     const onDrain = () => {
       members?.drained();
       events.drain();
@@ -165,10 +165,10 @@ export function httpSink(res: RawResponse, gzip = false): OpenSink {
       },
       close() {
         drains.off('drain', onDrain);
-        if (!res.writableEnded && !res.destroyed) {
-          members?.flush();
-          res.end();
-        }
+        if (res.writableEnded || res.destroyed) return;
+        // The last members are still being compressed: the response ends once they are written.
+        if (members) members.end(() => !res.writableEnded && !res.destroyed && res.end());
+        else res.end();
       },
     };
   };

@@ -315,7 +315,8 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
   // once their Content-Type passed kube's negotiation.
   const roleOf = bodyRoleOf(kinds);
   app.addHook('preParsing', (req, _reply, payload, done) => {
-    done(unsupportedBody(req.method, req.headers['content-type'], KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) ?? null, payload);
+    // No route: the not-found handler's 404 comes first, whatever the body (kube routes before it decodes).
+    done((req.is404 ? undefined : unsupportedBody(req.method, req.headers['content-type'], KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES)) ?? null, payload);
   });
   const decodeJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
     try {

@@ -16,7 +16,7 @@ import { goQuote } from '../apis/meta/parameter-codec.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { FieldSet, fromFieldsV1, pathString, toFieldsV1, type Path } from './merge/field-set.js';
 import type { MapType } from './merge/schema.js';
-import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet } from './merge/typed.js';
+import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet, typeErrors } from './merge/typed.js';
 
 /** ManagedFieldsEntry mirrors metav1.ManagedFieldsEntry. */
 export interface ManagedFieldsEntry {
@@ -203,6 +203,8 @@ export interface ApplyScope {
   part: 'main' | 'status';
   subresource?: string | undefined;
   view?: { apiVersion: string; field: (p: Path) => string } | undefined;
+  /** The namespace the configuration itself names (kube names the patch object, not the request, in its errors). */
+  namespace?: string | undefined;
 }
 
 // prune is Updater.prune: what the applier owned before and no longer applies goes, unless someone owns it now.
@@ -226,15 +228,29 @@ export function serverSideApply(
   m: Managed, live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, time: string,
   scope: ApplyScope = { part: 'main' },
 ): KubeObject {
-  const owners = decode(live?.metadata.managedFields, m);
+  const { managedFields: _applied, ...appliedMeta } = applied.metadata;
+  const appliedValue = { ...applied, metadata: appliedMeta };
+  // ObjectToTyped: a configuration that cannot be typed is refused before anything else, as a bare 500.
+  const untypable = typeErrors(appliedValue, m.type);
+  if (untypable) {
+    const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
+    const gvk = `${group ? `${group}/` : ''}${version}, Kind=${applied.kind ?? ''}`;
+    throw new StatusError({ code: 500, message: `failed to create typed patch object (${scope.namespace ?? ''}/${appliedMeta.name ?? ''}; ${gvk}): ${untypable}` });
+  }
+  let owners = decode(live?.metadata.managedFields, m);
   const base = live ?? emptyObject(applied);
+  // skipNonAppliedManager: the first apply to an object nobody owns anything of first gives its fields to
+  // "before-first-apply", an Update from an empty object, so the apply cannot prune them.
+  if (live && [...owners.values()].every((o) => o.set.empty() && o.foreign.length === 0)) {
+    const endpoint = scope.part === 'status' ? 'status' : 'main';
+    const { managedFields: _none, ...meta } = live.metadata;
+    owners = decode(trackUpdate(m, undefined, { ...live, metadata: meta }, 'before-first-apply', endpoint, time, scope.subresource), m);
+  }
   const ignored = resetFields(m, scope.part === 'status' ? 'status' : scope.subresource, live, applied);
   const entry = { manager, operation: 'Apply' as const, apiVersion: m.apiVersion, subresource: scope.subresource };
   const self = managerId(entry);
   const { managedFields: _live, ...liveMeta } = base.metadata;
   const liveValue = { ...base, metadata: liveMeta };
-  const { managedFields: _applied, ...appliedMeta } = applied.metadata;
-  const appliedValue = { ...applied, metadata: appliedMeta };
   const merged = merge(liveValue, appliedValue, m.type) as KubeObject;
   const last = owners.get(self)?.set;
   const set = toFieldSet(appliedValue, m.type).recursiveDifference(ignored);

@@ -242,12 +242,14 @@ export class ResourceStore {
     checkApplyBody(body, this.apiVersion, this.def.kind);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'apply');
     if (sub === 'main' && this.def.subresources.status) delete obj['status'];
-    const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status' } : { part: 'main' };
+    const sent = (body as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace;
+    const namespaceSent = typeof sent === 'string' ? sent : undefined;
+    const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status', namespace: namespaceSent } : { part: 'main', namespace: namespaceSent };
     for (let attempt = 0; ; attempt++) {
       const cur = this.#canExist(namespace, name) ? await this.#storage.get(this.key(namespace, name)) : undefined;
       if (!cur) {
         if (sub === 'status') throw notFound(this.gr, name);
-        const created = serverSideApply(this.#strategy.managed, undefined, obj, opts.manager, opts.force, rfc3339(new Date()));
+        const created = serverSideApply(this.#strategy.managed, undefined, obj, opts.manager, opts.force, rfc3339(new Date()), scope);
         try {
           return { ...(await this.#create(namespace, created, opts, warnings, { kind: 'apply' })), created: true };
         } catch (e) {

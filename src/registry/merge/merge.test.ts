@@ -9,7 +9,7 @@ import type { KubeObject } from '../../apis/meta/types.js';
 import { serverSideApply, trackUpdate, type Managed } from '../managed-fields.js';
 import { FieldSet, fromFieldsV1, pathString, toFieldsV1 } from './field-set.js';
 import { fromJSONSchema } from './schema.js';
-import { compare, merge, toFieldSet } from './typed.js';
+import { compare, merge, toFieldSet, typeErrors } from './typed.js';
 
 const type = fromJSONSchema({
   type: 'object',
@@ -81,6 +81,13 @@ describe('field sets', () => {
     expect(c.added.paths().map(pathString)).toEqual(['.spec.env', '.spec.env.A', '.spec.tags[="c"]']);
     expect(c.modified.paths().map(pathString)).toEqual(['.spec.replicas']);
     expect(c.removed.paths().map(pathString)).toEqual(['.spec.tags[="a"]']);
+  });
+
+  it('refuses in structured-merge-diff\'s words what cannot be typed: a duplicate set or list map item, an item without its keys', () => {
+    expect(typeErrors({ spec: { tags: ['a', 'b', 'a'] } }, type)).toBe('.spec.tags: duplicate entries for key [="a"]');
+    expect(typeErrors({ spec: { ports: [{ port: 1 }] } }, type)).toBe('.spec.ports: element 0: associative list with keys has an element that omits all key fields ["name" "protocol"] (and doesn\'t have default values for any key fields)');
+    expect(typeErrors({ spec: { ports: [{ name: 'a' }, { name: 'a', protocol: 'TCP' }] } }, type)).toBe('.spec.ports: duplicate entries for key [name="a",protocol="TCP"]');
+    expect(typeErrors({ spec: { ports: [{ name: 'a' }], tags: ['x'], args: ['y', 'y'] } }, type)).toBeUndefined();
   });
 
   it('merges list items as visitListItems orders them: shared items in the applied order, live-only ones where they stood', () => {

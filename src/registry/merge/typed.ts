@@ -7,7 +7,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { cloneJson } from '../../apis/meta/json-clone.js';
-import { FieldSet, fieldElement, keyElement, valueElement, type Path } from './field-set.js';
+import { FieldSet, fieldElement, keyElement, pathString, valueElement, type Path } from './field-set.js';
 import { resolve, type ListType, type MapType, type MergeType } from './schema.js';
 
 type Obj = Record<string, unknown>;
@@ -261,4 +261,49 @@ export function ensureNamedFieldsAreMembers(set: FieldSet, t: MergeType): FieldS
     if (!c.empty()) out.children.set(pe, c);
   }
   return out;
+}
+
+/**
+ * typeErrors is what ObjectToTyped refuses in an applied configuration, in structured-merge-diff's words: an item of
+ * a set or list map that appears twice, a list map item without its keys (and no defaults for them), a set of maps.
+ * Wrong scalar types are left to validation. The first error only, as kube reports it for one bad list.
+ */
+export function typeErrors(v: unknown, t: MergeType): string | undefined {
+  const walk = (v: unknown, t: MergeType, path: Path): string | undefined => {
+    const r = resolve(t, v);
+    if (r.kind === 'scalar') return undefined;
+    if (r.kind === 'list') {
+      if (!Array.isArray(v) || r.atomic) return undefined;
+      const seen = new Set<string>();
+      for (let i = 0; i < v.length; i++) {
+        const item = v[i];
+        const pe = itemElement(r, item);
+        if (pe === undefined) return `${pathString(path)}: element ${i}: ${missingKeys(r, item)}`;
+        if (seen.has(pe)) return `${pathString(path)}: duplicate entries for key ${pathString([pe])}`;
+        seen.add(pe);
+        const e = walk(item, r.element, [...path, pe]);
+        if (e) return e;
+      }
+      return undefined;
+    }
+    if (!isObject(v) || r.atomic) return undefined;
+    for (const [k, val] of Object.entries(v)) {
+      const e = walk(val, fieldType(r, k).type, [...path, fieldElement(k)]);
+      if (e) return e;
+    }
+    return undefined;
+  };
+  return walk(v, t, []);
+}
+
+// missingKeys words why a list item has no path element (listItemToPathElement's errors).
+function missingKeys(t: ListType, item: unknown): string {
+  if (t.keys.length === 0) return "associative list without keys has an element that's a map type";
+  if (!isObject(item)) return 'associative list with keys may not have non-map elements';
+  const element = t.element.kind === 'map' ? t.element : undefined;
+  const missing = t.keys.filter((k) => !Object.hasOwn(item, k) && element?.fields.get(k)?.default === undefined);
+  if (missing.length === t.keys.length) {
+    return `associative list with keys has an element that omits all key fields [${t.keys.map((k) => JSON.stringify(k)).join(' ')}] (and doesn't have default values for any key fields)`;
+  }
+  return `associative list with keys has an element that omits key field ${JSON.stringify(missing[0])} (and doesn't have default value)`;
 }

@@ -85,7 +85,9 @@ describe('field sets', () => {
 
   it('refuses in structured-merge-diff\'s words what cannot be typed: a duplicate set or list map item, an item without its keys', () => {
     expect(typeErrors({ spec: { tags: ['a', 'b', 'a'] } }, type)).toBe('.spec.tags: duplicate entries for key [="a"]');
-    expect(typeErrors({ spec: { ports: [{ port: 1 }] } }, type)).toBe('.spec.ports: element 0: associative list with keys has an element that omits all key fields ["name" "protocol"] (and doesn\'t have default values for any key fields)');
+    // protocol has a default, so only name is missing.
+    expect(typeErrors({ spec: { ports: [{ port: 1 }] } }, type)).toBe('.spec.ports: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)');
+    expect(typeErrors({ status: { conditions: [{ status: 'True' }] } }, type)).toBe('.status.conditions: element 0: associative list with keys has an element that omits all key fields ["type"] (and doesn\'t have default values for any key fields)');
     expect(typeErrors({ spec: { ports: [{ name: 'a' }, { name: 'a', protocol: 'TCP' }] } }, type)).toBe('.spec.ports: duplicate entries for key [name="a",protocol="TCP"]');
     expect(typeErrors({ spec: { ports: [{ name: 'a' }], tags: ['x'], args: ['y', 'y'] } }, type)).toBeUndefined();
   });

@@ -114,6 +114,8 @@ interface Step {
   method: 'POST' | 'PUT' | 'PATCH';
   patch?: 'apply' | 'merge' | 'json';
   status?: boolean;
+  /** To /scale (a Website's autoscaling/v1 Scale). */
+  scale?: boolean;
   manager: string;
   force?: boolean;
   /** More query parameters (dryRun). */
@@ -140,6 +142,9 @@ function inGroup(t: Target, side: Side, body: Json): Json {
 function normalize(t: Target, v: Json, stepAt: ReadonlyMap<number, number>): Json {
   if (v === undefined) return v;
   const out = t.twin === t.group ? structuredClone(v) : JSON.parse(JSON.stringify(v).replaceAll(t.twin, t.group));
+  // Our Website's Scale names its pods' selector before the reconciler reports one (podSelector); the CRD's reads
+  // .status.selector, which only a controller writes, and none runs here.
+  if (out?.kind === 'Scale' && out.status) delete out.status.selector;
   const meta = out?.metadata;
   if (meta && typeof meta === 'object' && out.kind !== 'Status') {
     delete meta.uid;
@@ -205,7 +210,7 @@ async function runSequence(t: Target, name: string, steps: Step[]): Promise<Step
     const current = typeof step.body === 'function' ? (await callOn(side)('GET', objectPath(side))).body : undefined;
     const body = inGroup(t, side, typeof step.body === 'function' ? step.body(structuredClone(current)) : step.body);
     const query = new URLSearchParams({ fieldManager: step.manager, ...(step.force ? { force: 'true' } : {}), ...step.query });
-    const path = `${step.method === 'POST' ? collection(t, side) : objectPath(side)}${step.status ? '/status' : ''}?${query}`;
+    const path = `${step.method === 'POST' ? collection(t, side) : objectPath(side)}${step.status ? '/status' : step.scale ? '/scale' : ''}?${query}`;
     return callOn(side)(step.method, path, body, step.patch ? PATCH_TYPES[step.patch] : 'application/json');
   };
   for (const [index, step] of steps.entries()) {
@@ -273,8 +278,8 @@ const obj = (t: Target, name: string, rest: Json = {}): Json => ({ apiVersion: `
 const create = (t: Target, name: string, manager = 'creator', rest: Json = {}): Step => ({
   title: `${manager} creates (POST)`, method: 'POST', manager, body: obj(t, name, { spec: t.spec, ...rest }),
 });
-const apply = (title: string, manager: string, body: Json, opts: { force?: boolean; status?: boolean; query?: Record<string, string> } = {}): Step => ({
-  title: `${manager} ${opts.force ? 'force-' : ''}applies${opts.status ? ' /status' : ''}: ${title}`, method: 'PATCH', patch: 'apply', manager, body, ...opts,
+const apply = (title: string, manager: string, body: Json, opts: { force?: boolean; status?: boolean; scale?: boolean; query?: Record<string, string> } = {}): Step => ({
+  title: `${manager} ${opts.force ? 'force-' : ''}applies${opts.status ? ' /status' : opts.scale ? ' /scale' : ''}: ${title}`, method: 'PATCH', patch: 'apply', manager, body, ...opts,
 });
 const condition = (type: string, status: string, reason: string) => ({ type, status, reason, message: `${type} is ${status}`, lastTransitionTime: '2026-01-02T03:04:05Z' });
 
@@ -424,6 +429,27 @@ function createSequence(name: string, how: 'POST' | 'apply'): Step[] {
   ];
 }
 
+/**
+ * scaleSequence: spec.replicas written through /scale (as an autoscaler does) beside an applier of the main resource.
+ * No apply is sent to /scale: kube-apiserver 1.37 answers one to a CRD with a 500 (`failed to convert new object
+ * (/name; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version`) once
+ * it gets past the conflict check, which is a bug of its own and not a behaviour to copy.
+ */
+function scaleSequence(name: string): Step[] {
+  const replicas = (n?: number) => obj(WS, name, { spec: { ...WS.spec, ...(n === undefined ? {} : { replicas: n }) } });
+  const putScale = (n: number) => (cur: Json) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace: NS, resourceVersion: cur.metadata.resourceVersion }, spec: { replicas: n } });
+  return [
+    apply('creates with 2 replicas', 'a', replicas(2)),
+    { title: 'scaler sets 3 replicas (merge patch /scale, an Update)', method: 'PATCH', patch: 'merge', scale: true, manager: 'scaler', body: { spec: { replicas: 3 } } },
+    apply('2 replicas again (conflict with scaler)', 'a', replicas(2)),
+    apply('2 replicas again', 'a', replicas(2), { force: true }),
+    { title: 'scaler sets 6 replicas (PUT /scale)', method: 'PUT', scale: true, manager: 'scaler', body: putScale(6) },
+    apply('without replicas (scaler keeps them)', 'a', replicas()),
+    { title: 'hpa sets 4 replicas (JSON patch /scale)', method: 'PATCH', patch: 'json', scale: true, manager: 'hpa', body: [{ op: 'replace', path: '/spec/replicas', value: 4 }] },
+    apply('2 replicas (conflict with hpa)', 'a', replicas(2)),
+  ];
+}
+
 /** invalidSequence: configurations structured-merge-diff cannot type (duplicates in a set or list map, an item without its key). */
 function invalidSequence(name: string): Step[] {
   const spec = (s: Json) => obj(FT, name, { spec: s });
@@ -519,6 +545,7 @@ describe('server-side apply compared with kube-apiserver serving the same schema
     it('status.conditions keyed by type', () => compare(WS, 'conditions', 'conditions', conditionsSequence(WS, 'conditions')));
     it('metadata.finalizers', () => compare(WS, 'finalizers', 'finalizers', finalizersSequence(WS, 'finalizers')));
     it('metadata.ownerReferences', () => compare(WS, 'ownerReferences', 'owners', ownerReferencesSequence(WS, 'owners')));
+    it('spec.replicas through /scale beside an applier', () => compare(WS, 'scale', 'scale', scaleSequence('scale')));
   });
 });
 

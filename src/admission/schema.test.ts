@@ -32,12 +32,12 @@ describe('pruneUnknown', () => {
 describe('defaultAndValidate: integers beyond int64', () => {
   it('names the field of each whole number no Go client could decode, inside lists too', () => {
     const obj = website({ replicas: 2 }, { status: { observedGeneration: 2 ** 64, conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1 }, { type: 'Progressing', status: 'True', observedGeneration: -(2 ** 64) }] } });
-    const fields = admission.defaultAndValidate(obj).filter((e) => e.message.endsWith('must be of type integer')).map((e) => e.field);
+    const fields = admission.defaultAndValidate(obj).filter((e) => e.message.includes('must be of type integer')).map((e) => e.field);
     expect(fields).toEqual(['status.observedGeneration', 'status.conditions[1].observedGeneration']);
   });
 
   it('accepts the largest int64-sized values', () => {
     const obj = website({ replicas: 2 }, { status: { observedGeneration: 2 ** 62 } });
-    expect(admission.defaultAndValidate(obj).filter((e) => e.message.endsWith('must be of type integer'))).toEqual([]);
+    expect(admission.defaultAndValidate(obj).filter((e) => e.message.includes('must be of type integer'))).toEqual([]);
   });
 });

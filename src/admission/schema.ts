@@ -113,10 +113,24 @@ const INT64_LIMIT = 2 ** 63;
  * integer, but kube-apiserver decodes it as a float64 and its schema validation refuses it (`must be of type
  * integer`), and no Go client could decode it into its int64 or int32 field.
  */
+// wrongType words a type error as kube-openapi's validator does (errors.InvalidType), the value being the name of the
+// type found: `spec.x: Invalid value: "null": spec.x in body must be of type string: "null"`.
+function wrongType(field: string, found: string, want: string): FieldError {
+  return typeInvalid(field, found, `${field} in body must be of type ${want}: ${JSON.stringify(found)}`);
+}
+
+// jsonTypeName is the validator's name for a decoded JSON value's type (a whole number is an integer).
+function jsonTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
 function outOfInt64(schema: JSONSchema, value: unknown, at: (string | number)[], errs: FieldError[]): void {
   if (schema.type === 'integer') {
     if (typeof value === 'number' && Number.isInteger(value) && (value >= INT64_LIMIT || value < -INT64_LIMIT)) {
-      errs.push(typeInvalid(pathText(at), value, 'must be of type integer'));
+      errs.push(wrongType(pathText(at), 'number', 'integer'));
     }
     return;
   }
@@ -191,7 +205,7 @@ function toFieldErrors(errors: ErrorObject[], obj: unknown): FieldError[] {
     let fe: FieldError;
     switch (e.keyword) {
       case 'required': fe = required(field ? `${field}.${String(p['missingProperty'])}` : String(p['missingProperty'])); break;
-      case 'type': fe = typeInvalid(field, value, `must be of type ${String(p['type'])}`); break;
+      case 'type': fe = wrongType(field, jsonTypeName(value), String(p['type'])); break;
       case 'minimum': fe = invalid(field, value, `must be greater than or equal to ${String(p['limit'])}`); break;
       case 'maximum': fe = invalid(field, value, `must be less than or equal to ${String(p['limit'])}`); break;
       case 'enum': fe = notSupported(field, value, (p['allowedValues'] as unknown[]).map(String)); break;

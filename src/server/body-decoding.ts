@@ -93,16 +93,25 @@ const PATCH_TYPES = new Set(['application/merge-patch+json', 'application/json-p
 /**
  * unsupportedBody is kube's 415 for the Content-Type of a body other than a PATCH's (negotiation
  * NegotiateInputSerializer: the header is read with mime.ParseMediaType, and a patch type is no object type); a
- * PATCH's type is judged by its handler, which reads only what comes before `;` (handlers/patch.go). A create or
- * update whose body is of a type not in `decoded` (the wildcard type aside, taken as JSON) is refused here too, before its
- * body is read: the connection then stays open, the unread rest drained as Go's server drains it.
+ * PATCH's type is judged by its handler, which reads only what comes before `;` (handlers/patch.go). A type that
+ * parses but is not decoded here is refused once the body is read (server.ts): refused before, the body unread, an
+ * HTTP/2 stream would be reset, which costs kube-apiserver's proxy its client's connection.
  */
 export function unsupportedBody(method: string, contentType: string | undefined, listed: readonly string[], decoded: readonly string[] = listed): StatusError | undefined {
   if (method === 'PATCH' || contentType === undefined || contentType === '') return undefined;
   const mt = goMediaType(contentType);
   if (mt === undefined || PATCH_TYPES.has(mt)) return unsupportedMediaType(listed, decoded);
-  if ((method === 'POST' || method === 'PUT') && mt !== '*/*' && !decoded.includes(mt)) return unsupportedMediaType(listed, decoded);
   return undefined;
+}
+
+/**
+ * undecodedType is kube's 415 for a create or update body of a type nothing here decodes, for the one case refused
+ * before the body is read: a large one (server.ts), which kube-apiserver refuses before reading it too.
+ */
+export function undecodedType(method: string, contentType: string | undefined, listed: readonly string[], decoded: readonly string[]): StatusError | undefined {
+  if ((method !== 'POST' && method !== 'PUT') || contentType === undefined || contentType === '') return undefined;
+  const mt = goMediaType(contentType);
+  return mt !== undefined && mt !== '*/*' && !decoded.includes(mt) ? unsupportedMediaType(listed, decoded) : undefined;
 }
 
 /** RoleKind is what bodyRoleOf needs of a resource: its group, version and plural (the routes' `config`) and its type. */

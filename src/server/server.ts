@@ -43,7 +43,7 @@ import { installHttp2ResponseHeaders } from './http2-response-headers.js';
 import { liftHeaderCount } from './header-limits.js';
 import { markConnections, resetUnreadBody } from '../util/http-connection.js';
 import { DEFAULT_TIMEOUTS, installRequestTimeout, isTimeout, nodeTimeoutOptions, type TimeoutSettings } from './timeouts.js';
-import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, unsupportedBody } from './body-decoding.js';
+import { bodyRoleOf, checkJsonPatch, decodeJsonBody, decodeYamlBody, undecodedType, unsupportedBody } from './body-decoding.js';
 import { BODY_MEDIA_TYPES, KUBE_MEDIA_TYPES } from '../endpoints/media-types.js';
 import { registerHealthRoutes, type HealthCheck } from './health.js';
 import { installRequestEnd, onRequestDone } from '../util/request-done.js';
@@ -315,8 +315,13 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
   // once their Content-Type passed kube's negotiation.
   const roleOf = bodyRoleOf(kinds);
   app.addHook('preParsing', (req, _reply, payload, done) => {
-    // No route: the not-found handler's 404 comes first, whatever the body (kube routes before it decodes).
-    done((req.is404 ? undefined : unsupportedBody(req.method, req.headers['content-type'], KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES)) ?? null, payload);
+    // No route: the not-found handler's 404 comes first, whatever the body (kube routes before it decodes). A large
+    // body of a type not decoded is refused unread, as kube does (and Go closes an HTTP/1.1 connection rather than
+    // read more than 256 KiB of it); a small one is read first, below, so the connection and an HTTP/2 stream stay.
+    const ct = req.headers['content-type'];
+    const refused = req.is404 ? undefined
+      : unsupportedBody(req.method, ct, KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) ?? (largeUnreadBody(req.raw) ? undecodedType(req.method, ct, KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) : undefined);
+    done(refused ?? null, payload);
   });
   const decodeJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {
     try {
@@ -353,7 +358,8 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
   // Parsed only so the handler can answer 415 with the list of supported patch types, as for a CRD.
   app.addContentTypeParser('application/strategic-merge-patch+json', { parseAs: 'string' }, (_r, body, done) => done(null, body));
   // YAML bodies: create/update in YAML, and server-side apply (whose JSON bodies are YAML too).
-  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'application/apply-patch+yaml'], { parseAs: 'string' }, (req, body, done) => {
+  // application/x-yaml is no YAML to kube-apiserver (its serializer knows only application/yaml): a 415 below.
+  app.addContentTypeParser(['application/yaml', 'application/apply-patch+yaml'], { parseAs: 'string' }, (req, body, done) => {
     try {
       const apply = (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/apply-patch+yaml');
       done(null, decodeYamlBody(body as string, roleOf(req, apply ? 'apply' : 'yaml')));
@@ -369,9 +375,16 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
     if (ct === undefined || ct === '' || ct.startsWith('*/*')) return decodeJson(req, body, done);
     // A PATCH's type is its handler's to refuse, with the patch types in its 415 (handlers/patch.go).
     if (req.method === 'PATCH') return done(null, undefined);
-    done(unsupportedMediaType(KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES), undefined);
+    // Refused by the hook below rather than as a parser error, which would make fastify close the connection.
+    done(null, UNDECODED_BODY);
+  });
+  app.addHook('preHandler', async (req) => {
+    if (req.body === UNDECODED_BODY) throw unsupportedMediaType(KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES);
   });
 }
+
+/** UNDECODED_BODY stands for a body read but of a type nothing here decodes (a 415). */
+const UNDECODED_BODY = Symbol('undecoded body');
 
 /** The Retry-After of a write refused on a disk fault: kube's hint for an unreachable store (storage/errors NewServerTimeout). */
 const STORAGE_RETRY_AFTER_SECONDS = 2;

@@ -33,7 +33,8 @@ type Side = keyof typeof SIDES;
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
 
 async function send(path: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' | 'PATCH' | 'DELETE' = 'GET', body?: string): Promise<Answer> {
-  const r = await request(`${env.server}${path}`, { dispatcher: kube, method, headers: { ...bearer, ...headers }, ...(body === undefined ? {} : { body }) });
+  // Each request on a connection of its own: kube-apiserver may close one after refusing a body it did not read.
+  const r = await request(`${env.server}${path}`, { dispatcher: kube, method, reset: true, headers: { ...bearer, ...headers }, ...(body === undefined ? {} : { body }) });
   return { status: r.statusCode, headers: r.headers, body: Buffer.from(await r.body.arrayBuffer()) };
 }
 
@@ -79,8 +80,10 @@ afterAll(async () => {
 
 // both sends one request to each side.
 async function both(path: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' | 'PATCH' = 'GET', body?: (side: Side) => string): Promise<Record<Side, Answer>> {
-  const [k, o] = await Promise.all((['kube', 'ours'] as const).map((side) => send(`${SIDES[side]}${path}`, headers, method, body?.(side))));
-  return { kube: k!, ours: o! };
+  const one = (side: Side) => send(`${SIDES[side]}${path}`, headers, method, body?.(side)).catch((e: unknown) => {
+    throw new Error(`${side}: ${String(e)}`);
+  });
+  return { kube: await one('kube'), ours: await one('ours') };
 }
 
 // yamlAndJson reads a path as YAML and as JSON, again until nothing changed in between (our reconciler writes status).
@@ -142,7 +145,9 @@ describe('406 and 415', () => {
       ['a 415 in YAML', { 'content-type': 'text/plain', accept: 'application/yaml' }, 'POST', '', (side) => manifest(side, 'never')],
     ];
     for (const [what, headers, method, path, body] of cases) {
-      const r = await both(path, headers, method, body);
+      const r = await both(path, headers, method, body).catch((e: unknown) => {
+        throw new Error(`${what}: ${String(e)}`);
+      });
       expect(r.ours.status, what).toBe(r.kube.status);
       expect(r.ours.headers['content-type'], what).toBe(r.kube.headers['content-type']);
       // kube's JSON encoder ends a body with a newline (WriteRawJSON's indented one has none); our JSON has none.

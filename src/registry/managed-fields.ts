@@ -183,7 +183,8 @@ export function trackUpdate(
   const mine = c.modified.union(c.added).difference(c.removed).recursiveDifference(ignored).difference(STRIP);
   if (mine.empty()) return encode(owners, m);
   const prev = owners.get(self);
-  owners.set(self, { entry: { ...entry, time }, set: prev ? prev.set.union(mine) : mine, foreign: prev?.foreign ?? [] });
+  // ScaleHandler.ToParent rebuilds a /scale writer's entry without its time, as kube-apiserver 1.37 stores it.
+  owners.set(self, { entry: { ...entry, ...(subresource === 'scale' ? {} : { time }) }, set: prev ? prev.set.union(mine) : mine, foreign: prev?.foreign ?? [] });
   return encode(owners, m);
 }
 
@@ -260,7 +261,7 @@ export function serverSideApply(
   if (conflicts.size > 0) throw applyConflictError([...conflicts].map(([o, s]) => ({ owner: o.entry, paths: inOwnerVersion(s, o, m) })), scope.view);
   const mine = owners.get(self) as Owner;
   mine.set = mine.set.difference(STRIP);
-  if (!isDeepStrictEqual(liveValue, next) || !live) mine.entry = { ...mine.entry, time };
+  if ((!isDeepStrictEqual(liveValue, next) || !live) && scope.subresource !== 'scale') mine.entry = { ...mine.entry, time };
   if (mine.set.empty()) owners.delete(self);
   const out = (next ?? { metadata: {} }) as KubeObject;
   out.metadata ??= {};

@@ -74,7 +74,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The twin goes too: later files resolve `website` (kubectl explain, get) to our group only.
   await send(`/api/v1/namespaces/${NS}`, {}, 'DELETE');
+  const crd = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/websites.${TWIN}`;
+  await send(crd, {}, 'DELETE');
+  await waitFor('the twin CRD gone', async () => (await send(crd)).status === 404, 60_000, 200);
   await kube.close();
 });
 

@@ -221,8 +221,19 @@ function vehicles(fx: Fixture, cls: string, label: string, top: 'metadata' | 'sp
   if (yamlOk) {
     const apply: Record<string, any> = { apiVersion: GV, kind: 'Website', metadata: { name: fx.name } };
     apply[top] = top === 'metadata' ? { name: fx.name, ...section() } : section();
-    // kube checks apply conflicts with the fields' owner first: a 409 changes nothing either.
-    cases.push({ cls, name: `apply ${fx.name}${subresource} ${label}`, steps: [{ method: 'PATCH', path: `${path}?fieldManager=hostile`, headers: APPLY, body: withRaw(apply, raw), expect: [400, 409, 422] }] });
+    // kube checks apply conflicts with the fields' owner first: a 409 changes nothing either. Conditions are a list
+    // map keyed by type: items it cannot key (no type, not an object) or keys twice are kube's 500 before anything.
+    let actual: unknown = value;
+    if (value === RAW) {
+      try {
+        actual = JSON.parse(raw);
+      } catch {
+        actual = undefined;
+      }
+    }
+    const types = key === 'conditions' && Array.isArray(actual) ? actual.map((c) => (typeof c === 'object' && c !== null && !Array.isArray(c) && 'type' in c ? JSON.stringify((c as { type: unknown }).type) : undefined)) : [];
+    const untypable = types.some((t) => t === undefined) || new Set(types).size < types.length;
+    cases.push({ cls, name: `apply ${fx.name}${subresource} ${label}`, steps: [{ method: 'PATCH', path: `${path}?fieldManager=hostile`, headers: APPLY, body: withRaw(apply, raw), expect: untypable ? [500] : [400, 409, 422] }] });
   }
   return cases;
 }

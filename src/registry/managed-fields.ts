@@ -183,9 +183,50 @@ export function trackUpdate(
   const mine = c.modified.union(c.added).difference(c.removed).recursiveDifference(ignored).difference(STRIP);
   if (mine.empty()) return encode(owners, m);
   const prev = owners.get(self);
+  for (const [id, o] of owners) if (o.set.empty() && o.foreign.length === 0) owners.delete(id);
   // ScaleHandler.ToParent rebuilds a /scale writer's entry without its time, as kube-apiserver 1.37 stores it.
   owners.set(self, { entry: { ...entry, ...(subresource === 'scale' ? {} : { time }) }, set: prev ? prev.set.union(mine) : mine, foreign: prev?.foreign ?? [] });
+  capUpdaters(owners);
   return encode(owners, m);
+}
+
+/** MAX_UPDATE_MANAGERS is DefaultMaxUpdateManagers: more Update entries than this fold into "ancient-changes". */
+export const MAX_UPDATE_MANAGERS = 10;
+
+// capUpdaters is capManagersManager.capUpdateManagers, literally: the oldest Update entries (by time in seconds, then
+// identifier) merge, per apiVersion, into one "ancient-changes" entry that takes the time of the last one merged, the
+// first of each version joining only when a second one comes, until at most ten remain.
+function capUpdaters(owners: Map<string, Owner>): void {
+  const updaters = [...owners].filter(([, o]) => o.entry.operation === 'Update').map(([id]) => id);
+  if (updaters.length <= MAX_UPDATE_MANAGERS) return;
+  const seconds = (id: string) => {
+    const t = owners.get(id)?.entry.time;
+    return t ? Math.floor(Date.parse(t) / 1000) : 0;
+  };
+  updaters.sort((a, b) => seconds(a) - seconds(b) || byteOrder(a, b));
+  const firstOf = new Map<string, string>();
+  for (let i = 0, length = updaters.length; i < updaters.length && length > MAX_UPDATE_MANAGERS; i++) {
+    const id = updaters[i] as string;
+    const o = owners.get(id);
+    if (!o) continue;
+    const version = o.entry.apiVersion;
+    const first = firstOf.get(version);
+    if (first === undefined) {
+      firstOf.set(version, id);
+      continue;
+    }
+    const bucketEntry: EntryId = { manager: 'ancient-changes', operation: 'Update', apiVersion: version };
+    const bucket = managerId(bucketEntry);
+    if (!owners.has(bucket)) {
+      const firstOwner = owners.get(first) as Owner;
+      owners.delete(first);
+      owners.set(bucket, { ...firstOwner, entry: bucketEntry });
+    }
+    const b = owners.get(bucket) as Owner;
+    owners.set(bucket, { entry: { ...bucketEntry, ...(o.entry.time ? { time: o.entry.time } : {}) }, set: o.set.union(b.set), foreign: [...b.foreign, ...o.foreign] });
+    owners.delete(id);
+    length--;
+  }
 }
 
 /** ApplyConflict is the fields one other manager owns that an apply would change. */

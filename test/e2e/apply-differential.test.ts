@@ -462,6 +462,16 @@ function invalidSequence(name: string): Step[] {
   ];
 }
 
+/** capSequence: twelve Update managers, each writing its own extra: kube folds the oldest into "ancient-changes". */
+function capSequence(name: string): Step[] {
+  const writers = Array.from({ length: 12 }, (_, i) => `writer-${String(i + 1).padStart(2, '0')}`);
+  return [
+    apply('creates with one extra', 'a', obj(FT, name, { spec: { departure: 'ICN', destination: 'SFO', extras: { a: '1' } } })),
+    ...writers.map((w): Step => ({ title: `${w} sets its own extra (merge patch)`, method: 'PATCH', patch: 'merge', manager: w, body: { spec: { extras: { [w]: 'x' } } } })),
+    { title: 'writer-12 sets another extra (its entry moves to the newest)', method: 'PATCH', patch: 'merge', manager: 'writer-12', body: { spec: { extras: { late: 'y' } } } },
+  ];
+}
+
 /** edgesSequence: nulls, status and managedFields in a configuration, dry runs, an empty list applied, a managedFields reset. */
 function edgesSequence(name: string): Step[] {
   const spec = (s: Json, rest: Json = {}) => obj(FT, name, { ...rest, spec: s });
@@ -539,6 +549,7 @@ describe('server-side apply compared with kube-apiserver serving the same schema
     it('created by apply (Apply entry), then a PUT, a merge patch and the applier again', () => compare(FT, 'create via apply', 'created-by-apply', createSequence('created-by-apply', 'apply')));
     it('configurations that cannot be typed: duplicates in a set and a list map, an item without its key', () => compare(FT, 'invalid configurations', 'invalid', invalidSequence('invalid')));
     it('edges: nulls, status and managedFields applied, a dry run, an empty list applied, an applier named as an Update manager, a managedFields reset', () => compare(FT, 'edges', 'edges', edgesSequence('edges')));
+    it('more than ten Update managers: the oldest fold into ancient-changes', () => compare(FT, 'update manager cap', 'cap', capSequence('cap')));
   });
 
   describe('Website (extensions.example.com, twin crd.example.com)', () => {

@@ -111,6 +111,24 @@ describe('managedFields sent with an update', () => {
   });
 });
 
+describe('the Update manager cap', () => {
+  it('folds the oldest of more than ten Update entries into ancient-changes, per apiVersion, with the last one\'s time', () => {
+    let o = obj({ spec: { env: { a: '1' } } });
+    o.metadata.managedFields = trackUpdate(managed, undefined, o, 'creator', 'main', '2026-11-28T00:00:00Z');
+    for (let i = 1; i <= 11; i++) {
+      const next = structuredClone(o);
+      (next['spec'] as { env: Record<string, string> }).env[`k${i}`] = 'x';
+      next.metadata.managedFields = trackUpdate(managed, o, next, `w${String(i).padStart(2, '0')}`, 'main', `2026-11-28T00:00:${String(i).padStart(2, '0')}Z`);
+      o = next;
+    }
+    const entries = o.metadata.managedFields as { manager: string; time?: string }[];
+    expect(entries).toHaveLength(10);
+    expect(entries[0]).toMatchObject({ manager: 'ancient-changes', time: '2026-11-28T00:00:02Z' });
+    expect(fields(o, 'ancient-changes')).toEqual({ 'f:spec': { '.': {}, 'f:env': { '.': {}, 'f:a': {}, 'f:k1': {}, 'f:k2': {} } } });
+    expect(entries.map((e) => e.manager).slice(1)).toEqual(['w03', 'w04', 'w05', 'w06', 'w07', 'w08', 'w09', 'w10', 'w11']);
+  });
+});
+
 describe('several managers', () => {
   const cond = (type: string, status = 'True') => ({ type, status, reason: `R${type}` });
 

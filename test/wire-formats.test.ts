@@ -4,7 +4,6 @@
  * the wording of 406 and 415, a 415 that leaves an HTTP/1.1 connection usable and names the body types in an
  * `Accept` header, gzip for bodies over 128 KiB, and gzip members per flush for a watch-list.
  */
-import { connect as h2connect } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { adminAgent, API, call, cleanupTempDirs, startServer, website, type ServerProcess } from './helpers/server-process.js';
 import { httpRequest, parseResponse, rawRequest } from './helpers/raw-tls.js';
+import { h2Request, openH2 } from './helpers/h2-client.js';
 
 let server: ServerProcess;
 let agent: Agent;
@@ -201,19 +201,12 @@ describe('gzip', () => {
   });
 
   it('compresses over HTTP/2 too', async () => {
-    const session = h2connect(server.url, {
+    const session = await openH2(server.url, {
       ca: readFileSync(join(server.certDir, 'ca.crt')), cert: readFileSync(join(server.certDir, 'admin.crt')), key: readFileSync(join(server.certDir, 'admin.key')),
     });
     try {
-      const answer = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-        const s = session.request({ ':path': `${COLL}/big`, 'accept-encoding': 'gzip' });
-        const chunks: Buffer[] = [];
-        let headers: Record<string, unknown> = {};
-        s.on('response', (h) => (headers = h));
-        s.on('data', (c: Buffer) => chunks.push(c));
-        s.on('end', () => resolve({ headers, body: Buffer.concat(chunks) }));
-        s.on('error', reject);
-      });
+      const r = await h2Request(session, { ':path': `${COLL}/big`, 'accept-encoding': 'gzip' });
+      const answer = { headers: r.headers, body: r.raw };
       expect(answer.headers['content-encoding']).toBe('gzip');
       expect(JSON.parse(gunzipSync(answer.body).toString()).metadata.name).toBe('big');
     } finally {
@@ -267,19 +260,12 @@ describe('a watch-list is gzipped, one member per flush', () => {
   });
 
   it('over HTTP/2 too', async () => {
-    const session = h2connect(server.url, {
+    const session = await openH2(server.url, {
       ca: readFileSync(join(server.certDir, 'ca.crt')), cert: readFileSync(join(server.certDir, 'admin.crt')), key: readFileSync(join(server.certDir, 'admin.key')),
     });
     try {
-      const answer = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-        const s = session.request({ ':path': WATCH_LIST, 'accept-encoding': 'gzip' });
-        const chunks: Buffer[] = [];
-        let headers: Record<string, unknown> = {};
-        s.on('response', (h) => (headers = h));
-        s.on('data', (c: Buffer) => chunks.push(c));
-        s.on('end', () => resolve({ headers, body: Buffer.concat(chunks) }));
-        s.on('error', reject);
-      });
+      const r = await h2Request(session, { ':path': WATCH_LIST, 'accept-encoding': 'gzip' });
+      const answer = { headers: r.headers, body: r.raw };
       expect(answer.headers['content-encoding']).toBe('gzip');
       const first = members(answer.body)[0]!.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
       expect(first.at(-1)).toBe('BOOKMARK');

@@ -9,6 +9,8 @@ export interface H2Answer {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
+  /** The body's bytes as they came (a compressed body stays compressed). */
+  raw: Buffer;
   body: any;
   /** The RST_STREAM code the stream ended with, when it was reset before an answer. */
   rstCode?: number;
@@ -41,14 +43,15 @@ export function h2Request(session: ClientHttp2Session, headers: OutgoingHttpHead
     });
     stream.on('data', (c: Buffer) => chunks.push(c));
     const done = () => {
-      const text = Buffer.concat(chunks).toString();
+      const raw = Buffer.concat(chunks);
+      const text = raw.toString();
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;
       } catch {
         parsed = undefined;
       }
-      res({ status, headers: got, text, body: parsed, ...(status === 0 ? { rstCode: stream.rstCode } : {}) });
+      res({ status, headers: got, text, raw, body: parsed, ...(status === 0 ? { rstCode: stream.rstCode } : {}) });
     };
     stream.on('close', done);
     stream.on('error', () => undefined);

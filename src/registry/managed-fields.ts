@@ -16,7 +16,7 @@ import { goQuote } from '../apis/meta/parameter-codec.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { FieldSet, fromFieldsV1, pathString, toFieldsV1, type Path } from './merge/field-set.js';
 import type { MapType } from './merge/schema.js';
-import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet, typeErrors } from './merge/typed.js';
+import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet, typeErrors, type Comparison } from './merge/typed.js';
 
 /** ManagedFieldsEntry mirrors metav1.ManagedFieldsEntry. */
 export interface ManagedFieldsEntry {
@@ -134,12 +134,11 @@ function resetFields(m: Managed, sub: string | undefined, ...objs: (KubeObject |
 const emptyObject = (obj: KubeObject): KubeObject => ({ ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}), ...(obj.kind ? { kind: obj.kind } : {}), metadata: {} }) as KubeObject;
 
 /**
- * update is Updater.update: what the write changes is taken from every other owner (a conflict for an applier, but a
- * write always wins), and what it removes leaves them all. Returns the comparison, filtered of reset fields, or the
- * conflicts when they are not forced.
+ * takeOver is Updater.update: what the write changes (the comparison `c`, less reset fields) is taken from every
+ * owner but `self` (a conflict for an applier, but an update always wins), and what it removes leaves them all.
+ * Returns the conflicts when they are not forced (owners untouched then), else an empty map.
  */
-function takeOver(owners: Map<string, Owner>, self: string, before: unknown, after: unknown, m: Managed, ignored: FieldSet, force: boolean): Map<Owner, FieldSet> {
-  const c = compare(before, after, m.type);
+function takeOver(owners: Map<string, Owner>, self: string, c: Comparison, ignored: FieldSet, force: boolean): Map<Owner, FieldSet> {
   const changed = c.modified.union(c.added).recursiveDifference(ignored);
   const removed = c.removed.recursiveDifference(ignored);
   const conflicts = new Map<Owner, FieldSet>();
@@ -179,8 +178,8 @@ export function trackUpdate(
   const self = managerId(entry);
   const c = compare(live, after, m.type);
   // The write is the "current-operation" manager: every previous owner, its own entry included, gives up what changed.
-  takeOver(owners, '', live, after, m, ignored, true);
-  const mine = c.modified.union(c.added).difference(c.removed).recursiveDifference(ignored).difference(STRIP);
+  takeOver(owners, '', c, ignored, true);
+  const mine = c.modified.union(c.added).recursiveDifference(ignored).difference(STRIP);
   if (mine.empty()) return encode(owners, m);
   const prev = owners.get(self);
   for (const [id, o] of owners) if (o.set.empty() && o.foreign.length === 0) owners.delete(id);
@@ -298,7 +297,7 @@ export function serverSideApply(
   const set = toFieldSet(appliedValue, m.type).recursiveDifference(ignored);
   owners.set(self, { entry: { ...entry, ...(owners.get(self)?.entry.time ? { time: owners.get(self)?.entry.time } : {}) }, set, foreign: [] });
   const next = prune(merged, owners, last, m) as KubeObject;
-  const conflicts = takeOver(owners, self, liveValue, next, m, ignored, force);
+  const conflicts = takeOver(owners, self, compare(liveValue, next, m.type), ignored, force);
   if (conflicts.size > 0) throw applyConflictError([...conflicts].map(([o, s]) => ({ owner: o.entry, paths: inOwnerVersion(s, o, m) })), scope.view);
   const mine = owners.get(self) as Owner;
   mine.set = mine.set.difference(STRIP);

@@ -58,14 +58,14 @@ export class FieldSet {
 
   /** difference removes o's paths exactly (a member of o does not remove longer paths through it). */
   difference(o: FieldSet): FieldSet {
-    return this.#combine(o, (m) => !o.members.has(m), (pe, c) => {
+    return this.#combine((m) => !o.members.has(m), (pe, c) => {
       const oc = o.children.get(pe);
       return oc ? c.difference(oc) : c.copy();
     });
   }
 
   intersection(o: FieldSet): FieldSet {
-    return this.#combine(o, (m) => o.members.has(m), (pe, c) => {
+    return this.#combine((m) => o.members.has(m), (pe, c) => {
       const oc = o.children.get(pe);
       return oc ? c.intersection(oc) : undefined;
     });
@@ -73,14 +73,14 @@ export class FieldSet {
 
   /** recursiveDifference also removes every path under a member of o. */
   recursiveDifference(o: FieldSet): FieldSet {
-    return this.#combine(o, (m) => !o.members.has(m), (pe, c) => {
+    return this.#combine((m) => !o.members.has(m), (pe, c) => {
       if (o.members.has(pe)) return undefined;
       const oc = o.children.get(pe);
       return oc ? c.recursiveDifference(oc) : c.copy();
     });
   }
 
-  #combine(_o: FieldSet, keepMember: (m: string) => boolean, child: (pe: string, c: FieldSet) => FieldSet | undefined): FieldSet {
+  #combine(keepMember: (m: string) => boolean, child: (pe: string, c: FieldSet) => FieldSet | undefined): FieldSet {
     const out = new FieldSet();
     for (const m of this.members) if (keepMember(m)) out.members.add(m);
     for (const [pe, c] of this.children) {

@@ -89,6 +89,10 @@ describe('field sets', () => {
     expect(typeErrors({ spec: { ports: [{ port: 1 }] } }, type)).toBe('.spec.ports: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)');
     expect(typeErrors({ status: { conditions: [{ status: 'True' }] } }, type)).toBe('.status.conditions: element 0: associative list with keys has an element that omits all key fields ["type"] (and doesn\'t have default values for any key fields)');
     expect(typeErrors({ spec: { ports: [{ name: 'a' }, { name: 'a', protocol: 'TCP' }] } }, type)).toBe('.spec.ports: duplicate entries for key [name="a",protocol="TCP"]');
+    expect(typeErrors({ spec: { ports: [null] } }, type)).toBe('.spec.ports: element 0: associative list with keys may not have a null element');
+    expect(typeErrors({ spec: { ports: ['http'] } }, type)).toBe('.spec.ports: element 0: associative list with keys may not have non-map elements');
+    expect(typeErrors({ spec: { tags: [{ a: 1 }] } }, type)).toBe(".spec.tags: element 0: associative list without keys has an element that's a map type");
+    expect(typeErrors({ spec: { tags: [['a']] } }, type)).toBe('.spec.tags: element 0: not supported: associative list with lists as elements');
     expect(typeErrors({ spec: { ports: [{ name: 'a' }], tags: ['x'], args: ['y', 'y'] } }, type)).toBeUndefined();
   });
 

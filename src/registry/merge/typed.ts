@@ -296,9 +296,10 @@ export function typeErrors(v: unknown, t: MergeType): string | undefined {
   return walk(v, t, []);
 }
 
-// missingKeys words why a list item has no path element (listItemToPathElement's errors).
+// missingKeys words why a list item has no path element, in listItemToPathElement's words (typed/helpers.go).
 function missingKeys(t: ListType, item: unknown): string {
-  if (t.keys.length === 0) return "associative list without keys has an element that's a map type";
+  if (t.keys.length === 0) return Array.isArray(item) ? 'not supported: associative list with lists as elements' : "associative list without keys has an element that's a map type";
+  if (item === null) return 'associative list with keys may not have a null element';
   if (!isObject(item)) return 'associative list with keys may not have non-map elements';
   const element = t.element.kind === 'map' ? t.element : undefined;
   const missing = t.keys.filter((k) => !Object.hasOwn(item, k) && element?.fields.get(k)?.default === undefined);

@@ -59,15 +59,15 @@ const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 /**
  * parseListOptions decodes and validates list/watch parameters as listOpts does. Past decoding: `limit` <= 0 lists
  * everything; `timeoutSeconds=0` is the default timeout and a negative one ends the watch at once (handleWatch).
- * A field other than metadata.name (and metadata.namespace when namespaced) is a CRD's
- * `field label not supported` (apiextensions-apiserver crConverter.ConvertFieldLabel).
+ * A field other than metadata.name (and metadata.namespace when namespaced) or one of the kind's `selectable` fields
+ * (a CRD's selectableFields) is a CRD's `field label not supported` (apiextensions-apiserver crConverter.ConvertFieldLabel).
  */
-export function parseListOptions(q: QueryValues, namespaced = true): ListOptions {
+export function parseListOptions(q: QueryValues, namespaced = true, selectable: readonly string[] = []): ListOptions {
   const o = decodeListOptions(q);
   const errs = validateListOptions(o);
   if (errs.length) throw invalidOptions('ListOptions', errs);
   for (const field of o.field.fields) {
-    if (field !== 'metadata.name' && !(namespaced && field === 'metadata.namespace')) throw badRequest(`field label not supported: ${field}`);
+    if (field !== 'metadata.name' && !(namespaced && field === 'metadata.namespace') && !selectable.includes(field)) throw badRequest(`field label not supported: ${field}`);
   }
   const t = o.timeoutSeconds;
   return {

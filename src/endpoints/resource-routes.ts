@@ -58,12 +58,18 @@ function representation(req: Req, target: Target): { target: Target; includeObje
 /** registerResourceRoutes installs collection, item and subresource routes for one kind. */
 export function registerResourceRoutes(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const def = store.def;
+  const selectable = (def.selectableFields ?? []).map((f) => f.field);
   warningBytes(app);
   installResponseEncoding(app);
   const base = `/apis/${def.group}/${def.version}`;
   const tableRows = new TableRows(def);
   // What hooks and body parsers read of a route: the resource it serves, in which version.
   const routeConfig = { resource: def.plural, group: def.group, version: def.version };
+  // A deprecated version warns on every request to it, before any other warning (customresource_handler.go).
+  const deprecationWarning = def.deprecationWarning;
+  const deprecation = deprecationWarning
+    ? { onRequest: (_req: FastifyRequest, reply: FastifyReply, done: () => void) => { sendWarnings(reply, [deprecationWarning]); done(); } }
+    : {};
   const nsBase = def.namespaced ? `${base}/namespaces/:namespace/${def.plural}` : `${base}/${def.plural}`;
   // `.` and `..` are not path segment names (IsValidPathSegmentName): such a URL names no namespace, so no resource.
   const ns = (req: Req) => {
@@ -125,12 +131,13 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
     config: routeConfig,
+    ...deprecation,
     url: nsBase,
     preParsing: typedBody,
     handler: async (req, reply) => {
       switch (req.method) {
         case 'GET':
-          return list(req, parseListOptions(requestQuery(req), def.namespaced), reply, ns(req));
+          return list(req, parseListOptions(requestQuery(req), def.namespaced, selectable), reply, ns(req));
         case 'POST': {
           const opts = parseWriteOptions(requestQuery(req), 'CreateOptions', req.headers['user-agent']);
           const target = negotiated(req, true);
@@ -140,7 +147,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
           return transformObject(def, object, target, 'Metadata');
         }
         case 'DELETE': {
-          const lo = parseListOptions(requestQuery(req), def.namespaced);
+          const lo = parseListOptions(requestQuery(req), def.namespaced, selectable);
           const o = parseDeleteOptions(req.body, requestQuery(req), rawBodyOf(req));
           // Negotiated before deleting: a 406 must leave everything in place.
           const target = negotiated(req, false);
@@ -165,10 +172,11 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
     app.route<{ Params: Record<string, string>; Querystring: Query }>({
       method: [...ALL_METHODS],
       config: routeConfig,
+    ...deprecation,
       url: `${base}/${def.plural}`,
       handler: async (req, reply) => {
         if (req.method !== 'GET') throw methodNotSupported(store.gr, req.method === 'POST' ? 'create' : req.method.toLowerCase());
-        return list(req, parseListOptions(requestQuery(req), def.namespaced), reply, undefined);
+        return list(req, parseListOptions(requestQuery(req), def.namespaced, selectable), reply, undefined);
       },
     });
   }
@@ -177,6 +185,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
     config: routeConfig,
+    ...deprecation,
     url: `${nsBase}/:name`,
     preParsing: typedBody,
     handler: async (req, reply) => {
@@ -241,6 +250,7 @@ export function registerResourceRoutes(app: FastifyInstance, store: ResourceStor
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     method: [...ALL_METHODS],
     config: routeConfig,
+    ...deprecation,
     url: `${nsBase}/:name/:subresource`,
     preParsing: typedBody,
     handler: async (req, reply) => {

@@ -16,6 +16,8 @@ import { ageColumnIndex, humanAge, toTable, type IncludeObject } from '../regist
 const MAX_BYTES = 32 * 1024 * 1024;
 
 interface EncodedRow {
+  /** The whole row's JSON, when no cell depends on the time of the request. */
+  whole?: string;
   /** The row's JSON before and after the AGE cell. */
   before: string;
   after: string;
@@ -30,8 +32,15 @@ export class TableRows {
     sizeCalculation: (r) => r.before.length + r.after.length + 64,
   });
 
+  /**
+   * #timed: a kind whose own columns include dates (a CRD's `date` columns, rendered as ages, AGE among them): its
+   * rows are rendered at each request, uncached.
+   */
+  readonly #timed: boolean;
+
   constructor(def: ResourceDefinition) {
     this.#def = def;
+    this.#timed = !!def.columnsComplete && def.printerColumns.some((c) => c.type === 'date');
   }
 
   /** size is the number of cached rows (for tests). */
@@ -44,12 +53,12 @@ export class TableRows {
     const variant = `${opts.version}|${opts.includeObject}|`;
     const rows = items.map((bytes) => {
       const key = variant + hash('sha1', bytes, 'base64');
-      let row = this.#rows.get(key);
+      let row = this.#timed ? undefined : this.#rows.get(key);
       if (!row) {
         row = this.#encode(JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as KubeObject, opts);
-        this.#rows.set(key, row);
+        if (!this.#timed) this.#rows.set(key, row);
       }
-      return row.before + JSON.stringify(humanAge(row.creationTimestamp, now)) + row.after;
+      return row.whole ?? row.before + JSON.stringify(humanAge(row.creationTimestamp, now)) + row.after;
     });
     // The envelope is toTable's with no rows: everything up to `"rows":[`, then the rows, then `]}`.
     const head = JSON.stringify(toTable(this.#def, [], listMeta, opts)).slice(0, -2);
@@ -61,6 +70,7 @@ export class TableRows {
     const [row] = toTable(this.#def, [obj], { resourceVersion: '' }, opts).rows;
     if (!row) throw new Error('toTable made no row');
     const ageAt = ageColumnIndex(this.#def);
+    if (ageAt < 0) return { whole: JSON.stringify(row), before: '', after: '', creationTimestamp: undefined };
     const cells = row.cells.map((c) => JSON.stringify(c));
     const pre = cells.slice(0, ageAt);
     const post = cells.slice(ageAt + 1);

@@ -73,12 +73,17 @@ export function warningHeaders(texts: readonly string[]): string[] {
 // Replies whose Warning headers carry bytes above 0x7f, and the apps whose onSend hook turns their body into bytes.
 const nonAscii = new WeakSet<FastifyReply>();
 const installed = new WeakSet<FastifyInstance>();
+// The warnings a reply carries so far.
+const pending = new WeakMap<FastifyReply, string[]>();
 
 /** sendWarnings sets the `Warning` headers of a reply; it never throws (the write they describe is already done). */
 export function sendWarnings(reply: FastifyReply, texts: readonly string[]): void {
   if (texts.length === 0) return;
   try {
-    const values = warningHeaders(texts);
+    // Warnings add up over a request (a deprecated version's, then the write's): the header carries them all.
+    const all = [...(pending.get(reply) ?? []), ...texts];
+    pending.set(reply, all);
+    const values = warningHeaders(all);
     if (values.length === 0) return;
     reply.header('warning', values);
     if (values.some((v) => /[\x80-\xff]/.test(v))) nonAscii.add(reply);

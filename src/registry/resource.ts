@@ -25,6 +25,12 @@ export interface PrinterColumn<T> {
   cell(obj: T): unknown;
 }
 
+/** SelectableField is a field a field selector may name (`spec.color`) and how to read it from an object. */
+export interface SelectableField<T> {
+  field: string;
+  value(obj: T): string | undefined;
+}
+
 /** ScaleMapping maps the /scale subresource onto the kind (autoscaling/v1 Scale). */
 export interface ScaleMapping<T> {
   specReplicas(obj: T): number;
@@ -50,9 +56,26 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   description: string;
   /** Table columns after NAME (NAME and AGE are added by the machinery: NAME first, AGE where `age` is placed). */
   printerColumns: PrinterColumn<T>[];
+  /**
+   * columnsComplete: printerColumns are every column after NAME, AGE included where wanted (a CRD's
+   * additionalPrinterColumns: kube adds no Age column of its own to those).
+   */
+  columnsComplete?: boolean;
+  /**
+   * Fields a field selector may name beside metadata.name and metadata.namespace (a CRD's selectableFields), each with
+   * its value for an object (undefined: the field is absent, which matches as kube's does).
+   */
+  selectableFields?: readonly SelectableField<T>[];
+  /** A deprecated served version: the Warning every request to it gets (a CRD's deprecationWarning). */
+  deprecationWarning?: string;
   subresources: { status: boolean; scale?: ScaleMapping<T> };
   /** Semantic validation beyond the schema, run after defaulting. `old` is set on update. */
   validate?(obj: T, old: T | undefined): FieldError[];
+  /**
+   * Validation rules (a CRD's x-kubernetes-validations), run after the schema as kube runs them: unless the schema
+   * found a type, required, enum or size error, which the rules were not written for. `old` is set on update.
+   */
+  validateRules?(obj: T, old: T | undefined): FieldError[];
   /**
    * standaloneStatus is the status the server itself writes when no cluster is configured, so that no controller
    * will (Website: Ready=False, reason NoCluster): at create and whenever the spec changes, as a kube strategy's

@@ -154,6 +154,10 @@ export class ResourceStore {
     if (sel.field && !sel.field.empty) {
       const fields: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
       if (this.def.namespaced) fields['metadata.namespace'] = obj.metadata.namespace ?? '';
+      for (const f of this.def.selectableFields ?? []) {
+        const v = f.value(obj);
+        if (v !== undefined) fields[f.field] = v;
+      }
       if (!sel.field.matches(fields)) return false;
     }
     return true;

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { conflict, invalid, OBJECT_MODIFIED, type GroupResource } from '../apis/meta/errors.js';
-import type { FieldError } from '../apis/meta/field-path.js';
+import { invalid as invalidField, type FieldError } from '../apis/meta/field-path.js';
 import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject, ObjectMeta } from '../apis/meta/types.js';
 import { finalizerWarnings, generateName, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apis/meta/validation.js';
@@ -17,6 +17,10 @@ import type { SchemaAdmission } from '../admission/schema.js';
 import { trackUpdate, type FieldVersions, type Managed } from './managed-fields.js';
 import { mergeTypeOf } from './merge/schema.js';
 import type { ResourceDefinition } from './resource.js';
+
+// The field errors that keep a kind's validation rules from running (customresource strategy.go hasBlockingErr).
+const BLOCKING = new Set<FieldError['type']>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const RULES_NOT_CHECKED = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
 
 /** Subresource is the part of the object a write addresses. */
 export type Subresource = 'main' | 'status';
@@ -145,6 +149,11 @@ export class WriteStrategy {
     errs.push(...(old ? validateObjectMetaUpdate(obj.metadata, old.metadata, opts) : validateObjectMetaCreate(obj.metadata, opts)));
     errs.push(...(schemaErrs ?? this.#schema.defaultAndValidate(obj as unknown as Record<string, unknown>)));
     if (errs.length === 0) errs.push(...(this.#def.validate?.(obj, old) ?? []));
+    if (this.#def.validateRules) {
+      // customresource strategy.go hasBlockingErr: the rules do not run on an object of the wrong shape, and say so.
+      if (errs.some((e) => BLOCKING.has(e.type))) errs.push(invalidField('<nil>', 'null', RULES_NOT_CHECKED));
+      else errs.push(...this.#def.validateRules(obj, old));
+    }
     if (errs.length > 0) throw invalid(this.#def.kind, this.#def.group, obj.metadata.name || obj.metadata.generateName || '', errs);
   }
 }

@@ -49,6 +49,8 @@ function buildColumns(def: ResourceDefinition): Columns {
   const wide = def.printerColumns.filter((c) => c.priority > 0);
   const name = (o: KubeObject) => o.metadata.name ?? '';
   const age = (o: KubeObject) => humanAge(o.metadata.creationTimestamp);
+  // A CRD's columns are the whole table after NAME, in their own order (tableconvertor.go).
+  if (def.columnsComplete) return { defs: [NAME_COLUMN, ...def.printerColumns.map(toDef)], cells: [name, ...def.printerColumns.map((c) => c.cell)] };
   return {
     defs: [NAME_COLUMN, ...narrow.map(toDef), AGE_COLUMN, ...wide.map(toDef)],
     cells: [name, ...narrow.map((c) => c.cell), age, ...wide.map((c) => c.cell)],
@@ -64,7 +66,8 @@ export function ageColumnIndex(def: ResourceDefinition): number {
 export function toTable(def: ResourceDefinition, objects: KubeObject[], listMeta: ListMeta, opts: TableOptions): Table {
   const { defs, cells } = columnsFor(def);
   const rows: TableRow[] = objects.map((o) => {
-    const row: TableRow = { cells: cells.map((c) => c(o) ?? '') };
+    // An absent cell is empty; a null one stays null, as a CRD column's cell with no value is (tableconvertor.go).
+    const row: TableRow = { cells: cells.map((c) => { const v = c(o); return v === undefined ? '' : v; }) };
     if (opts.includeObject === 'Object') row.object = o;
     else if (opts.includeObject === 'Metadata') {
       row.object = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${opts.version}`, metadata: o.metadata };

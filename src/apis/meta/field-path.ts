@@ -12,6 +12,7 @@ export type FieldErrorType =
   | 'FieldValueForbidden'
   | 'FieldValueDuplicate'
   | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
   | 'FieldValueTypeInvalid';
 
 /** FieldError is one bad field: its path, the reason and a message in Kubernetes wording. */

@@ -1,0 +1,232 @@
+/**
+ * @module kinds/crd/crd-decode
+ * Decoding a CustomResourceDefinition document as kube-apiserver's typed decoder does for
+ * `apiextensions.k8s.io/v1` with fieldValidation=Warn: unknown fields are dropped (in place) and reported as
+ * `unknown field "spec.names.shortnames"`; a value of the wrong JSON type makes the whole body undecodable with Go's
+ * text (`json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of
+ * type bool`), which kube answers with a 400 rather than a 422.
+ *
+ * Facts checked against kube-apiserver 1.37: unknown fields are reported in document order with map keys as plain
+ * path segments (`openAPIV3Schema.properties.spec.foo`); inside `items` and `additionalProperties` the schema is
+ * decoded by a custom UnmarshalJSON that does not report unknown fields, yet wrong types there still name the path;
+ * `items: 5` is silently nil; `additionalProperties: 5` fails with `boolean or JSON schema expected`.
+ * Duplicate keys (`duplicate field "spec.scope"`) cannot be seen here: the document arrives already parsed.
+ */
+
+type T =
+  | { k: 'string'; name?: string }
+  | { k: 'bool' }
+  | { k: 'int'; name: 'int64' | 'int32' }
+  | { k: 'float' }
+  | { k: 'raw' }
+  | { k: 'slice'; name: string; elem: T }
+  | { k: 'map'; name: string; elem: T }
+  | { k: 'struct'; name: string; fields: Record<string, T> }
+  /** JSONSchemaPropsOrBool: a bool or a schema. */
+  | { k: 'orBool' }
+  /** JSONSchemaPropsOrArray: a schema or a list of schemas; anything else is nil. */
+  | { k: 'orArray' }
+  /** JSONSchemaPropsOrStringArray: a schema or a list of property names. */
+  | { k: 'orStringArray' };
+
+const str: T = { k: 'string' };
+const bool: T = { k: 'bool' };
+const int64: T = { k: 'int', name: 'int64' };
+const int32: T = { k: 'int', name: 'int32' };
+const strings: T = { k: 'slice', name: '[]string', elem: str };
+
+// JSONSchemaProps refers to itself; its field table is filled in below.
+const PROPS_FIELDS: Record<string, T> = {};
+const PROPS: T = { k: 'struct', name: 'JSONSchemaProps', fields: PROPS_FIELDS };
+const VALIDATION_RULE: T = {
+  k: 'struct', name: 'ValidationRule',
+  fields: { rule: str, message: str, messageExpression: str, reason: { k: 'string', name: 'v1.FieldValueErrorReason' }, fieldPath: str, optionalOldSelf: bool },
+};
+Object.assign(PROPS_FIELDS, {
+  id: str, $schema: { k: 'string', name: 'v1.JSONSchemaURL' }, $ref: str, description: str, type: str, format: str, title: str,
+  default: { k: 'raw' }, maximum: { k: 'float' }, exclusiveMaximum: bool, minimum: { k: 'float' }, exclusiveMinimum: bool,
+  maxLength: int64, minLength: int64, pattern: str, maxItems: int64, minItems: int64, uniqueItems: bool,
+  multipleOf: { k: 'float' }, enum: { k: 'slice', name: '[]v1.JSON', elem: { k: 'raw' } }, maxProperties: int64,
+  minProperties: int64, required: strings, items: { k: 'orArray' },
+  allOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS }, oneOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS },
+  anyOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS }, not: PROPS,
+  properties: { k: 'map', name: 'map[string]v1.JSONSchemaProps', elem: PROPS }, additionalProperties: { k: 'orBool' },
+  patternProperties: { k: 'map', name: 'map[string]v1.JSONSchemaProps', elem: PROPS },
+  dependencies: { k: 'map', name: 'v1.JSONSchemaDependencies', elem: { k: 'orStringArray' } }, additionalItems: { k: 'orBool' },
+  definitions: { k: 'map', name: 'v1.JSONSchemaDefinitions', elem: PROPS },
+  externalDocs: { k: 'struct', name: 'ExternalDocumentation', fields: { description: str, url: str } }, example: { k: 'raw' },
+  nullable: bool, 'x-kubernetes-preserve-unknown-fields': bool, 'x-kubernetes-embedded-resource': bool,
+  'x-kubernetes-int-or-string': bool, 'x-kubernetes-list-map-keys': strings, 'x-kubernetes-list-type': str,
+  'x-kubernetes-map-type': str, 'x-kubernetes-validations': { k: 'slice', name: 'v1.ValidationRules', elem: VALIDATION_RULE },
+} satisfies Record<string, T>);
+
+const NAMES: T = {
+  k: 'struct', name: 'CustomResourceDefinitionNames',
+  fields: { plural: str, singular: str, shortNames: strings, kind: str, listKind: str, categories: strings },
+};
+const COLUMN: T = {
+  k: 'struct', name: 'CustomResourceColumnDefinition',
+  fields: { name: str, type: str, format: str, description: str, priority: int32, jsonPath: str },
+};
+const VERSION: T = {
+  k: 'struct', name: 'CustomResourceDefinitionVersion',
+  fields: {
+    name: str, served: bool, storage: bool, deprecated: bool, deprecationWarning: str,
+    schema: { k: 'struct', name: 'CustomResourceValidation', fields: { openAPIV3Schema: PROPS } },
+    subresources: {
+      k: 'struct', name: 'CustomResourceSubresources',
+      fields: {
+        status: { k: 'struct', name: 'CustomResourceSubresourceStatus', fields: {} },
+        scale: { k: 'struct', name: 'CustomResourceSubresourceScale', fields: { specReplicasPath: str, statusReplicasPath: str, labelSelectorPath: str } },
+      },
+    },
+    additionalPrinterColumns: { k: 'slice', name: '[]v1.CustomResourceColumnDefinition', elem: COLUMN },
+    selectableFields: { k: 'slice', name: '[]v1.SelectableField', elem: { k: 'struct', name: 'SelectableField', fields: { jsonPath: str } } },
+  },
+};
+const CONVERSION: T = {
+  k: 'struct', name: 'CustomResourceConversion',
+  fields: {
+    strategy: { k: 'string', name: 'v1.ConversionStrategyType' },
+    webhook: {
+      k: 'struct', name: 'WebhookConversion',
+      fields: {
+        clientConfig: {
+          k: 'struct', name: 'WebhookClientConfig',
+          fields: {
+            url: str, caBundle: { k: 'string', name: '[]uint8' },
+            service: { k: 'struct', name: 'ServiceReference', fields: { namespace: str, name: str, path: str, port: int32 } },
+          },
+        },
+        conversionReviewVersions: strings,
+      },
+    },
+  },
+};
+const SPEC: T = {
+  k: 'struct', name: 'CustomResourceDefinitionSpec',
+  fields: {
+    group: str, names: NAMES, scope: { k: 'string', name: 'v1.ResourceScope' },
+    versions: { k: 'slice', name: '[]v1.CustomResourceDefinitionVersion', elem: VERSION },
+    conversion: CONVERSION, preserveUnknownFields: bool,
+  },
+};
+const CONDITION: T = {
+  k: 'struct', name: 'CustomResourceDefinitionCondition',
+  fields: { type: { k: 'string', name: 'v1.CustomResourceDefinitionConditionType' }, status: { k: 'string', name: 'v1.ConditionStatus' }, lastTransitionTime: { k: 'raw' }, reason: str, message: str, observedGeneration: int64 },
+};
+const STATUS: T = {
+  k: 'struct', name: 'CustomResourceDefinitionStatus',
+  fields: { conditions: { k: 'slice', name: '[]v1.CustomResourceDefinitionCondition', elem: CONDITION }, acceptedNames: NAMES, storedVersions: strings, observedGeneration: int64 },
+};
+// metadata is decoded as raw here: validation.ts decodes it as ObjectMeta with the shared decoder.
+const CRD: T = {
+  k: 'struct', name: 'CustomResourceDefinition',
+  fields: { apiVersion: str, kind: str, metadata: { k: 'raw' }, spec: SPEC, status: STATUS },
+};
+
+/** CrdDecodeError is a body kube cannot decode: its message is Go's text. */
+export class CrdDecodeError extends Error {}
+
+class Fatal extends Error {}
+
+interface Walk {
+  unknown: string[];
+  /** The first type error (Go reports the first and decodes on). */
+  typeError?: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function jsonKind(v: unknown): string {
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return 'number';
+  return Array.isArray(v) ? 'array' : 'object';
+}
+
+function goTypeName(t: T): string {
+  switch (t.k) {
+    case 'string': return t.name ?? 'string';
+    case 'bool': return 'bool';
+    case 'int': return t.name;
+    case 'float': return 'float64';
+    case 'slice': case 'map': return t.name;
+    case 'struct': return `v1.${t.name}`;
+    default: return 'interface {}';
+  }
+}
+
+/**
+ * walk checks `v` against `t`, dropping unknown struct members in place. `path` is the unknown-field path (with [i]),
+ * `stack` the JSON names encoding/json's error context prints (no indexes or map keys), `struct` the innermost struct.
+ */
+function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: string, reportUnknown: boolean): void {
+  if (v === null || v === undefined) return;
+  const typeError = (value: string) => {
+    w.typeError ??= `json: cannot unmarshal ${value} into Go struct field ${struct}.${stack.join('.')} of type ${goTypeName(t)}`;
+  };
+  switch (t.k) {
+    case 'raw': return;
+    case 'string': if (typeof v !== 'string') typeError(jsonKind(v)); return;
+    case 'bool': if (typeof v !== 'boolean') typeError(jsonKind(v)); return;
+    case 'float': if (typeof v !== 'number') typeError(jsonKind(v)); return;
+    case 'int':
+      if (typeof v !== 'number') typeError(jsonKind(v));
+      else if (!Number.isInteger(v) || (t.name === 'int32' && (v > 2 ** 31 - 1 || v < -(2 ** 31)))) typeError(`number ${v}`);
+      return;
+    case 'slice':
+      if (!Array.isArray(v)) return typeError(jsonKind(v));
+      v.forEach((e, i) => walk(w, e, t.elem, `${path}[${i}]`, stack, struct, reportUnknown));
+      return;
+    case 'map':
+      if (!isObject(v)) return typeError(jsonKind(v));
+      for (const [key, e] of Object.entries(v)) walk(w, e, t.elem, `${path}.${key}`, stack, struct, reportUnknown);
+      return;
+    case 'struct':
+      if (!isObject(v)) return typeError(jsonKind(v));
+      for (const key of Object.keys(v)) {
+        const ft = t.fields[key];
+        const sub = path ? `${path}.${key}` : key;
+        if (!ft) {
+          if (reportUnknown) w.unknown.push(sub);
+          delete v[key];
+          continue;
+        }
+        walk(w, v[key], ft, sub, [...stack, key], t.name, reportUnknown);
+      }
+      return;
+    case 'orBool':
+      // JSONSchemaPropsOrBool.UnmarshalJSON: a schema (decoded without unknown-field reporting) or a bool.
+      if (typeof v === 'boolean') return;
+      if (!isObject(v)) throw new Fatal('boolean or JSON schema expected');
+      return walk(w, v, PROPS, path, stack, struct, false);
+    case 'orArray':
+      // JSONSchemaPropsOrArray.UnmarshalJSON: a schema or a list of schemas; any other value leaves it nil.
+      if (isObject(v)) return walk(w, v, PROPS, path, stack, struct, false);
+      if (Array.isArray(v)) v.forEach((e) => walk(w, e, PROPS, path, stack, struct, false));
+      return;
+    case 'orStringArray':
+      if (isObject(v)) return walk(w, v, PROPS, path, stack, struct, false);
+      if (Array.isArray(v)) return;
+      throw new Fatal('JSON schema or string array expected');
+  }
+}
+
+/**
+ * decodeCrd checks a parsed document as the v1 CustomResourceDefinition decoder does: drops unknown fields in place
+ * and returns their paths, or throws CrdDecodeError with Go's text when a value has the wrong type.
+ * `metadata` is left to the ObjectMeta decoder.
+ */
+export function decodeCrd(doc: unknown): { unknownFields: string[] } {
+  if (!isObject(doc)) throw new CrdDecodeError(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type v1.CustomResourceDefinition`);
+  const w: Walk = { unknown: [] };
+  try {
+    walk(w, doc, CRD, '', [], 'CustomResourceDefinition', true);
+  } catch (e) {
+    if (e instanceof Fatal) throw new CrdDecodeError(e.message);
+    throw e;
+  }
+  if (w.typeError) throw new CrdDecodeError(w.typeError);
+  return { unknownFields: w.unknown };
+}

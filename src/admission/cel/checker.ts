@@ -1,0 +1,413 @@
+/**
+ * @module admission/cel/checker
+ * A static type check of a parsed rule, standing in for cel-go's checker (which @bufbuild/cel lacks): it types
+ * every node from the declared variables, reports cel-go's own words (`undefined field 'x'`, `undeclared
+ * reference to 'f' (in container '')`, `found no matching overload for '_==_' applied to '(int, string)'`,
+ * `invalid matches argument`) at cel-go's positions, and leaves a type per node (with schema sizes) for the cost
+ * estimator. Where it is unsure it says dyn, so it may accept a rule cel-go refuses, never the reverse.
+ */
+import { FORMAT_NAMES } from './lib/misc.js';
+import { isValidRe2 } from './lib/re2.js';
+import type { Expr } from './rewrite.js';
+import { T, typeName, type CelT } from './types.js';
+
+export interface CheckIssue {
+  offset: number;
+  message: string;
+}
+
+export interface Checked {
+  type: CelT;
+  types: Map<bigint, CelT>;
+  issues: CheckIssue[];
+  /** usesOldSelf: the rule names oldSelf (a transition rule). */
+  usesOldSelf: boolean;
+}
+
+const isDyn = (t: CelT) => t.k === 'dyn';
+const NUM = new Set(['int', 'uint', 'double']);
+
+/** same: a is assignable to b, dyn matching anything. */
+export function same(a: CelT, b: CelT): boolean {
+  if (isDyn(a) || isDyn(b)) return true;
+  if (a.k !== b.k) return false;
+  if (a.k === 'list' && b.k === 'list') return same(a.elem, b.elem);
+  if (a.k === 'map' && b.k === 'map') return same(a.key, b.key) && same(a.val, b.val);
+  if (a.k === 'opt' && b.k === 'opt') return same(a.inner, b.inner);
+  if (a.k === 'opaque' && b.k === 'opaque') return a.name === b.name;
+  return true;
+}
+
+const nullable = (t: CelT) => ['dyn', 'null', 'object', 'map', 'list', 'opt', 'timestamp', 'duration'].includes(t.k);
+
+type Sig = (args: CelT[], target?: CelT) => CelT | undefined;
+const fixed = (ret: CelT, ...want: CelT[]): Sig => (args) => (args.length === want.length && args.every((a, i) => same(a, want[i]!)) ? ret : undefined);
+const method = (targetKind: CelT, ret: CelT | ((t: CelT) => CelT), ...want: CelT[]): Sig => (args, target) =>
+  target && same(target, targetKind) && args.length === want.length && args.every((a, i) => same(a, want[i]!))
+    ? typeof ret === 'function' ? ret(target) : ret
+    : undefined;
+const anyOf = (...sigs: Sig[]): Sig => (args, target) => {
+  for (const s of sigs) {
+    const r = s(args, target);
+    if (r) return r;
+  }
+  return undefined;
+};
+const elemOf = (t: CelT): CelT => (t.k === 'list' ? t.elem : T.dyn);
+const LIST_DYN = T.list(T.dyn);
+const Q = T.opaque('kubernetes.Quantity');
+const URL_T = T.opaque('kubernetes.URL');
+const IP = T.opaque('net.IP');
+const CIDR = T.opaque('net.CIDR');
+const SEMVER = T.opaque('kubernetes.Semver');
+const FORMAT = T.opaque('kubernetes.NamedFormat');
+
+const numeric2: Sig = (a) => {
+  const [x, y] = a as [CelT, CelT];
+  if (isDyn(x)) return y.k === 'dyn' ? T.dyn : NUM.has(y.k) || y.k === 'duration' ? y : undefined;
+  if (isDyn(y)) return NUM.has(x.k) || x.k === 'duration' ? x : undefined;
+  return NUM.has(x.k) && x.k === y.k ? x : undefined;
+};
+const ordered: Sig = (a) => {
+  const [x, y] = a as [CelT, CelT];
+  if (isDyn(x) || isDyn(y)) return T.bool;
+  if (NUM.has(x.k) && NUM.has(y.k)) return T.bool;
+  return x.k === y.k && ['string', 'bytes', 'bool', 'timestamp', 'duration'].includes(x.k) ? T.bool : undefined;
+};
+const timeMethods = ['getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getFullYear', 'getHours', 'getMilliseconds', 'getMinutes', 'getMonth', 'getSeconds'];
+
+/** SIGS are the functions a CRD rule may call at kube 1.37's environment, by name. */
+const SIGS: Record<string, Sig> = {
+  '_==_': (a) => (same(a[0]!, a[1]!) || (a[0]!.k === 'null' && nullable(a[1]!)) || (a[1]!.k === 'null' && nullable(a[0]!)) ? T.bool : undefined),
+  '_<_': ordered,
+  '_+_': (a) => {
+    const [x, y] = a as [CelT, CelT];
+    if (x.k === 'timestamp' && (y.k === 'duration' || isDyn(y))) return T.timestamp;
+    if (x.k === 'duration' && y.k === 'timestamp') return T.timestamp;
+    if ((x.k === 'string' || x.k === 'bytes' || x.k === 'list') && same(x, y)) return x.k === 'list' && isDyn(elemOf(x)) ? y : x;
+    if (isDyn(x) && (y.k === 'string' || y.k === 'bytes' || y.k === 'list')) return y;
+    return numeric2(a);
+  },
+  '_-_': (a) => {
+    const [x, y] = a as [CelT, CelT];
+    if (x.k === 'timestamp') return y.k === 'timestamp' ? T.duration : y.k === 'duration' || isDyn(y) ? T.timestamp : undefined;
+    return numeric2(a);
+  },
+  '_*_': (a) => (a[0]!.k === 'duration' ? undefined : numeric2(a)),
+  '_/_': (a) => (a[0]!.k === 'duration' ? undefined : numeric2(a)),
+  '_%_': (a) => {
+    const r = numeric2(a);
+    return r && (r.k === 'int' || r.k === 'uint' || isDyn(r)) ? r : undefined;
+  },
+  '-_': (a) => (isDyn(a[0]!) || ['int', 'double', 'duration'].includes(a[0]!.k) ? a[0] : undefined),
+  '!_': fixed(T.bool, T.bool),
+  '_&&_': fixed(T.bool, T.bool, T.bool),
+  '_||_': fixed(T.bool, T.bool, T.bool),
+  '@not_strictly_false': fixed(T.bool, T.bool),
+  '_?_:_': (a) => (same(a[0]!, T.bool) && same(a[1]!, a[2]!) ? (isDyn(a[1]!) ? a[2] : a[1]) : undefined),
+  '_[_]': (a) => {
+    const [c, i] = a as [CelT, CelT];
+    if (isDyn(c)) return T.dyn;
+    if (c.k === 'list') return same(i, T.int) || (NUM.has(i.k)) ? c.elem : undefined;
+    if (c.k === 'map') return same(i, c.key) ? c.val : undefined;
+    return undefined;
+  },
+  '@in': (a) => {
+    const [x, c] = a as [CelT, CelT];
+    if (isDyn(c)) return T.bool;
+    if (c.k === 'list') return same(x, c.elem) ? T.bool : undefined;
+    if (c.k === 'map') return same(x, c.key) ? T.bool : undefined;
+    return undefined;
+  },
+  size: (a, t) => {
+    const x = t ?? a[0];
+    if ((t ? a.length : a.length - 1) !== 0 || !x) return undefined;
+    return isDyn(x) || ['string', 'bytes', 'list', 'map'].includes(x.k) ? T.int : undefined;
+  },
+  matches: anyOf(method(T.string, T.bool, T.string), fixed(T.bool, T.string, T.string)),
+  startsWith: method(T.string, T.bool, T.string),
+  endsWith: method(T.string, T.bool, T.string),
+  contains: method(T.string, T.bool, T.string),
+  int: (a) => (a.length === 1 && ['int', 'uint', 'double', 'string', 'timestamp', 'dyn'].includes(a[0]!.k) ? T.int : undefined),
+  uint: (a) => (a.length === 1 && ['int', 'uint', 'double', 'string', 'dyn'].includes(a[0]!.k) ? T.uint : undefined),
+  double: (a) => (a.length === 1 && ['int', 'uint', 'double', 'string', 'dyn'].includes(a[0]!.k) ? T.double : undefined),
+  string: (a) => (a.length === 1 && a[0]!.k !== 'list' && a[0]!.k !== 'map' && a[0]!.k !== 'object' ? T.string : undefined),
+  bytes: (a) => (a.length === 1 && ['string', 'bytes', 'dyn'].includes(a[0]!.k) ? T.bytes : undefined),
+  bool: (a) => (a.length === 1 && ['string', 'bool', 'dyn'].includes(a[0]!.k) ? T.bool : undefined),
+  dyn: (a) => (a.length === 1 ? T.dyn : undefined),
+  type: (a) => (a.length === 1 ? T.type : undefined),
+  duration: fixed(T.duration, T.string),
+  timestamp: anyOf(fixed(T.timestamp, T.string), fixed(T.timestamp, T.int)),
+  ...Object.fromEntries(timeMethods.map((m) => [m, anyOf(method(T.timestamp, T.int), method(T.timestamp, T.int, T.string), method(T.duration, T.int))])),
+  getHours: anyOf(method(T.timestamp, T.int), method(T.timestamp, T.int, T.string), method(T.duration, T.int)),
+  // strings extension, version 2
+  charAt: method(T.string, T.string, T.int),
+  indexOf: anyOf(method(T.string, T.int, T.string), method(T.string, T.int, T.string, T.int), (a, t) => (t?.k === 'list' && a.length === 1 && same(a[0]!, t.elem) ? T.int : undefined)),
+  lastIndexOf: anyOf(method(T.string, T.int, T.string), method(T.string, T.int, T.string, T.int), (a, t) => (t?.k === 'list' && a.length === 1 && same(a[0]!, t.elem) ? T.int : undefined)),
+  lowerAscii: method(T.string, T.string),
+  upperAscii: method(T.string, T.string),
+  trim: method(T.string, T.string),
+  replace: anyOf(method(T.string, T.string, T.string, T.string), method(T.string, T.string, T.string, T.string, T.int)),
+  split: anyOf(method(T.string, T.list(T.string), T.string), method(T.string, T.list(T.string), T.string, T.int)),
+  substring: anyOf(method(T.string, T.string, T.int), method(T.string, T.string, T.int, T.int)),
+  join: anyOf(method(T.list(T.string), T.string), method(T.list(T.string), T.string, T.string)),
+  'strings.quote': fixed(T.string, T.string),
+  format: method(T.string, T.string, LIST_DYN),
+  // reverse came with strings version 3: declared, with no overload at version 2
+  reverse: () => undefined,
+  // lists
+  isSorted: (a, t) => (t?.k === 'list' && a.length === 0 ? T.bool : t && isDyn(t) ? T.bool : undefined),
+  sum: (a, t) => (t?.k === 'list' && a.length === 0 && ['int', 'uint', 'double', 'duration', 'dyn'].includes(t.elem.k) ? t.elem : t && isDyn(t) ? T.dyn : undefined),
+  min: (a, t) => (t?.k === 'list' && a.length === 0 ? t.elem : t && isDyn(t) ? T.dyn : undefined),
+  max: (a, t) => (t?.k === 'list' && a.length === 0 ? t.elem : t && isDyn(t) ? T.dyn : undefined),
+  'sets.contains': fixed(T.bool, LIST_DYN, LIST_DYN),
+  'sets.equivalent': fixed(T.bool, LIST_DYN, LIST_DYN),
+  'sets.intersects': fixed(T.bool, LIST_DYN, LIST_DYN),
+  // regex
+  find: method(T.string, T.string, T.string),
+  findAll: anyOf(method(T.string, T.list(T.string), T.string), method(T.string, T.list(T.string), T.string, T.int)),
+  // url
+  url: fixed(URL_T, T.string),
+  isURL: fixed(T.bool, T.string),
+  getScheme: method(URL_T, T.string),
+  getHost: method(URL_T, T.string),
+  getHostname: method(URL_T, T.string),
+  getPort: method(URL_T, T.string),
+  getEscapedPath: method(URL_T, T.string),
+  getQuery: method(URL_T, T.map(T.string, T.list(T.string))),
+  // quantity
+  quantity: fixed(Q, T.string),
+  isQuantity: fixed(T.bool, T.string),
+  sign: method(Q, T.int),
+  isInteger: method(Q, T.bool),
+  asInteger: method(Q, T.int),
+  asApproximateFloat: method(Q, T.double),
+  add: anyOf(method(Q, Q, Q), method(Q, Q, T.int)),
+  sub: anyOf(method(Q, Q, Q), method(Q, Q, T.int)),
+  isLessThan: anyOf(method(Q, T.bool, Q), method(SEMVER, T.bool, SEMVER)),
+  isGreaterThan: anyOf(method(Q, T.bool, Q), method(SEMVER, T.bool, SEMVER)),
+  compareTo: anyOf(method(Q, T.int, Q), method(SEMVER, T.int, SEMVER)),
+  // ip and cidr
+  ip: anyOf(fixed(IP, T.string), method(CIDR, IP)),
+  isIP: fixed(T.bool, T.string),
+  'ip.isCanonical': fixed(T.bool, T.string),
+  family: method(IP, T.int),
+  isUnspecified: method(IP, T.bool),
+  isLoopback: method(IP, T.bool),
+  isLinkLocalMulticast: method(IP, T.bool),
+  isLinkLocalUnicast: method(IP, T.bool),
+  isGlobalUnicast: method(IP, T.bool),
+  cidr: fixed(CIDR, T.string),
+  isCIDR: fixed(T.bool, T.string),
+  containsIP: anyOf(method(CIDR, T.bool, IP), method(CIDR, T.bool, T.string)),
+  containsCIDR: anyOf(method(CIDR, T.bool, CIDR), method(CIDR, T.bool, T.string)),
+  masked: method(CIDR, CIDR),
+  prefixLength: method(CIDR, T.int),
+  // semver
+  semver: anyOf(fixed(SEMVER, T.string), fixed(SEMVER, T.string, T.bool)),
+  isSemver: anyOf(fixed(T.bool, T.string), fixed(T.bool, T.string, T.bool)),
+  major: method(SEMVER, T.int),
+  minor: method(SEMVER, T.int),
+  patch: method(SEMVER, T.int),
+  // format
+  ...Object.fromEntries(FORMAT_NAMES.map((n) => [`format.${n}`, fixed(FORMAT)])),
+  'format.named': fixed(T.opt(FORMAT), T.string),
+  validate: method(FORMAT, T.opt(T.list(T.string)), T.string),
+  // optionals
+  'optional.of': (a) => (a.length === 1 ? T.opt(a[0]!) : undefined),
+  'optional.ofNonZeroValue': (a) => (a.length === 1 ? T.opt(a[0]!) : undefined),
+  'optional.none': (a) => (a.length === 0 ? T.opt(T.dyn) : undefined),
+  hasValue: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 0 ? T.bool : undefined),
+  value: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 0 ? (t.k === 'opt' ? t.inner : T.dyn) : undefined),
+  orValue: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t.k === 'opt' ? t.inner : T.dyn, a[0]!) ? (t.k === 'opt' && !isDyn(t.inner) ? t.inner : a[0]) : undefined),
+  or: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t, a[0]!) ? t : undefined),
+  'k8s.pairs': (a) => (a.length === 1 ? T.list(LIST_DYN, (a[0] as { size?: number }).size) : undefined),
+};
+SIGS['_!=_'] = SIGS['_==_']!;
+for (const op of ['_<=_', '_>_', '_>=_']) SIGS[op] = ordered;
+
+/** checkExpr types `e` with the variables given (self, oldSelf); comprehension variables are scoped. */
+export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Map<string, CelT>, source: string): Checked {
+  const types = new Map<bigint, CelT>();
+  const issues: CheckIssue[] = [];
+  let usesOldSelf = false;
+  const positions = new Map<bigint, number>();
+  const err = (id: bigint, message: string, offset?: number) => issues.push({ offset: offset ?? positions.get(id) ?? 0, message });
+
+  const visit = (x: Expr, scope: Map<string, CelT>): CelT => {
+    const t = type(x, scope);
+    types.set(x.id, t);
+    return t;
+  };
+
+  const callOffset = (x: Expr, fn: string, hasTarget: boolean): number | undefined => {
+    // cel-go places a call at its '(' ; the parser at the name (or the dot before a method)
+    const p = positions.get(x.id);
+    if (p === undefined) return undefined;
+    const at = source.indexOf('(', p + (hasTarget ? 1 : 0) + (fn.includes('.') ? 0 : fn.length) - 1);
+    return at >= 0 ? at : p;
+  };
+
+  const type = (x: Expr, scope: Map<string, CelT>): CelT => {
+    const k = x.exprKind;
+    switch (k.case) {
+      case 'constExpr': {
+        const c = k.value.constantKind;
+        switch (c.case) {
+          case 'boolValue':
+            return T.bool;
+          case 'int64Value':
+            return T.int;
+          case 'uint64Value':
+            return T.uint;
+          case 'doubleValue':
+            return T.double;
+          case 'stringValue':
+            return { k: 'string', size: c.value.length };
+          case 'bytesValue':
+            return { k: 'bytes', size: c.value.length };
+          case 'nullValue':
+            return T.null;
+          default:
+            return T.dyn;
+        }
+      }
+      case 'identExpr': {
+        const name = k.value.name;
+        if (name === 'oldSelf') usesOldSelf = true;
+        const t = scope.get(name);
+        if (t) return t;
+        err(x.id, `undeclared reference to '${name}' (in container '')`);
+        return T.dyn;
+      }
+      case 'selectExpr': {
+        const operand = k.value.operand!;
+        const qual = qualified(x);
+        if (qual && !scope.has(qual.split('.')[0]!) && SIGS[qual]) return T.dyn;
+        const ot = visit(operand, scope);
+        const f = k.value.field;
+        let ft: CelT = T.dyn;
+        if (ot.k === 'object') {
+          const field = ot.fields.get(f);
+          if (!field) err(x.id, `undefined field '${f}'`);
+          else ft = field;
+        } else if (ot.k === 'map') ft = ot.val;
+        else if (!isDyn(ot)) {
+          err(x.id, `type '${typeName(ot)}' does not support field selection`);
+        }
+        return k.value.testOnly ? T.bool : ft;
+      }
+      case 'callExpr': {
+        const c = k.value;
+        const fn = c.function;
+        if (fn === 'k8s.optSelect') {
+          const ot = visit(c.args[0]!, scope);
+          const f = (c.args[1]!.exprKind.value as { constantKind: { value: string } }).constantKind.value;
+          const base = ot.k === 'opt' ? ot.inner : ot;
+          if (base.k === 'object') {
+            const field = base.fields.get(f);
+            if (!field) {
+              err(x.id, `undefined field '${f}'`);
+              return T.opt(T.dyn);
+            }
+            return T.opt(field);
+          }
+          return T.opt(base.k === 'map' ? base.val : T.dyn);
+        }
+        if (fn === 'k8s.optIndex') {
+          const ct = visit(c.args[0]!, scope);
+          visit(c.args[1]!, scope);
+          const base = ct.k === 'opt' ? ct.inner : ct;
+          return T.opt(base.k === 'list' ? base.elem : base.k === 'map' ? base.val : T.dyn);
+        }
+        const qual = c.target ? qualified(c.target) : undefined;
+        const qname = qual && !scope.has(qual.split('.')[0]!) ? `${qual}.${fn}` : undefined;
+        const sig = SIGS[qname ?? ''] ?? SIGS[fn];
+        const useTarget = c.target && !(qname && SIGS[qname]);
+        const target = useTarget ? visit(c.target!, scope) : undefined;
+        const args = c.args.map((a) => visit(a, scope));
+        if (!sig) {
+          err(x.id, `undeclared reference to '${fn}' (in container '')`, callOffset(x, fn, !!useTarget));
+          return T.dyn;
+        }
+        if ((fn === 'matches' || fn === 'find' || fn === 'findAll') && c.args[useTarget ? 0 : 1]) {
+          const patExpr = c.args[useTarget ? 0 : 1]!;
+          const pat = patExpr.exprKind;
+          if (pat.case === 'constExpr' && pat.value.constantKind.case === 'stringValue' && !isValidRe2(pat.value.constantKind.value)) {
+            // cel-go points at the pattern itself
+            err(patExpr.id, `invalid ${fn} argument`);
+            return T.bool;
+          }
+        }
+        const r = sig(args, target);
+        if (r) return fn === 'size' || fn.startsWith('_') ? r : sized(fn, r, target, args);
+        const shown = target ? `${typeName(target)}.(${args.map(typeName).join(', ')})` : `(${args.map(typeName).join(', ')})`;
+        const name = qname && SIGS[qname] ? qname : fn;
+        const op = fn.startsWith('_') || fn.startsWith('@') || fn === '!_' || fn === '-_';
+        err(x.id, `found no matching overload for '${name}' applied to '${shown}'`, op ? undefined : callOffset(x, fn, !!useTarget));
+        return T.dyn;
+      }
+      case 'listExpr': {
+        const els = k.value.elements.map((el) => visit(el, scope));
+        let elem: CelT = els[0] ?? T.dyn;
+        for (const el of els.slice(1)) if (!same(el, elem) || el.k !== elem.k) elem = T.dyn;
+        return T.list(elem, els.length);
+      }
+      case 'structExpr': {
+        let key: CelT = T.dyn;
+        let val: CelT = T.dyn;
+        k.value.entries.forEach((en, i) => {
+          const kt = en.keyKind.case === 'mapKey' ? visit(en.keyKind.value, scope) : T.string;
+          const vt = en.value ? visit(en.value, scope) : T.dyn;
+          if (i === 0) [key, val] = [kt, vt];
+          else {
+            if (kt.k !== key.k) key = T.dyn;
+            if (vt.k !== val.k) val = T.dyn;
+          }
+        });
+        return T.map(key, val, k.value.entries.length);
+      }
+      case 'comprehensionExpr': {
+        const c = k.value;
+        const rt = visit(c.iterRange!, scope);
+        const iterT = rt.k === 'list' ? rt.elem : rt.k === 'map' ? rt.key : T.dyn;
+        if (!isDyn(rt) && rt.k !== 'list' && rt.k !== 'map') err(c.iterRange!.id, `expression of type '${typeName(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)`);
+        const accT = visit(c.accuInit!, scope);
+        const inner = new Map(scope);
+        inner.set(c.iterVar, iterT);
+        inner.set(c.accuVar, accT.k === 'list' ? T.list(T.dyn, (rt as { size?: number }).size) : accT);
+        if (c.loopCondition) visit(c.loopCondition, inner);
+        const stepT = visit(c.loopStep!, inner);
+        if (accT.k === 'list' && stepT.k === 'list') inner.set(c.accuVar, { ...stepT, size: (rt as { size?: number }).size });
+        return visit(c.result!, inner);
+      }
+      default:
+        return T.dyn;
+    }
+  };
+
+  for (const [id, off] of Object.entries(positionsIn)) positions.set(BigInt(id), off);
+  const t = visit(e, vars);
+  return { type: t, types, issues, usesOldSelf };
+}
+
+/** qualified is the dotted name a select chain of identifiers spells (`sets.contains` target `sets`). */
+function qualified(x: Expr): string | undefined {
+  const k = x.exprKind;
+  if (k.case === 'identExpr') return k.value.name;
+  if (k.case === 'selectExpr' && k.value.operand && !k.value.testOnly) {
+    const q = qualified(k.value.operand);
+    return q ? `${q}.${k.value.field}` : undefined;
+  }
+  return undefined;
+}
+
+/** sized gives a result the size the cost estimator needs where it follows from the inputs. */
+function sized(fn: string, r: CelT, target: CelT | undefined, args: CelT[]): CelT {
+  const sz = (t?: CelT) => (t as { size?: number } | undefined)?.size;
+  if (['lowerAscii', 'upperAscii', 'trim', 'substring', 'replace', 'find', 'charAt'].includes(fn) && r.k === 'string') return { k: 'string', size: sz(target) };
+  if ((fn === 'split' || fn === 'findAll') && r.k === 'list') return T.list({ k: 'string', size: sz(target) }, sz(target));
+  // cel-go knows no bound for a converted value's text
+  if (fn === 'string' && r.k === 'string') return { k: 'string', size: args[0]?.k === 'string' ? sz(args[0]) : 1.8446744073709552e19 };
+  return r;
+}

@@ -1,0 +1,128 @@
+/**
+ * Cases run against a real kube-apiserver 1.37.2 (CRD celprobes.celx.example.com), kube's answers pasted as observed.
+ */
+import { describe, expect, it } from 'vitest';
+import type { JSONSchema } from '../../apis/meta/json-schema.js';
+import { compileCelRules } from './index.js';
+
+const AT = 'spec.validation.openAPIV3Schema';
+const obj = (properties: Record<string, JSONSchema>, rules: object[], extra: Partial<JSONSchema> = {}): JSONSchema =>
+  ({ type: 'object', properties, 'x-kubernetes-validations': rules, ...extra }) as JSONSchema;
+const withSpec = (spec: JSONSchema, root: object[] = []): JSONSchema =>
+  ({ type: 'object', properties: { spec }, ...(root.length ? { 'x-kubernetes-validations': root } : {}) }) as JSONSchema;
+const P = `${AT}.properties[spec].x-kubernetes-validations`;
+
+describe('CRD-time errors as kube-apiserver 1.37.2 words them', () => {
+  const props: Record<string, JSONSchema> = {
+    replicas: { type: 'integer' },
+    name: { type: 'string' },
+    items: { type: 'array', items: { type: 'string' } },
+  };
+  const compile = (rules: object[]) => compileCelRules(withSpec(obj(props, rules)), AT).errors.map((e) => e.message);
+
+  it('undefined field', () => {
+    expect(compile([{ rule: 'self.nope == 1' }])).toEqual([
+      `${P}[0].rule: Invalid value: {"Rule":"self.nope == 1","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^`,
+    ]);
+  });
+  it('not a bool', () => {
+    expect(compile([{ rule: 'self.replicas' }])).toEqual([
+      `${P}[0].rule: Invalid value: {"Rule":"self.replicas","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: cel expression must evaluate to a bool`,
+    ]);
+  });
+  it('no matching overload, operator and method', () => {
+    expect(compile([{ rule: "self.replicas == 'a'" }, { rule: 'self.replicas.size() > 1' }, { rule: "self.items.sum() == ''" }])).toEqual([
+      `${P}[0].rule: Invalid value: {"Rule":"self.replicas == 'a'","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_' applied to '(int, string)'\n | self.replicas == 'a'\n | ..............^`,
+      `${P}[1].rule: Invalid value: {"Rule":"self.replicas.size() \\u003e 1","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:19: found no matching overload for 'size' applied to 'int.()'\n | self.replicas.size() > 1\n | ..................^`,
+      `${P}[2].rule: Invalid value: {"Rule":"self.items.sum() == ''","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:15: found no matching overload for 'sum' applied to 'list(string).()'\n | self.items.sum() == ''\n | ..............^`,
+    ]);
+  });
+  it('undeclared function, bad regex, reverse not in strings v2', () => {
+    const e = compile([{ rule: 'foo(self.replicas)' }, { rule: "self.name.matches('[')" }, { rule: "self.name.reverse() == 'a'" }]);
+    expect(e[0]).toContain(`compilation failed: ERROR: <input>:1:4: undeclared reference to 'foo' (in container '')\n | foo(self.replicas)\n | ...^`);
+    expect(e[1]).toContain(`compilation failed: ERROR: <input>:1:19: invalid matches argument\n | self.name.matches('[')\n | ..................^`);
+    expect(e[2]).toContain(`compilation failed: ERROR: <input>:1:18: found no matching overload for 'reverse' applied to 'string.()'`);
+  });
+  it('messageExpression and optionalOldSelf', () => {
+    expect(compile([{ rule: 'self.replicas > 0', messageExpression: 'self.replicas' }, { rule: 'self.replicas > 0', optionalOldSelf: true }])).toEqual([
+      `${P}[0].messageExpression: Invalid value: {"Rule":"self.replicas \\u003e 0","Message":"","MessageExpression":"self.replicas","Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression must evaluate to a string`,
+      `${P}[1].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`,
+    ]);
+  });
+  it("the rule's own fields", () => {
+    expect(compile([{ rule: 'self.replicas > 0', reason: 'Bogus' }, { rule: 'self.replicas > 0', fieldPath: '.nope' }, { rule: '  ' }, { rule: 'self.replicas > 0', message: ' ' }, { rule: 'self.replicas >\n 0' }])).toEqual([
+      `${P}[0].reason: Unsupported value: "Bogus": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`,
+      `${P}[1].fieldPath: Invalid value: ".nope": must be a valid path`,
+      `${P}[2].rule: Required value: rule is not specified`,
+      `${P}[3].message: Invalid value: " ": must be non-empty if specified`,
+      `${P}[4].message: Required value: message must be specified if rule contains line breaks`,
+    ]);
+  });
+  it('cost: nested all over an unbounded list of unbounded strings', () => {
+    expect(compile([{ rule: 'self.items.all(x, self.items.all(y, x == y))' }])).toEqual([
+      `${P}[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+      `${P}[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`,
+      `${AT}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+  });
+  it('oldSelf under a set', () => {
+    const s = withSpec(obj({ set: { type: 'array', 'x-kubernetes-list-type': 'set', ...{ maxItems: 4 }, items: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } as JSONSchema } }, []));
+    expect(compileCelRules(s, AT).errors.map((e) => e.message)).toEqual([
+      `${AT}.properties[spec].properties[set].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${AT}.properties[spec].properties[set]`,
+    ]);
+  });
+});
+
+describe('object validation as kube-apiserver 1.37.2 answers', () => {
+  const spec = obj(
+    {
+      replicas: { type: 'integer' },
+      minReplicas: { type: 'integer' },
+      name: { type: 'string', maxLength: 10 },
+      items: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 10, 'x-kubernetes-validations': [{ rule: "self != 'bad'" }] } as JSONSchema } as JSONSchema,
+      m: { type: 'object', maxProperties: 5, additionalProperties: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: "self != 'bad'" }] } as JSONSchema } as JSONSchema,
+    },
+    [
+      { rule: 'self.minReplicas <= self.replicas' },
+      { rule: 'self.replicas < 100', messageExpression: "'replicas too big: ' + self.name" },
+      { rule: 'self.replicas != 7', reason: 'FieldValueForbidden', fieldPath: '.replicas' },
+      { rule: 'self.replicas != 8', reason: 'FieldValueDuplicate' },
+      { rule: 'self.replicas != 9', reason: 'FieldValueRequired', message: 'nine' },
+      { rule: "self.name == 'x'", message: 'name must be x' },
+      { rule: 'self.replicas == oldSelf.replicas', message: 'immutable' },
+      { rule: '!oldSelf.hasValue() || oldSelf.value().replicas <= self.replicas', optionalOldSelf: true, message: 'no shrink' },
+      { rule: 'self.replicas / (self.replicas - 5) > -100' },
+      { rule: "self.items[3] == 'a' || true" },
+      { rule: 'self.items.all(x, x.size() < 5)' },
+    ],
+  );
+  const schema = withSpec(spec, [{ rule: "self.metadata.name.startsWith('ok')" }]);
+  const { rules, errors } = compileCelRules(schema, AT);
+  const cr = (name: string, s: object) => ({ apiVersion: 'celx.example.com/v1', kind: 'CelProbe', metadata: { name, namespace: 'default' }, spec: s });
+  const run = (o: object, old?: object) => rules.validate(o, old).errors.map((e) => e.message);
+
+  it('compiles', () => expect(errors).toEqual([]));
+  it('bad1', () => {
+    expect(run(cr('bad1', { replicas: 5, minReplicas: 6, items: ['a', 'bad', 'toolong'], m: { k1: 'bad', k2: 'good' }, name: 'y' }))).toEqual([
+      `<nil>: Invalid value: failed rule: self.metadata.name.startsWith('ok')`,
+      'spec: Invalid value: failed rule: self.minReplicas <= self.replicas',
+      'spec: Invalid value: name must be x',
+      'spec: Invalid value: "object": division by zero evaluating rule: self.replicas / (self.replicas - 5) > -100',
+      'spec: Invalid value: failed rule: self.items.all(x, x.size() < 5)',
+      'spec.items[1]: Invalid value: "bad": failed rule: self != \'bad\'',
+      'spec.m[k1]: Invalid value: "bad": failed rule: self != \'bad\'',
+    ]);
+  });
+  it('reasons, fieldPath, messageExpression, no such key', () => {
+    const nokey = 'spec: Invalid value: "object": no such key: items evaluating rule: self.items.all(x, x.size() < 5)';
+    expect(run(cr('ok2', { replicas: 7, minReplicas: 1, name: 'x' }))).toEqual(['spec.replicas: Forbidden: failed rule: self.replicas != 7', nokey]);
+    expect(run(cr('ok8', { replicas: 8, minReplicas: 1, name: 'x' }))).toEqual(['spec: Duplicate value', nokey]);
+    expect(run(cr('ok9', { replicas: 9, minReplicas: 1, name: 'x' }))).toEqual(['spec: Required value: nine', nokey]);
+    expect(run(cr('ok200', { replicas: 200, minReplicas: 1, name: 'x' }))).toEqual(['spec: Invalid value: replicas too big: x', nokey]);
+  });
+  it('transition rules and optional oldSelf', () => {
+    const good = { replicas: 20, minReplicas: 1, name: 'x', items: [] };
+    expect(run(cr('okup', good))).toEqual([]);
+    expect(run(cr('okup', { ...good, replicas: 10 }), cr('okup', good))).toEqual(['spec: Invalid value: immutable', 'spec: Invalid value: no shrink']);
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * @module admission/cel/rewrite
+ * What @bufbuild/cel's parser does not read, brought to forms it does: the optional accessors `x.?f` and
+ * `m[?k]` (to k8s.optSelect/k8s.optIndex calls) and cel-go's two-variable comprehensions
+ * `all/exists/existsOne/exists_one(i, v, p)` and `transformList(i, v, [filter,] e)` (to a one-variable
+ * comprehension over k8s.pairs(range), each [key, value] pair standing in for i and v).
+ */
+import { celFunc, CelScalar, isCelList, isCelMap, parse, type CelFunc, type CelInput } from '@bufbuild/cel';
+
+type ParsedExpr = ReturnType<typeof parse>;
+export type Expr = NonNullable<ParsedExpr['expr']>;
+export type SourceInfo = NonNullable<ParsedExpr['sourceInfo']>;
+
+const OPT_FIELD = '__opt__';
+const OPT_INDEX = '__optidx__';
+
+/** preprocess rewrites `.?name` and index `[?` outside string literals, shifting the offsets after each by the few characters added. */
+export function preprocess(src: string): string {
+  let out = '';
+  const closers: string[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    // string literals, raw or not, single or triple quoted
+    const q = /^[rRbB]{0,2}('''|"""|'|")/.exec(src.slice(i));
+    if (q && (i === 0 || !/[A-Za-z0-9_]/.test(src[i - 1]!) || /^[rRbB]/.test(q[0]))) {
+      const raw = /[rR]/.test(q[0].slice(0, q[0].length - q[1]!.length));
+      const end = q[1]!;
+      let j = i + q[0].length;
+      while (j < src.length && !src.startsWith(end, j)) j += !raw && src[j] === '\\' ? 2 : 1;
+      out += src.slice(i, j + end.length);
+      i = j + end.length;
+      continue;
+    }
+    if (c === '.' && src[i + 1] === '?') {
+      out += `.${OPT_FIELD}`;
+      i += 2;
+      continue;
+    }
+    if (c === '[') {
+      const prev = out.trimEnd().slice(-1);
+      if (src[i + 1] === '?' && /[A-Za-z0-9_)\]'"]/.test(prev)) {
+        out += `[${OPT_INDEX}(`;
+        closers.push(')]');
+        i += 2;
+        continue;
+      }
+      closers.push(']');
+    } else if (c === ']') {
+      out += closers.pop() ?? ']';
+      i++;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
+let nextId = 1_000_000n;
+const node = (exprKind: Expr['exprKind']): Expr => ({ $typeName: 'cel.expr.Expr', id: nextId++, exprKind }) as Expr;
+const call = (fn: string, args: Expr[]): Expr =>
+  node({ case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: fn, args } } as Expr['exprKind']);
+const ident = (name: string): Expr => node({ case: 'identExpr', value: { $typeName: 'cel.expr.Expr.Ident', name } } as Expr['exprKind']);
+const intConst = (v: bigint): Expr =>
+  node({ case: 'constExpr', value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value: v } } } as Expr['exprKind']);
+const strConst = (v: string): Expr =>
+  node({ case: 'constExpr', value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'stringValue', value: v } } } as Expr['exprKind']);
+
+/** substitute replaces free identifiers by fresh copies of their replacements (inner bindings shadow). */
+function substitute(e: Expr, subst: Map<string, () => Expr>): Expr {
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'identExpr': {
+      const r = subst.get(k.value.name);
+      return r ? r() : e;
+    }
+    case 'selectExpr':
+      if (k.value.operand) k.value.operand = substitute(k.value.operand, subst);
+      return e;
+    case 'callExpr':
+      if (k.value.target) k.value.target = substitute(k.value.target, subst);
+      k.value.args = k.value.args.map((a) => substitute(a, subst));
+      return e;
+    case 'listExpr':
+      k.value.elements = k.value.elements.map((a) => substitute(a, subst));
+      return e;
+    case 'structExpr':
+      for (const en of k.value.entries) {
+        if (en.value) en.value = substitute(en.value, subst);
+        if (en.keyKind.case === 'mapKey') en.keyKind.value = substitute(en.keyKind.value, subst);
+      }
+      return e;
+    case 'comprehensionExpr': {
+      const c = k.value;
+      if (c.iterRange) c.iterRange = substitute(c.iterRange, subst);
+      if (c.accuInit) c.accuInit = substitute(c.accuInit, subst);
+      const inner = new Map(subst);
+      inner.delete(c.iterVar);
+      inner.delete(c.accuVar);
+      for (const part of ['loopCondition', 'loopStep', 'result'] as const) if (c[part]) c[part] = substitute(c[part]!, inner);
+      return e;
+    }
+    default:
+      return e;
+  }
+}
+
+const TEMPLATES: Record<string, string> = {
+  all: '__r__.all(__p__, __b__)',
+  exists: '__r__.exists(__p__, __b__)',
+  existsOne: '__r__.exists_one(__p__, __b__)',
+  exists_one: '__r__.exists_one(__p__, __b__)',
+  transformList: '__r__.map(__p__, __b__)',
+  transformList4: '__r__.filter(__p__, __f__).map(__p__, __b__)',
+};
+
+/** twoVar expands one two-variable macro call into the template with range, pair and body put in. */
+function twoVar(name: string, range: Expr, i: string, v: string, body: Expr, filter?: Expr): Expr {
+  const tpl = parse(TEMPLATES[filter ? `${name}4` : name]!).expr!;
+  const pair = (n: bigint) => () => call('_[_]', [ident('__p__'), intConst(n)]);
+  const vars = new Map([
+    [i, pair(0n)],
+    [v, pair(1n)],
+  ]);
+  const body2 = substitute(body, vars);
+  const filter2 = filter ? substitute(filter, vars) : undefined;
+  const fill = new Map<string, () => Expr>([
+    ['__r__', () => call('k8s.pairs', [range])],
+    ['__b__', () => body2],
+  ]);
+  if (filter2) fill.set('__f__', () => filter2);
+  return renumber(substitute(tpl, fill));
+}
+
+/** renumber gives template nodes fresh ids so they do not collide with the rule's own. */
+function renumber(e: Expr): Expr {
+  if (e.id < 1_000_000n) e.id = nextId++;
+  const k = e.exprKind;
+  if (k.case === 'callExpr') {
+    if (k.value.target) renumber(k.value.target);
+    k.value.args.forEach(renumber);
+  } else if (k.case === 'selectExpr' && k.value.operand) renumber(k.value.operand);
+  else if (k.case === 'comprehensionExpr') {
+    const c = k.value;
+    for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result]) if (part) renumber(part);
+  }
+  return e;
+}
+
+/** transform walks the parsed tree and rewrites optional accessors and two-variable macros in place. */
+export function transform(e: Expr): Expr {
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'selectExpr': {
+      const operand = k.value.operand ? transform(k.value.operand) : undefined;
+      k.value.operand = operand;
+      if (k.value.field.startsWith(OPT_FIELD) && operand) {
+        const r = call('k8s.optSelect', [operand, strConst(k.value.field.slice(OPT_FIELD.length))]);
+        r.id = e.id;
+        return r;
+      }
+      return e;
+    }
+    case 'callExpr': {
+      const c = k.value;
+      if (c.target) c.target = transform(c.target);
+      c.args = c.args.map(transform);
+      const a = c.args;
+      if (c.function === '_[_]' && a[1]?.exprKind.case === 'callExpr' && a[1].exprKind.value.function === OPT_INDEX) {
+        const r = call('k8s.optIndex', [a[0]!, a[1].exprKind.value.args[0]!]);
+        r.id = e.id;
+        return r;
+      }
+      const twoIdents = a[0]?.exprKind.case === 'identExpr' && a[1]?.exprKind.case === 'identExpr';
+      if (c.target && twoIdents && ((a.length === 3 && c.function in TEMPLATES) || (a.length === 4 && c.function === 'transformList'))) {
+        const i = (a[0]!.exprKind.value as { name: string }).name;
+        const v = (a[1]!.exprKind.value as { name: string }).name;
+        const r = a.length === 4 ? twoVar(c.function, c.target, i, v, a[3]!, a[2]) : twoVar(c.function, c.target, i, v, a[2]!);
+        r.id = e.id;
+        return r;
+      }
+      return e;
+    }
+    case 'listExpr':
+      k.value.elements = k.value.elements.map(transform);
+      return e;
+    case 'structExpr':
+      for (const en of k.value.entries) {
+        if (en.value) en.value = transform(en.value);
+        if (en.keyKind.case === 'mapKey') en.keyKind.value = transform(en.keyKind.value);
+      }
+      return e;
+    case 'comprehensionExpr': {
+      const c = k.value;
+      for (const part of ['iterRange', 'accuInit', 'loopCondition', 'loopStep', 'result'] as const) if (c[part]) c[part] = transform(c[part]!);
+      return e;
+    }
+    default:
+      return e;
+  }
+}
+
+/** pairsFunc is k8s.pairs: [index, item] of a list, [key, value] of a map. */
+export const pairsFunc: CelFunc = celFunc('k8s.pairs', [CelScalar.DYN], CelScalar.DYN, (r) => {
+  if (isCelList(r)) return [...r].map((v, i) => [BigInt(i), v as CelInput]);
+  if (isCelMap(r)) return [...r].map(([k, v]) => [k as CelInput, v as CelInput]);
+  throw new Error('no such overload');
+});

@@ -7,7 +7,9 @@
  * ValidateCustomResourceDefinition and the create warnings. Messages, paths and order are kube's, checked against a
  * real kube-apiserver (see validation.test.ts). Where kube iterates a Go map (schema properties) we go in sorted order.
  */
+import { compileCelRules } from '../../admission/cel/index.js';
 import { invalid as invalidStatus } from '../../apis/meta/errors.js';
+import type { JSONSchema } from '../../apis/meta/json-schema.js';
 import type { FieldError } from '../../apis/meta/field-path.js';
 import { decodeObjectMeta, GoDecodeError } from '../../apis/meta/decode.js';
 import { isDNS1123Subdomain, validateObjectMetaCreate } from '../../apis/meta/validation.js';
@@ -21,6 +23,7 @@ import { validateOpenAPISchema } from './validation-schema.js';
 import { validateSelectableFields } from './validation-selectable.js';
 import { crdWarnings } from './validation-warnings.js';
 import { isDNS1035Label } from './validation-names.js';
+import { validateWebhookService, validateWebhookURL } from './validation-webhook.js';
 
 export interface CrdCheck {
   /** kube's field errors for the CRD as a create would report them (spec.scope: Unsupported value: ...). */
@@ -28,6 +31,15 @@ export interface CrdCheck {
   /** warnings kube returns on create (unknown fields with fieldValidation=Warn, unrecognized formats, ...). */
   warnings: string[];
 }
+
+/**
+ * WEBHOOK_UNSUPPORTED is this server's own refusal (not kube's) of a valid CRD whose conversion strategy is Webhook:
+ * it serves every version from one stored object and cannot call a conversion webhook.
+ */
+export const WEBHOOK_UNSUPPORTED: FieldError = forbidden(
+  'spec.conversion.strategy',
+  'Webhook conversion is not supported by this server (kube-apiserver would accept it); use strategy None',
+);
 
 /** DECODE_ERROR_FIELD marks the one error of a body kube cannot decode at all (a 400, not a 422). */
 export const DECODE_ERROR_FIELD = '<decode>';
@@ -46,6 +58,8 @@ interface InternalSpec {
   validation?: J;
   subresources?: J;
   versions: InternalVersion[];
+  /** Whether the document had a versions list (Go prints a nil slice as null, an empty one as []). */
+  versionsSet: boolean;
   additionalPrinterColumns?: unknown[];
   selectableFields?: unknown[];
   conversion?: J;
@@ -97,7 +111,7 @@ function toInternal(spec: J): InternalSpec {
     };
   });
   const out: InternalSpec = {
-    group: s(spec.group), version: '', names: obj(spec.names), scope: s(spec.scope), versions,
+    group: s(spec.group), version: '', names: obj(spec.names), scope: s(spec.scope), versions, versionsSet: Array.isArray(spec.versions),
     ...(isObject(spec.conversion) ? { conversion: spec.conversion } : {}),
     // v1's plain bool becomes the internal *bool: always set, false unless true.
     preserveUnknownFields: spec.preserveUnknownFields === true,
@@ -202,13 +216,12 @@ const ALLOWED_AT_ROOT = ['Description', 'Type', 'Format', 'Title', 'Maximum', 'E
 const isZero = (v: unknown) => v === undefined || v === null || v === false || v === '';
 
 /**
- * compileCel is the single call site for CEL rule compilation (x-kubernetes-validations), kube's CELErrors that
- * follow the schema errors. Another module (src/admission/cel/index.ts, compileCelRules) owns CEL; until it exists
- * no CEL errors are reported. Kube compiles rules only where the subtree has no schema errors; we call it only when
- * the whole schema has none.
+ * compileCel is the single call site for CEL rule compilation (x-kubernetes-validations): kube's CELErrors, which
+ * follow the schema errors. admission/cel owns CEL. Kube compiles a node's rules only where its subtree has no
+ * schema errors; we call it only when the whole schema has none.
  */
-function compileCel(_schema: Schema, _at: string): FieldError[] {
-  return [];
+function compileCel(schema: Schema, at: string): FieldError[] {
+  return compileCelRules(schema as JSONSchema, at).errors;
 }
 
 // validateCustomResourceDefinitionValidation.
@@ -360,7 +373,7 @@ function validateSpec(spec: InternalSpec, p: string): FieldError[] {
     errs.push(...validateVersion(v, `${p}.versions[${i}]`, hasStatus(sub)));
   });
   // (The top-level/per-version exclusivity and identical-value checks cannot fail after the v1 conversion.)
-  const versionsValue = () => new GoJson(renderVersions(spec.versions));
+  const versionsValue = () => new GoJson(spec.versionsSet ? renderVersions(spec.versions) : 'null');
   if (!unique) errs.push(invalid(`${p}.versions`, versionsValue(), 'must contain unique version names'));
   if (storageCount !== 1) errs.push(invalid(`${p}.versions`, versionsValue(), 'must have exactly one version marked as storage version'));
   if (spec.version) {
@@ -400,6 +413,8 @@ function validateConversion(c: J, p: string): FieldError[] {
   if (strategy === 'Webhook') {
     if (!cc) errs.push(required(`${p}.webhookClientConfig`, 'required when strategy is set to Webhook'));
     else if ((typeof cc.url === 'string') === isObject(cc.service)) errs.push(required(`${p}.webhookClientConfig`, 'exactly one of url or service is required'));
+    else if (typeof cc.url === 'string') errs.push(...validateWebhookURL(`${p}.webhookClientConfig.url`, cc.url));
+    else errs.push(...validateWebhookService(`${p}.webhookClientConfig.service`, obj(cc.service)));
     if (!reviewVersions || reviewVersions.length === 0) errs.push(required(`${p}.conversionReviewVersions`));
     else {
       const seen = new Set<string>();
@@ -484,7 +499,8 @@ export function validateCrd(doc: unknown): CrdCheck {
   const spec = toInternal(obj(d.spec));
 
   const name = s(meta.name);
-  const errs: FieldError[] = validateObjectMetaCreate(meta, { namespaced: false });
+  // The CRD registry is cluster-scoped: kube clears a namespace in the request before validating.
+  const errs: FieldError[] = validateObjectMetaCreate({ ...meta, namespace: undefined }, { namespaced: false });
   // nameValidationFn adds kube's naming rule after the DNS-subdomain problems of the name.
   const requiredName = `${s(spec.names.plural)}.${spec.group}`;
   if (name && name !== requiredName) {
@@ -500,6 +516,9 @@ export function validateCrd(doc: unknown): CrdCheck {
   }
   // rest.BeforeCreate asks the strategy for warnings only once validation passed.
   if (errs.length === 0) warnings.push(...crdWarnings(specSchemas(spec)));
+  // Not a kube error but ours: this server has no conversion webhook client, so a CRD kube would accept with
+  // `strategy: Webhook` is refused here, and only then (a CRD kube refuses gets kube's message unchanged).
+  if (errs.length === 0 && s(spec.conversion?.strategy) === 'Webhook') errs.push(WEBHOOK_UNSUPPORTED);
   return { errors: errs, warnings };
 }
 

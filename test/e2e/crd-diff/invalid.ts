@@ -8,7 +8,7 @@
  * in turn until the bound.
  */
 import type { Json } from './corpus.js';
-import { fitsString, reMatches, setAt, typeOf, underRule, walk, type Path } from './schema-walk.js';
+import { fitsNumber, fitsString, reMatches, setAt, typeOf, walk, type Path } from './schema-walk.js';
 
 export interface Invalid {
   category: string;
@@ -84,10 +84,16 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
         for (const k of Object.keys(value)) if (!(s.required ?? []).includes(k)) add('CEL', [...path, k], `removed under the rule(s) ${s['x-kubernetes-validations'].map((r: Json) => JSON.stringify(r.rule)).join(', ')}`, undefined);
       }
     }
-    // A leaf directly under a rule: changed to a still schema-valid value (the rule may compare it to a sibling).
-    if (underRule(v) && typeof value !== 'object' && (s['x-kubernetes-validations'] ?? []).length) {
-      const other = typeof value === 'string' ? (s.enum ?? []).find((e: Json) => e !== value) : undefined;
-      if (other !== undefined) add('CEL', path, `${JSON.stringify(other)} under the rule(s)`, other);
+    // A scalar whose object has a rule: changed to another schema-valid value (rules compare siblings: min <= max,
+    // a mode and what it needs).
+    const parentRules: Json[] = v.ancestors.at(-1)?.['x-kubernetes-validations'] ?? [];
+    if (parentRules.length && value !== null && typeof value !== 'object') {
+      const rules = parentRules.map((r: Json) => JSON.stringify(r.rule)).join(', ');
+      let other: Json;
+      if (typeof value === 'number') other = [typeof s.maximum === 'number' ? s.maximum : undefined, value + 1000].find((n) => n !== undefined && n !== value && fitsNumber(s, n));
+      else if (typeof value === 'boolean') other = !value;
+      else if (typeof value === 'string' && s.enum) other = s.enum.find((e: Json) => e !== value);
+      if (other !== undefined) add('CEL', path, `${JSON.stringify(other)} under the rule(s) ${rules}`, other);
     }
   });
 

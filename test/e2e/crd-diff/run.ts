@@ -15,7 +15,8 @@ export async function runSteps(file: string, steps: readonly Step[], kube: Calle
   const results: StepResult[] = [];
   const failed = (e: unknown): Reply => ({ code: 0, body: `<request failed: ${String(e)}>`, warnings: [] });
   for (const [index, s] of steps.entries()) {
-    const [k, o] = await Promise.all([s.run(ctx.kube).catch(failed), s.run(ctx.ours).catch(failed)]);
+    const picked = (r: Reply): Reply => (s.pick && r.code === 200 ? { ...r, body: s.pick(r.body) } : r);
+    const [k, o] = (await Promise.all([s.run(ctx.kube).catch(failed), s.run(ctx.ours).catch(failed)])).map(picked) as [Reply, Reply];
     results.push({ index, title: s.title, codes: { kube: k.code, ours: o.code }, ...split(file, s.title, compareReplies(k, o), accepted) });
     if (trace) {
       mkdirSync(trace, { recursive: true });

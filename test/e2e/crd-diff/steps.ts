@@ -13,10 +13,16 @@ import { at, pointer, setAt } from './schema-walk.js';
 import type { Call, Caller, Reply, Side } from './sides.js';
 
 export interface SideCtx { side: Side; call: Caller; memo: Map<string, Json> }
-export interface Step { title: string; run: (ctx: SideCtx) => Promise<Reply> }
+export interface Step {
+  title: string;
+  run: (ctx: SideCtx) => Promise<Reply>;
+  /** The part of each side's body compared (discovery documents list every group a server serves). */
+  pick?: (body: Json) => Json;
+}
 
 export const PATCH = { apply: 'application/apply-patch+yaml', merge: 'application/merge-patch+json', json: 'application/json-patch+json' } as const;
 export const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 /** At most this many generated invalid objects per served version. */
 export const INVALID_BOUND = 30;
 
@@ -35,8 +41,23 @@ const q = (path: string, query: Record<string, string>) => `${path}?${new URLSea
 
 /** sequence lists every step for one CRD, in namespace `ns` when it is namespaced. */
 export function sequence(c: CrdCase, ns: string): Step[] {
-  const steps: Step[] = [step(`discovery: GET /apis/${c.group}`, { method: 'GET', path: `/apis/${c.group}` })];
-  for (const v of c.versions) steps.push(step(`discovery: GET /apis/${c.group}/${v.name}`, { method: 'GET', path: `/apis/${c.group}/${v.name}` }));
+  // Two CRDs of the corpus share a group (gateways and gatewayclasses, shirts and crontabs) and are on kube-apiserver
+  // together: a discovery document is compared on this CRD's group, and in it on this CRD's resources.
+  const mine = (name: string) => name === c.plural || name.startsWith(`${c.plural}/`);
+  const ofGroup = (body: Json) => {
+    if (Array.isArray(body?.groups)) return body.groups.filter((g: Json) => g.name === c.group);
+    if (!Array.isArray(body?.items)) return body;
+    return body.items.filter((g: Json) => g.metadata?.name === c.group).map((g: Json) => ({
+      ...g, versions: (g.versions ?? []).map((v: Json) => ({ ...v, resources: (v.resources ?? []).filter((r: Json) => mine(r.resource)) })),
+    }));
+  };
+  const ofResources = (body: Json) => (Array.isArray(body?.resources) ? { ...body, resources: body.resources.filter((r: Json) => mine(r.name)) } : body);
+  const steps: Step[] = [
+    { ...step(`discovery: GET /apis, the group ${c.group} in it`, { method: 'GET', path: '/apis' }), pick: ofGroup },
+    { ...step(`discovery: GET /apis aggregated (apidiscovery.k8s.io/v2), the group ${c.group} in it`, { method: 'GET', path: '/apis', accept: AGGREGATED }), pick: ofGroup },
+    step(`discovery: GET /apis/${c.group}`, { method: 'GET', path: `/apis/${c.group}` }),
+  ];
+  for (const v of c.versions) steps.push({ ...step(`discovery: GET /apis/${c.group}/${v.name}, the resources of ${c.plural}`, { method: 'GET', path: `/apis/${c.group}/${v.name}` }), pick: ofResources });
   for (const v of c.versions) steps.push(...versionSteps(c, v, ns));
   return steps;
 }
@@ -67,7 +88,9 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
   const s = (title: string, call: Call) => steps.push(step(`${V} ${title}`, call));
 
   // Create, read, list.
+  if (examples[0]) s(`create example ${examples[0].name} as a dry run`, { method: 'POST', path: q(base, { dryRun: 'All' }), body: examples[0].object });
   for (const e of examples) s(`create example ${e.name} (POST)`, { method: 'POST', path: base, body: e.object });
+  if (examples[0]) s(`create example ${examples[0].name} again (exists)`, { method: 'POST', path: base, body: examples[0].object });
   for (const e of examples) s(`GET ${e.name} (defaults applied)`, { method: 'GET', path: objPath(e.name) });
   s('list', { method: 'GET', path: base });
   s('list as Table', { method: 'GET', path: base, accept: TABLE });
@@ -178,6 +201,12 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
     for (const t of transitionEdits(v.schema, first.object)) {
       steps.push(withCurrent(`${V} PUT breaking the transition rule ${JSON.stringify(t.rule)}: ${t.path.join('.')} → ${JSON.stringify(t.to)}`, p, (cur) => ({ method: 'PUT', path: p, body: setAt(cur, t.path, t.to) })));
     }
+  }
+
+  // A body with a field given twice, which only Strict refuses.
+  if (first) {
+    const twice = `${JSON.stringify(setAt(first.object, ['metadata', 'name'], `${v.name}-twice`)).slice(0, -1)},"kind":${JSON.stringify(c.kind)}}`;
+    s('create with a duplicate field, fieldValidation=Strict', { method: 'POST', path: q(base, { fieldValidation: 'Strict' }), body: twice });
   }
 
   // Invalid objects, generated from the schema.

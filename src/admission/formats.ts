@@ -19,10 +19,13 @@ const HEXCOLOR = /^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 const BYTE_RANGE = '(0|[1-9]\\d?|1\\d\\d?|2[0-4]\\d|25[0-5])';
 const RGBCOLOR = new RegExp(`^rgb\\(\\s*${BYTE_RANGE}\\s*,\\s*${BYTE_RANGE}\\s*,\\s*${BYTE_RANGE}\\s*\\)$`);
 const SSN = /^\d{3}[- ]?\d{2}[- ]?\d{4}$/;
-const MAC = /^(?:[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){7}|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){19}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){3}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){9})$/;
+// net.ParseMAC: 6, 8 or 20 octets, as pairs split by one kind of separator (`:` or `-`), dotted quads, or bare hex.
+const MAC = /^(?:[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(?:\1[0-9a-fA-F]{2}){4}(?:(?:\1[0-9a-fA-F]{2}){2}|(?:\1[0-9a-fA-F]{2}){14})?|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2}(?:\.[0-9a-fA-F]{4}|(?:\.[0-9a-fA-F]{4}){7})?|[0-9a-fA-F]{12}|[0-9a-fA-F]{16}|[0-9a-fA-F]{40})$/;
 const CREDIT_CARD = /^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|(222[1-9]|22[3-9][0-9]|2[3-6][0-9]{2}|27[01][0-9]|2720)[0-9]{12}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\d{3})\d{11}|6[27][0-9]{14})$/;
-const DURATION_PART = /^(\d+)\s*(ns|us|µs|ms|s|m|h|d|w|nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?|sec|secs|min|mins|hr|hrs)$/i;
 const GO_DURATION = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/;
+// strfmt's scala-style durations: any `<n> <unit>` inside the text counts, units by name or by a long prefix.
+const DURATION_MATCH = /((?:-\s?)?\d+)\s*([A-Za-zµ]+)/g;
+const TIME_UNITS = [['ns', 'nano'], ['us', 'µs', 'micro'], ['ms', 'milli'], ['s', 'sec'], ['m', 'min'], ['h', 'hr', 'hour'], ['d', 'day'], ['w', 'wk', 'week']];
 
 // isSloppyIPv4 is netutils.ParseIPSloppy for dotted quads: leading zeros are allowed (and read as decimal).
 const isSloppyIPv4 = (s: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(s) && s.split('.').every((p) => Number(p) <= 255 && p.length <= 3);
@@ -45,9 +48,17 @@ function isDateTime(str: string): boolean {
   return !!m && m[1]! <= '23' && m[2]! <= '59' && m[3]! <= '59';
 }
 
+// isDuration is strfmt.ParseDuration: Go's time.ParseDuration, else at least one `<n><unit>` match anywhere.
 function isDuration(s: string): boolean {
-  if (GO_DURATION.test(s) || s === '0') return true;
-  return DURATION_PART.test(s.trim());
+  if (GO_DURATION.test(s) || s === '0' || s === '+0' || s === '-0') return true;
+  for (const m of s.matchAll(DURATION_MATCH)) {
+    const unit = m[2]!.toLowerCase();
+    for (const variants of TIME_UNITS) {
+      const last = variants.length - 1;
+      if (variants.some((v, i) => (i === last && unit.startsWith(v)) || v === unit)) return true;
+    }
+  }
+  return false;
 }
 
 function isCIDR(s: string): boolean {

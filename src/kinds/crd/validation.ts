@@ -66,21 +66,35 @@ interface InternalSpec {
   preserveUnknownFields: boolean;
 }
 
-// apiequality.Semantic.DeepEqual as far as these values need it: absent, null and an empty list are the same.
+// Fields that are pointers in the internal types: there false or "" differs from unset. Every other bool and
+// string field is a plain Go value, whose zero value is the same as unset.
+const POINTER_FIELDS = new Set([
+  'x-kubernetes-preserve-unknown-fields', '$ref', 'x-kubernetes-list-type', 'x-kubernetes-map-type',
+  'deprecationWarning', 'reason', 'optionalOldSelf', 'labelSelectorPath',
+]);
+// Go maps: an empty one equals nil (an empty struct, such as `status: {}`, is still a set pointer).
+const MAP_FIELDS = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
+// Values kept as JSON (apiextensions.JSON): compared as they are.
+const JSON_FIELDS = new Set(['default', 'example', 'enum']);
+
+// apiequality.Semantic.DeepEqual on the internal values: an empty list or map equals nil, a Go zero value unset.
 function semanticEqual(a: unknown, b: unknown): boolean {
-  const norm = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.length === 0 ? undefined : v.map(norm);
+  const norm = (v: unknown, key: string): unknown => {
+    if (v === null) return undefined;
+    if (JSON_FIELDS.has(key)) return v;
+    if (Array.isArray(v)) return v.length === 0 ? undefined : v.map((e) => norm(e, ''));
     if (isObject(v)) {
       const out: J = {};
       for (const k of Object.keys(v).sort()) {
-        const n = norm(v[k]);
-        if (n !== undefined && n !== null) out[k] = n;
+        const n = norm(v[k], k);
+        if (n !== undefined) out[k] = n;
       }
-      return out;
+      return MAP_FIELDS.has(key) && Object.keys(out).length === 0 ? undefined : out;
     }
-    return v === null ? undefined : v;
+    if ((v === false || v === '') && !POINTER_FIELDS.has(key)) return undefined;
+    return v;
   };
-  return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
+  return JSON.stringify(norm(a, '')) === JSON.stringify(norm(b, ''));
 }
 
 /** setDefaults is SetDefaults_CustomResourceDefinition (apiextensions v1 defaults.go), on the document. */

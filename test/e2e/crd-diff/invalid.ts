@@ -8,6 +8,7 @@
  * in turn until the bound.
  */
 import type { Json } from './corpus.js';
+import { minimal } from './edits.js';
 import { fitsNumber, fitsString, reMatches, setAt, typeOf, walk, type Path } from './schema-walk.js';
 
 export interface Invalid {
@@ -78,6 +79,12 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
     }
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       for (const r of s.required ?? []) if (Object.hasOwn(value, r)) add('required', [...path, r], 'missing (required)', undefined);
+      // A set the object does not hold yet, written with its first item twice (the examples hold few sets).
+      for (const [k, sub] of Object.entries<Json>(s.properties ?? {})) {
+        if (Object.hasOwn(value, k)) continue;
+        const built = withDuplicateInSet(sub, 3);
+        if (built !== undefined) add('duplicate in a set', [...path, k], `a new value whose set holds an item twice`, built);
+      }
       unknownFields(s, path, value);
       // Under a CEL rule an optional property removed, one at a time: rules often require one of several.
       if ((s['x-kubernetes-validations'] ?? []).length) {
@@ -104,6 +111,26 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
     for (const fv of ['Strict', 'Warn', 'Ignore'] as const) add(`unknown field (${fv})`, [...path, 'unknownField'], `an unknown field, fieldValidation=${fv}`, 'surprise', fv);
   }
   return out;
+}
+
+/** withDuplicateInSet builds a value of `schema`, at most `depth` levels deep, holding a set whose one item is there twice. */
+function withDuplicateInSet(schema: Json, depth: number): Json {
+  if (depth < 0 || !schema) return undefined;
+  if (schema.type === 'array' && schema['x-kubernetes-list-type'] === 'set') {
+    const item = minimal(schema.items ?? {});
+    return item !== null && typeof item !== 'object' ? [item, item] : undefined;
+  }
+  if (schema.type === 'array' && schema.items) {
+    const inner = withDuplicateInSet(schema.items, depth - 1);
+    return inner === undefined ? undefined : [inner];
+  }
+  if (schema.type === 'object' && schema.properties) {
+    for (const [k, sub] of Object.entries<Json>(schema.properties)) {
+      const inner = withDuplicateInSet(sub, depth - 1);
+      if (inner !== undefined) return { ...minimal(schema), [k]: inner };
+    }
+  }
+  return undefined;
 }
 
 /**

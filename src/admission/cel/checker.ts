@@ -25,6 +25,10 @@ export interface Checked {
 }
 
 const isDyn = (t: CelT) => t.k === 'dyn';
+const OPERATORS: Record<string, string> = {
+  '_==_': '==', '_!=_': '!=', '_<_': '<', '_<=_': '<=', '_>_': '>', '_>=_': '>=', '_+_': '+', '_-_': '-', '_*_': '*',
+  '_/_': '/', '_%_': '%', '@in': 'in', '_&&_': '&&', '_||_': '||', '_?_:_': '?', '_[_]': '[',
+};
 const NUM = new Set(['int', 'uint', 'double']);
 
 /** same: a is assignable to b, dyn matching anything. */
@@ -153,8 +157,19 @@ const SIGS: Record<string, Sig> = {
   join: anyOf(method(T.list(T.string), T.string), method(T.list(T.string), T.string, T.string)),
   'strings.quote': fixed(T.string, T.string),
   format: method(T.string, T.string, LIST_DYN),
-  // reverse came with strings version 3: declared, with no overload at version 2
-  reverse: () => undefined,
+  // reverse on strings came with strings version 3: at kube's version 2 only the lists extension's
+  reverse: (a, t) => (t && a.length === 0 && (t.k === 'list' || isDyn(t)) ? t : undefined),
+  slice: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 2 && same(a[0]!, T.int) && same(a[1]!, T.int) ? t : undefined),
+  flatten: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length <= 1 ? (a.length === 0 && t.k === 'list' && t.elem.k === 'list' ? t.elem : T.list(T.dyn, (t as { size?: number }).size)) : undefined),
+  distinct: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? t : undefined),
+  sort: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? t : undefined),
+  first: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? T.opt(elemOf(t)) : undefined),
+  last: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? T.opt(elemOf(t)) : undefined),
+  'lists.range': fixed(T.list(T.int), T.int),
+  'k8s.sortByKeys': (a) => a[0],
+  'k8s.toMap': (a) => T.map(T.dyn, T.dyn, (a[0] as { size?: number }).size),
+  'k8s.mergeMaps': (a) => T.map(T.dyn, T.dyn, (a[0] as { size?: number }).size),
+  'optional.unwrap': (a) => (a.length === 1 && (a[0]!.k === 'list' || isDyn(a[0]!)) ? T.list(a[0]!.k === 'list' && a[0]!.elem.k === 'opt' ? a[0]!.elem.inner : T.dyn, (a[0] as { size?: number }).size) : undefined),
   // lists
   isSorted: (a, t) => (t?.k === 'list' && a.length === 0 ? T.bool : t && isDyn(t) ? T.bool : undefined),
   sum: (a, t) => (t?.k === 'list' && a.length === 0 && ['int', 'uint', 'double', 'duration', 'dyn'].includes(t.elem.k) ? t.elem : t && isDyn(t) ? T.dyn : undefined),
@@ -232,6 +247,11 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
   const issues: CheckIssue[] = [];
   let usesOldSelf = false;
   const positions = new Map<bigint, number>();
+  // types of literals that already failed the homogeneity check: they match nothing else
+  const poisoned = new Set<CelT>();
+  const homogeneous = (a: CelT, b: CelT) => !poisoned.has(a) && !poisoned.has(b) && typeName(a) === typeName(b);
+  // cel-go exempts format()'s argument list from the homogeneity check
+  const exempt = new Set<bigint>();
   const err = (id: bigint, message: string, offset?: number) => issues.push({ offset: offset ?? positions.get(id) ?? 0, message });
 
   const visit = (x: Expr, scope: Map<string, CelT>): CelT => {
@@ -246,6 +266,22 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
     if (p === undefined) return undefined;
     const at = source.indexOf('(', p + (hasTarget ? 1 : 0) + (fn.includes('.') ? 0 : fn.length) - 1);
     return at >= 0 ? at : p;
+  };
+
+  // cel-go places a binary operator at its symbol; the parser at the end of the left operand
+  const operatorOffset = (x: Expr, fn: string): number | undefined => {
+    const p = positions.get(x.id);
+    const sym = OPERATORS[fn];
+    if (p === undefined || !sym) return p;
+    const at = source.indexOf(sym, p);
+    return at >= 0 ? at : p;
+  };
+
+  /** nodeOffset is where cel-go reports a node: a call at its '(' or operator, anything else where it starts. */
+  const nodeOffset = (x: Expr): number | undefined => {
+    if (x.exprKind.case !== 'callExpr') return positions.get(x.id);
+    const fn = x.exprKind.value.function;
+    return OPERATORS[fn] ? operatorOffset(x, fn) : callOffset(x, fn, !!x.exprKind.value.target);
   };
 
   const type = (x: Expr, scope: Map<string, CelT>): CelT => {
@@ -324,6 +360,7 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
         const qname = qual && !scope.has(qual.split('.')[0]!) ? `${qual}.${fn}` : undefined;
         const sig = SIGS[qname ?? ''] ?? SIGS[fn];
         const useTarget = c.target && !(qname && SIGS[qname]);
+        if (fn === 'format' && c.args[0]?.exprKind.case === 'listExpr') exempt.add(c.args[0].id);
         const target = useTarget ? visit(c.target!, scope) : undefined;
         const args = c.args.map((a) => visit(a, scope));
         if (!sig) {
@@ -344,14 +381,24 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
         const shown = target ? `${typeName(target)}.(${args.map(typeName).join(', ')})` : `(${args.map(typeName).join(', ')})`;
         const name = qname && SIGS[qname] ? qname : fn;
         const op = fn.startsWith('_') || fn.startsWith('@') || fn === '!_' || fn === '-_';
-        err(x.id, `found no matching overload for '${name}' applied to '${shown}'`, op ? undefined : callOffset(x, fn, !!useTarget));
+        err(x.id, `found no matching overload for '${name}' applied to '${shown}'`, op ? operatorOffset(x, fn) : callOffset(x, fn, !!useTarget));
         return T.dyn;
       }
       case 'listExpr': {
+        // HomogeneousAggregateLiterals: every element of the first's type
         const els = k.value.elements.map((el) => visit(el, scope));
-        let elem: CelT = els[0] ?? T.dyn;
-        for (const el of els.slice(1)) if (!same(el, elem) || el.k !== elem.k) elem = T.dyn;
-        return T.list(elem, els.length);
+        const elem: CelT = els[0] ?? T.dyn;
+        let bad = false;
+        if (!exempt.has(x.id) && x.id < 1_000_000n) // not the rewrites' own lists
+          els.slice(1).forEach((el, i) => {
+            if (!homogeneous(elem, el)) {
+              err(x.id, `expected type '${typeName(elem)}' but found '${typeName(el)}'`, nodeOffset(k.value.elements[i + 1]!));
+              bad = true;
+            }
+          });
+        const t = T.list(bad ? T.dyn : elem, els.length);
+        if (bad) poisoned.add(t);
+        return t;
       }
       case 'structExpr': {
         let key: CelT = T.dyn;
@@ -361,8 +408,8 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           const vt = en.value ? visit(en.value, scope) : T.dyn;
           if (i === 0) [key, val] = [kt, vt];
           else {
-            if (kt.k !== key.k) key = T.dyn;
-            if (vt.k !== val.k) val = T.dyn;
+            if (en.keyKind.case === 'mapKey' && !homogeneous(key, kt)) err(x.id, `expected type '${typeName(key)}' but found '${typeName(kt)}'`, nodeOffset(en.keyKind.value));
+            if (en.value && !homogeneous(val, vt)) err(x.id, `expected type '${typeName(val)}' but found '${typeName(vt)}'`, nodeOffset(en.value));
           }
         });
         return T.map(key, val, k.value.entries.length);
@@ -402,12 +449,16 @@ function qualified(x: Expr): string | undefined {
   return undefined;
 }
 
+/** UNBOUNDED is cel-go's size of what it cannot bound (max uint64). */
+const UNBOUNDED = 1.8446744073709552e19;
+
 /** sized gives a result the size the cost estimator needs where it follows from the inputs. */
 function sized(fn: string, r: CelT, target: CelT | undefined, args: CelT[]): CelT {
   const sz = (t?: CelT) => (t as { size?: number } | undefined)?.size;
   if (['lowerAscii', 'upperAscii', 'trim', 'substring', 'replace', 'find', 'charAt'].includes(fn) && r.k === 'string') return { k: 'string', size: sz(target) };
   if ((fn === 'split' || fn === 'findAll') && r.k === 'list') return T.list({ k: 'string', size: sz(target) }, sz(target));
-  // cel-go knows no bound for a converted value's text
-  if (fn === 'string' && r.k === 'string') return { k: 'string', size: args[0]?.k === 'string' ? sz(args[0]) : 1.8446744073709552e19 };
+  // cel-go knows no bound for these results' text
+  if (fn === 'join' && r.k === 'string') return { k: 'string', size: UNBOUNDED };
+  if (fn === 'string' && r.k === 'string') return { k: 'string', size: args[0]?.k === 'string' ? sz(args[0]) : args[0]?.k === 'opaque' ? 64 : UNBOUNDED };
   return r;
 }

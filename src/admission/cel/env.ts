@@ -1,12 +1,13 @@
 /**
  * @module admission/cel/env
  * The one @bufbuild/cel environment every rule runs in: the standard library, cel-go's strings extension
- * (kube 1.37 declares version 2: no reverse), and the Kubernetes libraries; `matches` goes through the RE2
+ * (kube 1.37's: format and quote, no string reverse), cel-go's lists extension, and the Kubernetes libraries; `matches` goes through the RE2
  * translation so it agrees with find/findAll.
  */
 import { celEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { listFuncs, optionalFuncs, regexFuncs, setFuncs } from './lib/collections.js';
+import { listsExtFuncs } from './lib/lists-ext.js';
 import { miscFuncs } from './lib/misc.js';
 import { netFuncs } from './lib/net.js';
 import { quantityFuncs } from './lib/quantity.js';
@@ -18,6 +19,6 @@ const stringsV2 = [...strings].filter((f) => f.name !== 'reverse');
 
 export const ruleEnv = celEnv({
   variables: {},
-  funcs: [...stringsV2, ...listFuncs, ...setFuncs, ...regexFuncs, ...optionalFuncs, ...quantityFuncs, ...netFuncs, ...miscFuncs, pairsFunc],
+  funcs: [...stringsV2, ...listFuncs, ...setFuncs, ...regexFuncs, ...optionalFuncs, ...quantityFuncs, ...netFuncs, ...miscFuncs, ...listsExtFuncs, pairsFunc],
   re2: { compile: (p: string) => compileRe2(p) },
 });

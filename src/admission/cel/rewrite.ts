@@ -2,8 +2,9 @@
  * @module admission/cel/rewrite
  * What @bufbuild/cel's parser does not read, brought to forms it does: the optional accessors `x.?f` and
  * `m[?k]` (to k8s.optSelect/k8s.optIndex calls) and cel-go's two-variable comprehensions
- * `all/exists/existsOne/exists_one(i, v, p)` and `transformList(i, v, [filter,] e)` (to a one-variable
- * comprehension over k8s.pairs(range), each [key, value] pair standing in for i and v).
+ * `all/exists/existsOne/exists_one(i, v, p)` and `transformList/transformMap/transformMapEntry(i, v, [filter,] e)`
+ * (to a one-variable comprehension over k8s.pairs(range), each [key, value] pair standing in for i and v), and
+ * the macros sortBy, optMap and optFlatMap (to plain calls and map()).
  */
 import { celFunc, CelScalar, isCelList, isCelMap, parse, type CelFunc, type CelInput } from '@bufbuild/cel';
 
@@ -39,7 +40,7 @@ export function preprocess(src: string): string {
     }
     if (c === '[') {
       const prev = out.trimEnd().slice(-1);
-      if (src[i + 1] === '?' && /[A-Za-z0-9_)\]'"]/.test(prev)) {
+      if (src[i + 1] === '?' && /[A-Za-z0-9_)\]}'"]/.test(prev)) {
         out += `[${OPT_INDEX}(`;
         closers.push(')]');
         i += 2;
@@ -113,12 +114,27 @@ const TEMPLATES: Record<string, string> = {
   exists_one: '__r__.exists_one(__p__, __b__)',
   transformList: '__r__.map(__p__, __b__)',
   transformList4: '__r__.filter(__p__, __f__).map(__p__, __b__)',
+  transformMap: 'k8s.toMap(__r__.map(__p__, [__p__[0], __b__]))',
+  transformMap4: 'k8s.toMap(__r__.filter(__p__, __f__).map(__p__, [__p__[0], __b__]))',
+  transformMapEntry: 'k8s.mergeMaps(__r__.map(__p__, __b__))',
+  transformMapEntry4: 'k8s.mergeMaps(__r__.filter(__p__, __f__).map(__p__, __b__))',
 };
+
+/** ONE_VAR are the one-variable macros @bufbuild/cel does not expand: target, variable name, body. */
+const ONE_VAR: Record<string, (v: string) => string> = {
+  sortBy: (v) => `k8s.sortByKeys(__t__, __t__.map(${v}, __b__))`,
+  optMap: (v) => `__t__.hasValue() ? optional.of([__t__.value()].map(${v}, __b__)[0]) : optional.none()`,
+  optFlatMap: (v) => `__t__.hasValue() ? [__t__.value()].map(${v}, __b__)[0] : optional.none()`,
+};
+
+let pairs = 0;
 
 /** twoVar expands one two-variable macro call into the template with range, pair and body put in. */
 function twoVar(name: string, range: Expr, i: string, v: string, body: Expr, filter?: Expr): Expr {
-  const tpl = parse(TEMPLATES[filter ? `${name}4` : name]!).expr!;
-  const pair = (n: bigint) => () => call('_[_]', [ident('__p__'), intConst(n)]);
+  // a fresh pair variable per expansion, so an outer i or v put into an inner body is not captured
+  const pv = `__p${pairs++}__`;
+  const tpl = parse(TEMPLATES[filter ? `${name}4` : name]!.replaceAll('__p__', pv)).expr!;
+  const pair = (n: bigint) => () => call('_[_]', [ident(pv), intConst(n)]);
   const vars = new Map([
     [i, pair(0n)],
     [v, pair(1n)],
@@ -130,10 +146,10 @@ function twoVar(name: string, range: Expr, i: string, v: string, body: Expr, fil
     ['__b__', () => body2],
   ]);
   if (filter2) fill.set('__f__', () => filter2);
-  return renumber(substitute(tpl, fill));
+  return substitute(renumber(tpl), fill);
 }
 
-/** renumber gives template nodes fresh ids so they do not collide with the rule's own. */
+/** renumber gives a template's nodes fresh ids (before the rule's own nodes go in), so none collide. */
 function renumber(e: Expr): Expr {
   if (e.id < 1_000_000n) e.id = nextId++;
   const k = e.exprKind;
@@ -141,6 +157,7 @@ function renumber(e: Expr): Expr {
     if (k.value.target) renumber(k.value.target);
     k.value.args.forEach(renumber);
   } else if (k.case === 'selectExpr' && k.value.operand) renumber(k.value.operand);
+  else if (k.case === 'listExpr') k.value.elements.forEach(renumber);
   else if (k.case === 'comprehensionExpr') {
     const c = k.value;
     for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result]) if (part) renumber(part);
@@ -172,8 +189,16 @@ export function transform(e: Expr): Expr {
         r.id = e.id;
         return r;
       }
+      if (c.target && a.length === 2 && a[0]?.exprKind.case === 'identExpr' && c.function in ONE_VAR) {
+        const v = (a[0].exprKind.value as { name: string }).name;
+        const target = c.target;
+        const tpl = parse(ONE_VAR[c.function]!(v)).expr!;
+        const r = substitute(renumber(tpl), new Map([['__t__', () => target], ['__b__', () => a[1]!]]));
+        r.id = e.id;
+        return r;
+      }
       const twoIdents = a[0]?.exprKind.case === 'identExpr' && a[1]?.exprKind.case === 'identExpr';
-      if (c.target && twoIdents && ((a.length === 3 && c.function in TEMPLATES) || (a.length === 4 && c.function === 'transformList'))) {
+      if (c.target && twoIdents && ((a.length === 3 && c.function in TEMPLATES) || (a.length === 4 && `${c.function}4` in TEMPLATES))) {
         const i = (a[0]!.exprKind.value as { name: string }).name;
         const v = (a[1]!.exprKind.value as { name: string }).name;
         const r = a.length === 4 ? twoVar(c.function, c.target, i, v, a[3]!, a[2]) : twoVar(c.function, c.target, i, v, a[2]!);

@@ -148,6 +148,12 @@ export const optionalFuncs: CelFunc[] = [
     opt(other, 'or');
     return (ok ? this : other) as CelInput;
   }),
+  celFunc('optional.unwrap', [DYN], DYN, (l) =>
+    items(l, 'optional.unwrap').flatMap((o) => {
+      const [ok, v] = opt(o, 'optional.unwrap');
+      return ok ? [v as CelInput] : [];
+    }),
+  ),
   celFunc('k8s.optSelect', [DYN, STRING], DYN, (t, f) => optAccess(t, f, '_?._')),
   celFunc('k8s.optIndex', [DYN, DYN], DYN, (t, k) => optAccess(t, k, '_[?_]')),
 ];

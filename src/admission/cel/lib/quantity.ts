@@ -53,10 +53,14 @@ const neg = (a: Q): Q => ({ num: -a.num, den: a.den });
 const INT64_MAX = 9223372036854775807n;
 
 function q(v: unknown, fn: string): Q {
-  return need(v, 'Quantity', fn) as unknown as Q;
+  const [num, den] = (need(v, 'Quantity', fn) as string).split('/');
+  return { num: BigInt(num!), den: BigInt(den!) };
 }
+const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? (a < 0n ? -a : a) : gcd(b, a % b));
+/** wrap stores the reduced fraction as text, so equal quantities are equal values (`1` == `1000m`). */
 function wrap(x: Q): CelValue {
-  return opaque('Quantity', x as never);
+  const g = gcd(x.num, x.den) || 1n;
+  return opaque('Quantity', `${x.num / g}/${x.den / g}`);
 }
 function toQ(v: unknown, fn: string): Q {
   return typeof v === 'bigint' ? { num: v, den: 1n } : q(v, fn);

@@ -1,0 +1,173 @@
+/**
+ * Every library function at least once, checked against kube-apiserver 1.37.2: the same rules in a CRD there
+ * (libprobes.celx.example.com), which ones it refused and why, and how an object fared.
+ */
+import { describe, expect, it } from 'vitest';
+import type { JSONSchema } from '../../apis/meta/json-schema.js';
+import { compileCelRules } from './index.js';
+
+const AT = 'spec.validation.openAPIV3Schema';
+const P = `${AT}.properties[spec].x-kubernetes-validations`;
+const schema = (rules: string[], props: Record<string, unknown>): JSONSchema =>
+  ({ type: 'object', properties: { spec: { type: 'object', properties: props, 'x-kubernetes-validations': rules.map((rule) => ({ rule })) } } }) as JSONSchema;
+/** failing: the indexes of the rules kube refused, with the start of each error after the path. */
+const failing = (rules: string[], props: Record<string, unknown>) =>
+  compileCelRules(schema(rules, props), AT)
+    .errors.filter((e) => e.field.startsWith(P))
+    .map((e) => [Number(/\[(\d+)\]/.exec(e.field.slice(P.length))![1]), e.message.slice(e.field.length + 2).replace(/^Invalid value: \{"Rule".*?\}: /, '').split('\n')[0]]);
+
+const RULES_A: string[] = [
+  "[1,2,3].isSorted() && [1,2].sum() == 3 && [3,1].min() == 1 && [3,1].max() == 3",
+  "[1,2,1].indexOf(1) == 0 && [1,2,1].lastIndexOf(1) == 2",
+  "sets.contains([1,2],[1]) && sets.equivalent([1,2],[2,1]) && sets.intersects([1],[1,3])",
+  "'abc123'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]') == ['1','2'] && 'a1b2c3'.findAll('[0-9]', 2) == ['1','2']",
+  "url('https://example.com:80/path?x=1').getHost() == 'example.com:80' && isURL('https://a') && url('https://a/b?c=d').getQuery()['c'] == ['d']",
+  "quantity('1Gi').isGreaterThan(quantity('1G')) && isQuantity('100m') && quantity('1.5').asApproximateFloat() == 1.5 && quantity('2k').asInteger() == 2000",
+  "ip('10.0.0.1').family() == 4 && isIP('::1') && ip.isCanonical('2001:db8::1') && ip('127.0.0.1').isLoopback()",
+  "cidr('10.0.0.0/8').containsIP('10.1.2.3') && isCIDR('10.0.0.0/8') && cidr('10.1.0.0/16').prefixLength() == 16 && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8'",
+  "format.dns1123Label().validate('Abc').hasValue() && !format.named('dns1123Label').value().validate('abc').hasValue()",
+  "semver('1.2.3').isLessThan(semver('1.10.0')) && isSemver('1.0.0') && semver('1.2.3').major() == 1",
+  "optional.of(1).orValue(2) == 1 && optional.none().orValue(2) == 2 && self.?x.orValue('d') == 'd'",
+  "[1,2].all(i, v, v > i) && {'a': 1}.exists(k, v, v == 1) && [1,2].existsOne(i, v, v == 2) && [1,2].transformList(i, v, v * 2) == [2, 4]",
+  "'a,b'.split(',').size() == 2 && 'abc'.charAt(1) == 'b' && 'ABC'.lowerAscii() == 'abc' && ' x '.trim() == 'x' && ['a','b'].join('-') == 'a-b' && strings.quote('a') == '\"a\"'",
+  "'%s-%d'.format(['a', 1]) == 'a-1'",
+  "timestamp('2020-01-01T00:00:00Z') + duration('1h') > timestamp('2020-01-01T00:00:00Z')",
+  "[1,2].slice(0,1) == [1]",
+  "lists.range(2) == [0,1]",
+  "[2,1].sort() == [1,2]",
+  "math.greatest(1,2) == 2",
+  "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
+  "[[1],[2]].flatten() == [1,2]",
+  "1 == 1.0",
+  "base64.encode(b'a') == 'YQ=='",
+  "'abc'.matches('(?i)ABC')",
+  "[1,2].distinct() == [1,2]",
+  "ip('10.0.0.1') == ip('10.0.0.1')",
+  "quantity('1') == quantity('1000m')",
+  "string(ip('::1')) == '::1'",
+  "self.x.size() < 3 && 1 < 2.0",
+  "[1,2].exists_one(x, x == 1) && [1].map(x, x + 1) == [2] && [1,2].filter(x, x > 1) == [2]",
+  "optional.ofNonZeroValue('').hasValue() == false && optional.of(1).or(optional.of(2)).value() == 1",
+  "self.?x.hasValue() || true",
+  "{'a': 1}[?'a'].value() == 1",
+  "[1][?0].hasValue()"
+];
+const RULES_B: string[] = [
+  "[1,2].reverse() == [2,1]",
+  "[2,1].sortBy(x, x) == [1,2]",
+  "[1,2].first().value() == 1",
+  "[1,2].last().value() == 2",
+  "[[1],[2,[3]]].flatten(2) == [1,2,3]",
+  "{'a': 1}.transformMapEntry(k, v, {k + 'x': v}) == {'ax': 1}",
+  "optional.of(1).optMap(x, x + 1).value() == 2",
+  "optional.of(1).optFlatMap(x, optional.of(x + 1)).value() == 2",
+  "optional.unwrap([optional.of(1)]) == [1]",
+  "'a,b'.split(',').size() == 2",
+  "'abc'.charAt(1) == 'b'",
+  "'ABC'.lowerAscii() == 'abc'",
+  "' x '.trim() == 'x'",
+  "['a','b'].join('-') == 'a-b'",
+  "strings.quote('a') == 'x'",
+  "self.x.split(',').size() == 2",
+  "self.x.lowerAscii() == 'abc'",
+  "self.x.replace('a', 'b') == 'abc'",
+  "self.x.indexOf('a') == 1",
+  "self.x.substring(1) == 'a'",
+  "self.x + self.x == 'a'",
+  "self.x.contains('a')",
+  "self.x.matches('^a+$')",
+  "self.x.startsWith('a')",
+  "self.x == 'abc'",
+  "self.l.all(s, s.contains('a'))",
+  "self.l.all(s, s == 'a')",
+  "self.l.exists(s, s.matches('^a$'))",
+  "'a' in self.l",
+  "self.l.map(s, s + 'x').size() > 0",
+  "quantity(self.x).isInteger()",
+  "url(self.x).getHost() == ''",
+  "self.l.isSorted()",
+  "self.l.sum() == 0",
+  "1 < 2.0",
+  "1u == 1u",
+  "self.i.sum() > 0",
+  "duration('1h').getHours() == 1"
+];
+const RULES_C: string[] = [
+  "[1,2,3].isSorted() && [1,2].sum() == 3 && [3,1].min() == 1 && [3,1].max() == 3",
+  "[1,2,1].indexOf(1) == 0 && [1,2,1].lastIndexOf(1) == 2",
+  "sets.contains([1,2],[1]) && sets.equivalent([1,2],[2,1]) && sets.intersects([1],[1,3])",
+  "'abc123'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]') == ['1','2'] && 'a1b2c3'.findAll('[0-9]', 2) == ['1','2']",
+  "url('https://example.com:80/path?x=1').getHost() == 'example.com:80' && isURL('https://a') && url('https://a/b?c=d').getQuery()['c'] == ['d']",
+  "quantity('1Gi').isGreaterThan(quantity('1G')) && isQuantity('100m') && quantity('1.5').asApproximateFloat() == 1.5 && quantity('2k').asInteger() == 2000",
+  "ip('10.0.0.1').family() == 4 && isIP('::1') && ip.isCanonical('2001:db8::1') && ip('127.0.0.1').isLoopback()",
+  "cidr('10.0.0.0/8').containsIP('10.1.2.3') && isCIDR('10.0.0.0/8') && cidr('10.1.0.0/16').prefixLength() == 16 && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8'",
+  "format.dns1123Label().validate('Abc').hasValue() && !format.named('dns1123Label').value().validate('abc').hasValue()",
+  "semver('1.2.3').isLessThan(semver('1.10.0')) && isSemver('1.0.0') && semver('1.2.3').major() == 1",
+  "optional.of(1).orValue(2) == 1 && optional.none().orValue(2) == 2 && self.?x.orValue('d') == 'd'",
+  "[1,2].all(i, v, v > i) && {'a': 1}.exists(k, v, v == 1) && [1,2].existsOne(i, v, v == 2) && [1,2].transformList(i, v, v * 2) == [2, 4]",
+  "'%s-%d'.format(['a', 1]) == 'a-1'",
+  "timestamp('2020-01-01T00:00:00Z') + duration('1h') > timestamp('2020-01-01T00:00:00Z')",
+  "[1,2].slice(0,1) == [1]",
+  "lists.range(2) == [0,1]",
+  "[2,1].sort() == [1,2]",
+  "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
+  "[[1],[2]].flatten() == [1,2]",
+  "'abc'.matches('(?i)ABC')",
+  "[1,2].distinct() == [1,2]",
+  "ip('10.0.0.1') == ip('10.0.0.1')",
+  "quantity('1') == quantity('1000m')",
+  "string(ip('::1')) == '::1'",
+  "[1,2].exists_one(x, x == 1) && [1].map(x, x + 1) == [2] && [1,2].filter(x, x > 1) == [2]",
+  "optional.ofNonZeroValue('').hasValue() == false && optional.of(1).or(optional.of(2)).value() == 1",
+  "self.?x.hasValue() || true",
+  "{'a': 1}[?'a'].value() == 1",
+  "[1][?0].hasValue()",
+  "[1,2].reverse() == [2,1]",
+  "[2,1].sortBy(x, x) == [1,2]",
+  "[1,2].first().value() == 1",
+  "[1,2].last().value() == 2",
+  "{'a': 1}.transformMapEntry(k, v, {k + 'x': v}) == {'ax': 1}",
+  "optional.of(1).optMap(x, x + 1).value() == 2",
+  "optional.of(1).optFlatMap(x, optional.of(x + 1)).value() == 2",
+  "optional.unwrap([optional.of(1)]) == [1]",
+  "'a,b'.split(',').size() == 2",
+  "'abc'.charAt(1) == 'b'",
+  "'ABC'.lowerAscii() == 'abc'",
+  "' x '.trim() == 'x'",
+  "strings.quote('a') == 'x'",
+  "1 < 2.0",
+  "1u == 1u",
+  "duration('1h').getHours() == 1"
+];
+
+describe('which rules kube 1.37 accepts', () => {
+  it('libraries, set A', () => {
+    expect(failing(RULES_A, { x: { type: 'string', maxLength: 10 } })).toEqual([
+      [12, expect.stringMatching(/^Forbidden: estimated rule cost exceeds budget by factor of more than 100x/)],
+      [18, "compilation failed: ERROR: <input>:1:1: undeclared reference to 'math' (in container '')"],
+      [21, "compilation failed: ERROR: <input>:1:3: found no matching overload for '_==_' applied to '(int, double)'"],
+      [22, "compilation failed: ERROR: <input>:1:1: undeclared reference to 'base64' (in container '')"],
+      [12, 'Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'],
+    ]);
+  });
+  it('libraries, set B', () => {
+    const props = {
+      x: { type: 'string', maxLength: 1000 },
+      l: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 1000 } },
+      i: { type: 'array', maxItems: 100, items: { type: 'integer' } },
+    };
+    const got = failing(RULES_B, props);
+    expect(got.map(([i]) => i)).toEqual([4, 13, 33, 13]);
+    expect(got[2]![1]).toBe("compilation failed: ERROR: <input>:1:11: found no matching overload for 'sum' applied to 'list(string).()'");
+  });
+});
+
+describe('what the rules kube accepts evaluate to', () => {
+  it('all true but the one meant to fail, as on kube', () => {
+    const { rules, errors } = compileCelRules(schema(RULES_C, { x: { type: 'string', maxLength: 10 } }), AT);
+    expect(errors).toEqual([]);
+    expect(rules.validate({ spec: {} }, undefined).errors.map((e) => e.message)).toEqual([
+      "spec: Invalid value: failed rule: strings.quote('a') == 'x'",
+    ]);
+  });
+});

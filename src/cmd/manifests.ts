@@ -2,19 +2,22 @@
 /**
  * @module cmd/manifests
  * `npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--storage-backend etcd --etcd-servers URL[,URL]
- * [--etcd-prefix P] [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--force]`: writes the deployment
- * manifests and the serving certificate (Secret + APIService with caBundle) into a directory.
+ * [--etcd-prefix P] [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--crd PATH]... [--force]`: writes the
+ * deployment manifests and the serving certificate (Secret + APIService with caBundle) into a directory.
  *
  * Without --namespace it refreshes the repository's manifests/ (the committed files plus the git-ignored
- * serving-certificate file). Another namespace, the etcd backend or more than one replica needs --out, so the
- * committed files stay the lmdb bundle for the default namespace.
+ * serving-certificate file). Another namespace, the etcd backend, more than one replica or CRD files need --out, so
+ * the committed files stay the lmdb bundle of Website alone for the default namespace.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { kinds } from '../kinds/index.js';
+import { readCrdFiles, type CrdBundle } from '../manifests/crd-files.js';
 import { writeManifests } from '../manifests/generate.js';
 import {
+  CRD_FILE,
+  CRD_MOUNT_DIR,
   DEFAULT_ETCD_CLIENT_SECRET_NAME,
   DEFAULT_ETCD_PREFIX,
   DEFAULT_IMAGE,
@@ -35,7 +38,7 @@ const KIND_FLAGS = kinds.flatMap((k) => k.controllers?.flags ?? []);
 const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] ${KIND_FLAGS.map((f) => `[--${f.name} VALUE]`).join(' ')}
                              [--image-pull-policy P] [--storage-class NAME] [--data-volume-size SIZE]
                              [--storage-backend etcd --etcd-servers URL[,URL] [--etcd-prefix P]
-                              [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--force]
+                              [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--crd PATH]... [--force]
 
 Writes the Kubernetes manifests of website-apiserver and its serving certificate, then:
   kubectl apply -f <DIR>/
@@ -61,6 +64,10 @@ ${KIND_FLAGS.map((f) => `  --${f.name} VALUE\n                  ${f.help} (defau
   --etcd-client-secret NAME
                   like --etcd-tls, from the Secret NAME
   --replicas N    replicas of the server (default 1); more than one needs --storage-backend etcd
+  --crd PATH      a CustomResourceDefinition file (YAML or JSON, several documents allowed) or a directory of them,
+                  as the server's --crd; repeatable; needs --out. Each CRD is checked as kube-apiserver checks it;
+                  the files go into ConfigMaps (${CRD_FILE}) mounted at ${CRD_MOUNT_DIR}, and their
+                  kinds get APIServices and the view/edit/admin roles
   --force         replace the serving certificate even if the existing one is still valid
   --help          print this text`;
 
@@ -73,8 +80,8 @@ let values: {
   namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean;
   'image-pull-policy'?: string; 'storage-class'?: string; 'data-volume-size'?: string;
   'storage-backend'?: string; 'etcd-servers'?: string; 'etcd-prefix'?: string; 'etcd-tls'?: boolean; 'etcd-client-secret'?: string;
-  replicas?: string;
-} & Record<string, string | boolean | undefined>;
+  replicas?: string; crd?: string[];
+} & Record<string, string | boolean | string[] | undefined>;
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
@@ -92,6 +99,7 @@ try {
       'etcd-tls': { type: 'boolean' },
       'etcd-client-secret': { type: 'string' },
       replicas: { type: 'string' },
+      crd: { type: 'string', multiple: true },
       force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -120,6 +128,7 @@ if (values.out === undefined) {
   if (namespace !== DEFAULT_NAMESPACE) fail(`--namespace ${namespace} needs --out DIR: manifests/ holds the files for ${DEFAULT_NAMESPACE}`);
   if (storage.backend !== 'lmdb') fail(`--storage-backend ${storage.backend} needs --out DIR: manifests/ holds the lmdb bundle`);
   if (replicas !== 1) fail(`--replicas ${replicas} needs --out DIR: manifests/ holds the one-replica bundle`);
+  if (values.crd !== undefined) fail('--crd needs --out DIR: manifests/ holds the bundle of Website alone');
 }
 if (values.image !== undefined && (values.image === '' || /\s/.test(values.image))) {
   fail(`invalid --image ${JSON.stringify(values.image)}`);
@@ -129,7 +138,9 @@ if (pullPolicy !== undefined && pullPolicy !== 'Always' && pullPolicy !== 'IfNot
   fail(`invalid --image-pull-policy ${JSON.stringify(pullPolicy)}: Always, IfNotPresent or Never`);
 }
 // npm runs scripts in the package root; INIT_CWD is where the user typed the command.
-const outDir = values.out !== undefined ? resolve(process.env.INIT_CWD || process.cwd(), values.out) : REPO_MANIFESTS;
+const userDir = process.env.INIT_CWD || process.cwd();
+const outDir = values.out !== undefined ? resolve(userDir, values.out) : REPO_MANIFESTS;
+const crds = crdsFromFlags();
 
 try {
   const result = writeManifests({
@@ -142,9 +153,18 @@ try {
     ...(values['data-volume-size'] !== undefined ? { dataVolumeSize: values['data-volume-size'] } : {}),
     ...(storage.backend !== 'lmdb' ? { storage } : {}),
     ...(replicas !== 1 ? { replicas } : {}),
+    ...(crds !== undefined ? { crds } : {}),
     force: values.force === true,
   });
   for (const f of result.files) process.stdout.write(`${f.changed ? 'wrote    ' : 'unchanged'} ${f.path}\n`);
+  for (const p of result.removed) process.stdout.write(`removed   ${p} (no --crd this time)\n`);
+  if (result.dropped.length) {
+    // kubectl apply creates and updates, never deletes: an APIService left behind would point at a version we no longer serve.
+    process.stdout.write(`No longer in the bundle; kubectl apply leaves them in the cluster, so delete them:\n`);
+    for (const r of result.dropped) {
+      process.stdout.write(`  kubectl delete ${r.kind.toLowerCase()}${r.apiVersion.includes('/') ? `.${r.apiVersion.split('/')[0]}` : ''} ${r.name}${r.namespace !== undefined ? ` -n ${r.namespace}` : ''}\n`);
+    }
+  }
   const c = result.certificate;
   process.stdout.write(
     c.action === 'kept'
@@ -156,10 +176,32 @@ try {
     const secret = storage.clientSecretName ?? DEFAULT_ETCD_CLIENT_SECRET_NAME;
     process.stdout.write(`Before the pods can start, create the Secret ${namespace}/${secret} with ${ETCD_CLIENT_SECRET_KEYS.join(', ')} (see the header of 20-apiserver.yaml).\n`);
   }
-  process.stdout.write(`Install: kubectl apply -f ${outDir}\n`);
+  const large = result.files.find((f) => f.serverSideApply);
+  if (large !== undefined) {
+    // Client-side apply would store each object in an annotation, and kube refuses one over 256 KiB.
+    process.stdout.write(`${large.path} holds a ConfigMap too large for client-side kubectl apply: install with --server-side.\n`);
+    process.stdout.write(`Install: kubectl apply --server-side -f ${outDir}\n`);
+  } else {
+    process.stdout.write(`Install: kubectl apply -f ${outDir}\n`);
+  }
 } catch (e) {
   process.stderr.write(`manifests: ${(e as Error).message}\n`);
   process.exit(1);
+}
+
+// crdsFromFlags reads and checks the --crd files (paths relative to where the command was typed): a CRD kube would
+// refuse stops here with kube's message, as it would stop the server.
+function crdsFromFlags(): CrdBundle | undefined {
+  if (values.crd === undefined) return undefined;
+  try {
+    const { files, kinds: crdKinds, warnings } = readCrdFiles(values.crd.map((p) => resolve(userDir, p)), kinds);
+    for (const w of warnings) process.stderr.write(`Warning: ${w}\n`);
+    return { files, kinds: crdKinds };
+  } catch (e) {
+    // loadCrds' CrdRefused (kube's message, file named) or a file that cannot be read.
+    process.stderr.write(`manifests: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
 }
 
 // storageFromFlags reads --storage-backend and the --etcd-* flags; the etcd ones only with --storage-backend etcd, and the

@@ -9,12 +9,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { kinds } from '../kinds/index.js';
+import { readCrdFiles } from './crd-files.js';
 import { writeManifests } from './generate.js';
-import { SERVING_CERTIFICATE_FILE } from './render.js';
+import { CRD_FILE, CRD_MOUNT_DIR, SERVING_CERTIFICATE_FILE } from './render.js';
 
 const DAY_MS = 86_400_000;
 const CLI = path.resolve(import.meta.dirname, '../../dist/cmd/manifests.js');
 const REPO_MANIFESTS = path.resolve(import.meta.dirname, '../../manifests');
+const CRDS = path.resolve(import.meta.dirname, '../../../shared/crds');
+const CRONTABS = path.join(CRDS, 'seeds/stable.example.com_crontabs.yaml');
 
 const tempDirs: string[] = [];
 function tempDir(): string {
@@ -82,6 +86,26 @@ describe('writeManifests', () => {
     expect(() => writeManifests({ outDir: empty, replicas: 2 })).toThrow(/2 replicas need the etcd storage backend/);
     expect(() => writeManifests({ outDir: empty, storage: { backend: 'etcd', servers: ['etcd:2379'] } })).toThrow(/invalid etcd server/);
     expect(fs.readdirSync(empty)).toEqual([]);
+  });
+
+  it('writes the CRD file with --crd and removes it when a later run has none (it would still be applied)', () => {
+    const dir = tempDir();
+    const withCrd = writeManifests({ outDir: dir, crds: readCrdFiles([CRONTABS], kinds) });
+    expect(withCrd.files.map((f) => path.basename(f.path))).toEqual(['00-namespace.yaml', '10-rbac.yaml', CRD_FILE, '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
+    expect(withCrd.removed).toEqual([]);
+    expect(fs.readFileSync(path.join(dir, CRD_FILE), 'utf8')).toContain('name: crontabs.stable.example.com');
+    const without = writeManifests({ outDir: dir });
+    expect(without.removed).toEqual([path.join(dir, CRD_FILE)]);
+    expect(fs.readdirSync(dir).sort()).toEqual(['00-namespace.yaml', '10-rbac.yaml', '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
+    // The StatefulSet, the roles and the APIServices changed back; the certificate was kept.
+    expect(without.files.filter((f) => f.changed).map((f) => path.basename(f.path))).toEqual(['10-rbac.yaml', '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
+    expect(without.certificate).toEqual({ action: 'kept' });
+    // What kubectl apply would leave in the cluster.
+    expect(without.dropped).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'website-apiserver-crds', namespace: 'website-system' },
+      { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', name: 'v1.stable.example.com' },
+    ]);
+    expect(writeManifests({ outDir: dir }).dropped).toEqual([]);
   });
 
   it('replaces an unreadable serving-certificate file', () => {
@@ -160,6 +184,46 @@ describe('manifests command', () => {
     const plain = tempDir();
     expect(run(['--out', plain, '--storage-backend', 'etcd', '--etcd-servers', 'http://etcd:2379']).status).toBe(0);
     expect(fs.readFileSync(path.join(plain, '20-apiserver.yaml'), 'utf8')).not.toMatch(/etcd-cafile|etcd-client|claim/i);
+  });
+
+  it('--crd: needs --out, renders the CRD files (paths from where the command was typed), refuses a CRD kube refuses', () => {
+    const needsOut = run(['--crd', CRONTABS]);
+    expect(needsOut.status).toBe(2);
+    expect(needsOut.stderr).toMatch(/--crd needs --out DIR: manifests\/ holds the bundle of Website alone/);
+
+    const dir = tempDir();
+    const r = spawnSync(process.execPath, [CLI, '--out', dir, '--crd', 'seeds/stable.example.com_crontabs.yaml', '--crd', 'cert-manager.io_certificates.yaml'], {
+      encoding: 'utf8', env: { ...process.env, INIT_CWD: CRDS },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`wrote     ${path.join(dir, CRD_FILE)}`);
+    expect(r.stdout).toContain(`Install: kubectl apply -f ${dir}`);
+    const docs = (name: string) => parseAllDocuments(fs.readFileSync(path.join(dir, name), 'utf8')).map((d) => d.toJS());
+    expect(docs(CRD_FILE)[0].data['cert-manager.io_certificates.yaml']).toBe(fs.readFileSync(path.join(CRDS, 'cert-manager.io_certificates.yaml'), 'utf8'));
+    expect(docs('20-apiserver.yaml').find((o) => o.kind === 'StatefulSet').spec.template.spec.containers[0].args).toContain(`--crd=${CRD_MOUNT_DIR}`);
+    expect(docs(SERVING_CERTIFICATE_FILE).filter((o) => o.kind === 'APIService').map((o) => o.metadata.name)).toEqual(
+      ['v1.extensions.example.com', 'v1alpha1.extensions.example.com', 'v1.stable.example.com', 'v1.cert-manager.io'],
+    );
+
+    // A file too large for client-side apply: the install line says --server-side.
+    const large = spawnSync(process.execPath, [CLI, '--out', tempDir(), '--crd', path.join(CRDS, 'rabbitmq.com_rabbitmqclusters.yaml')], { encoding: 'utf8', env: { ...process.env, INIT_CWD: '' } });
+    expect(large.status, large.stderr).toBe(0);
+    expect(large.stdout).toMatch(/too large for client-side kubectl apply: install with --server-side\.\nInstall: kubectl apply --server-side -f /);
+
+    // Without the CRDs again: what to delete by hand.
+    const again = run(['--out', dir]);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`removed   ${path.join(dir, CRD_FILE)} (no --crd this time)`);
+    expect(again.stdout).toMatch(/kubectl apply leaves them in the cluster, so delete them:\n  kubectl delete configmap website-apiserver-crds -n website-system\n  kubectl delete apiservice\.apiregistration\.k8s\.io v1\.stable\.example\.com\n  kubectl delete apiservice\.apiregistration\.k8s\.io v1\.cert-manager\.io\n/);
+
+    const badDir = tempDir();
+    const bad = run(['--out', badDir, '--crd', path.join(CRDS, 'seeds/flights.com_flighttickets.as-written.yaml')]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('is invalid: spec.scope: Unsupported value: "Namespced": supported values: "Cluster", "Namespaced"');
+    expect(fs.readdirSync(badDir)).toEqual([]);
+    const missing = run(['--out', badDir, '--crd', path.join(CRDS, 'no-such.yaml')]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/^manifests: .*no-such\.yaml/);
   });
 
   it('renders every file for the namespace, keeps the certificate on re-run and rotates it with --force', () => {

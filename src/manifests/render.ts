@@ -4,9 +4,10 @@
  * kube-aggregator, grouped into the files `kubectl apply -f manifests/` applies in name order. Pure: the
  * same options give the same bytes, which is what lets a test pin the committed files to this code.
  *
- * Files: 00-namespace.yaml (Namespace), 10-rbac.yaml (ServiceAccount and RBAC), 20-apiserver.yaml (Service,
- * StatefulSet, PodDisruptionBudget), 30-serving-certificate.yaml (TLS Secret and an APIService per served version; only with
- * a servingCert, since it holds a private key and a caBundle that differ per install).
+ * Files: 00-namespace.yaml (Namespace), 10-rbac.yaml (ServiceAccount and RBAC), 15-crds.yaml (only with `crds`: the
+ * CRD files as ConfigMaps), 20-apiserver.yaml (Service, StatefulSet, PodDisruptionBudget), 30-serving-certificate.yaml
+ * (TLS Secret and an APIService per served version; only with a servingCert, since it holds a private key and a caBundle
+ * that differ per install).
  *
  * Two shapes: the default, lmdb (one replica, its store on a PersistentVolumeClaim; the committed manifests/), and
  * etcd (`storage: { backend: 'etcd', ... }`: no claim, any number of replicas sharing the etcd cluster, spread over
@@ -16,8 +17,9 @@ import { stringify } from 'yaml';
 import { groupVersions } from '../discovery/discovery.js';
 import { kinds } from '../kinds/index.js';
 import type { Kind } from '../registry/kind-controller.js';
-import { servedDefinitions, type KindDefinition } from '../registry/resource.js';
+import { servedDefinitions, servedVersions, type KindDefinition } from '../registry/resource.js';
 import { SERVICE_NAME, generateServingCertificate, servingCertificateSans, type ServingCertificate } from './serving-cert.js';
+import { CRD_CHECKSUM_ANNOTATION, CRD_MOUNT_DIR, crdChecksum, crdKeys, packCrdConfigMaps, type CrdConfigMap, type CrdFile } from './crd-configmaps.js';
 import { DEFAULT_ETCD_PREFIX } from '../storage/etcd-defaults.js';
 
 // Re-exported so callers (the e2e suite imports dist/manifests/render.js) need one module.
@@ -68,6 +70,11 @@ export const SERVER_RESOURCES = {
 export const DEFAULT_SERVICE_PORT = 443;
 /** SERVING_CERTIFICATE_FILE is the generated file; it holds a private key and is git-ignored. */
 export const SERVING_CERTIFICATE_FILE = '30-serving-certificate.yaml';
+/** CRD_FILE holds the ConfigMaps of the CRD files; applied before the StatefulSet whose pods mount them. */
+export const CRD_FILE = '15-crds.yaml';
+/** CRD_CONFIGMAP_NAME is the (first) ConfigMap of the CRD files; more are `<it>-2`, `<it>-3`… */
+export const CRD_CONFIGMAP_NAME = `${SERVICE_NAME}-crds`;
+export { CRD_CHECKSUM_ANNOTATION, CRD_MOUNT_DIR, type CrdFile };
 
 /** K8sObject is a Kubernetes object as plain JSON. */
 export interface K8sObject {
@@ -82,6 +89,8 @@ export interface ManifestFile {
   name: string;
   objects: K8sObject[];
   text: string;
+  /** serverSideApply: an object is too large for client-side `kubectl apply` (a CRD ConfigMap over 256 KiB). */
+  serverSideApply?: true;
 }
 
 /**
@@ -121,6 +130,12 @@ export interface RenderOptions {
   replicas?: number;
   /** The kinds served (their APIServices and the roles that extend view/edit/admin to them); default: src/kinds. */
   kinds?: readonly Kind[];
+  /**
+   * crds: the `--crd` files (names and texts, read and checked by the command: manifests/crd-files.ts) and the kinds
+   * they define. The files go into ConfigMaps mounted for the server's `--crd`; the kinds get APIServices and roles
+   * beside `kinds`, and no controller (they have none).
+   */
+  crds?: { files: readonly CrdFile[]; kinds: readonly Kind[] };
 }
 
 /** ServerPod is what the StatefulSet's pod is rendered from. */
@@ -130,6 +145,8 @@ interface ServerPod {
   /** The kinds' controller flags. */
   args: string[];
   replicas: number;
+  /** The ConfigMaps of the CRD files, all mounted in CRD_MOUNT_DIR, and the checksum of their content. */
+  crds?: { configMaps: readonly string[]; checksum: string };
   store:
     | { backend: 'lmdb'; storageClassName?: string; dataVolumeSize: string }
     | { backend: 'etcd'; servers: readonly string[]; prefix: string; clientSecretName?: string };
@@ -201,7 +218,9 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   if (!Number.isInteger(servicePort) || servicePort < 1 || servicePort > 65535) {
     throw new Error(`invalid servicePort ${servicePort}: must be 1..65535`);
   }
-  const list = opts.kinds ?? kinds;
+  const crdFiles = opts.crds?.files ?? [];
+  if (crdFiles.length === 0 && (opts.crds?.kinds.length ?? 0) > 0) throw new Error('crds.kinds without crds.files: the server could not serve them');
+  const list = [...(opts.kinds ?? kinds), ...(opts.crds?.kinds ?? [])];
   const known = new Set(list.flatMap((k) => k.controllers?.flags ?? []).map((f) => f.name));
   for (const [flag, v] of Object.entries(opts.kindFlags ?? {})) {
     if (!known.has(flag)) throw new Error(`unknown flag --${flag}: the kinds' controllers take ${[...known].map((f) => `--${f}`).join(', ') || 'none'}`);
@@ -219,11 +238,13 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   if (storage.backend === 'etcd' && (opts.storageClassName !== undefined || opts.dataVolumeSize !== undefined)) {
     throw new Error('storageClassName and dataVolumeSize shape the lmdb data volume: the etcd bundle has none');
   }
+  const crdConfigMaps: CrdConfigMap[] = packCrdConfigMaps(CRD_CONFIGMAP_NAME, crdFiles, (cm) => configMapObject(ns, cm));
   const pod: ServerPod = {
     image,
     imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
     args: Object.entries(opts.kindFlags ?? {}).map(([flag, v]) => `--${flag}=${v}`),
     replicas,
+    ...(crdConfigMaps.length ? { crds: { configMaps: crdConfigMaps.map((c) => c.name), checksum: crdChecksum(crdFiles) } } : {}),
     store:
       storage.backend === 'etcd'
         ? {
@@ -237,16 +258,24 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   // The etcd client Secret is the operator's (it comes from their etcd's CA): the file that needs it says so.
   const notes: Record<string, string[]> =
     pod.store.backend === 'etcd' && pod.store.clientSecretName !== undefined ? { '20-apiserver.yaml': etcdSecretNote(ns, pod.store.clientSecretName) } : {};
+  if (crdConfigMaps.length) notes[CRD_FILE] = crdNote(crdFiles, crdConfigMaps);
 
   const files: Array<[string, K8sObject[]]> = [
     ['00-namespace.yaml', [namespaceObject(ns)]],
     ['10-rbac.yaml', rbacObjects(ns, list)],
+    ...(crdConfigMaps.length ? [[CRD_FILE, crdConfigMaps.map((c) => configMapObject(ns, c))] as [string, K8sObject[]]] : []),
     ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, pod), podDisruptionBudgetObject(ns)]],
   ];
   if (opts.servingCert !== undefined) {
     files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, list)]]);
   }
-  return files.map(([name, objects]) => ({ name, objects, text: toYaml(name, objects, notes[name] ?? []) }));
+  const serverSide = crdConfigMaps.some((c) => c.serverSideOnly);
+  return files.map(([name, objects]) => ({
+    name,
+    objects,
+    text: toYaml(name, objects, notes[name] ?? []),
+    ...(name === CRD_FILE && serverSide ? { serverSideApply: true as const } : {}),
+  }));
 }
 
 /** etcdSecretNote is the header that tells the operator which Secret the etcd bundle mounts, and what it holds. */
@@ -257,6 +286,24 @@ function etcdSecretNote(ns: string, secretName: string): string[] {
     `${ca} (the CA of etcd's serving certificate), ${crt} and ${key} (a client certificate etcd accepts), e.g.`,
     `  kubectl -n ${ns} create secret generic ${secretName} --type=kubernetes.io/tls \\`,
     `    --from-file=${ca}=etcd-ca.crt --from-file=${crt}=etcd-client.crt --from-file=${key}=etcd-client.key`,
+  ];
+}
+
+/**
+ * crdNote is the header of the CRD file: where its content comes from, and which ConfigMaps only server-side apply
+ * can take (client-side apply would copy them into an annotation over kube's limit).
+ */
+function crdNote(files: readonly CrdFile[], configMaps: readonly CrdConfigMap[]): string[] {
+  const large = configMaps.filter((c) => c.serverSideOnly);
+  return [
+    // The keys, not the names: a key cannot hold a line break that would end this comment.
+    `The CRD files given with --crd (${crdKeys(files).join(', ')}), as they are: change them and re-run, not this file.`,
+    ...(large.length
+      ? [
+          `${large.map((c) => `ConfigMap ${c.name}`).join(', ')} ${large.length > 1 ? 'are' : 'is'} too large for client-side \`kubectl apply\` (its`,
+          `last-applied-configuration annotation would pass kube's 262144-byte limit): kubectl apply --server-side -f ${CRD_FILE}`,
+        ]
+      : []),
   ];
 }
 
@@ -335,11 +382,15 @@ function kindRules(list: readonly KindDefinition[]): { view: PolicyRule[]; edit:
   const view: PolicyRule[] = [];
   const edit: PolicyRule[] = [];
   for (const group of new Set(list.map((k) => k.storage.group))) {
-    const defs = list.filter((k) => k.storage.group === group).map((k) => k.storage);
-    const readable = defs.flatMap((d) => [d.plural, ...(d.subresources.status ? [`${d.plural}/status`] : []), ...(d.subresources.scale ? [`${d.plural}/scale`] : [])]);
+    // A CRD's versions may differ in subresources; a role names resources, not versions, so any served version's count.
+    const defs = list.filter((k) => k.storage.group === group).map((k) => {
+      const served = servedVersions(k).map((v) => v.definition);
+      return { plural: k.storage.plural, status: served.some((d) => d.subresources.status), scale: served.some((d) => d.subresources.scale !== undefined) };
+    });
+    const readable = defs.flatMap((d) => [d.plural, ...(d.status ? [`${d.plural}/status`] : []), ...(d.scale ? [`${d.plural}/scale`] : [])]);
     view.push(rule([group], readable, READ));
     edit.push(rule([group], defs.map((d) => d.plural), ['create', 'update', 'patch', 'delete', 'deletecollection']));
-    const scalable = defs.filter((d) => d.subresources.scale).map((d) => `${d.plural}/scale`);
+    const scalable = defs.filter((d) => d.scale).map((d) => `${d.plural}/scale`);
     if (scalable.length) edit.push(rule([group], scalable, ['update', 'patch']));
   }
   return { view, edit };
@@ -401,6 +452,19 @@ function rbacObjects(ns: string, list: readonly Kind[]): K8sObject[] {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// 15: the CRD files
+
+function configMapObject(ns: string, cm: Pick<CrdConfigMap, 'name' | 'data' | 'binaryData'>): K8sObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: meta(cm.name, ns),
+    ...(Object.keys(cm.data).length ? { data: cm.data } : {}),
+    ...(Object.keys(cm.binaryData).length ? { binaryData: cm.binaryData } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
 // 20: Service and StatefulSet
 
 function serviceObject(ns: string, port: number): K8sObject {
@@ -456,7 +520,9 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
       podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'RollingUpdate' },
       template: {
-        metadata: { labels: { ...LABELS } },
+        // A new CRD content changes the annotation, hence the template, hence a rolling update: the server reads the
+        // files only at start.
+        metadata: { labels: { ...LABELS }, ...(pod.crds !== undefined ? { annotations: { [CRD_CHECKSUM_ANNOTATION]: pod.crds.checksum } } : {}) },
         spec: {
           serviceAccountName: SERVICE_NAME,
           // SIGTERM ends watches, stops accepting and flushes lmdb; the server gives itself 5 s, then exits 1.
@@ -505,6 +571,7 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 `--cert-dir=${CERT_DIR}`,
                 `--tls-cert-file=${TLS_DIR}/tls.crt`,
                 `--tls-private-key-file=${TLS_DIR}/tls.key`,
+                ...(pod.crds !== undefined ? [`--crd=${CRD_MOUNT_DIR}`] : []),
                 // Only the holder of the Lease reconciles, so a second replica (or a rolling restart) never races.
                 '--leader-elect=true',
                 `--leader-elect-namespace=${ns}`,
@@ -531,6 +598,7 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 ...(store.backend === 'lmdb' ? [{ name: 'data', mountPath: DATA_DIR }] : []),
                 { name: 'serving-cert', mountPath: TLS_DIR, readOnly: true },
                 ...(etcdClientSecret !== undefined ? [{ name: 'etcd-client', mountPath: ETCD_TLS_DIR, readOnly: true }] : []),
+                ...(pod.crds !== undefined ? [{ name: 'crds', mountPath: CRD_MOUNT_DIR, readOnly: true }] : []),
                 { name: 'cert-dir', mountPath: CERT_DIR },
                 { name: 'tmp', mountPath: '/tmp' }, // the root filesystem is read-only
               ],
@@ -543,6 +611,8 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
             ...(etcdClientSecret !== undefined
               ? [{ name: 'etcd-client', secret: { secretName: etcdClientSecret, defaultMode: 0o440, items: ETCD_CLIENT_SECRET_KEYS.map((k) => ({ key: k, path: k })) } }]
               : []),
+            // Every CRD ConfigMap in one directory, the one --crd names (their keys are unique across them).
+            ...(pod.crds !== undefined ? [{ name: 'crds', projected: { sources: pod.crds.configMaps.map((name) => ({ configMap: { name } })) } }] : []),
             // The server still writes its own CA, admin client certificate and kubeconfig there.
             { name: 'cert-dir', emptyDir: {} },
             { name: 'tmp', emptyDir: {} },

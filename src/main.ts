@@ -7,6 +7,7 @@
  */
 import { run } from './cmd/run.js';
 import { parseOptions, usage } from './cmd/options.js';
+import { CrdRefused } from './kinds/crd/index.js';
 import { shutdownDeadlineMs } from './server/graceful-shutdown.js';
 import { DataDirInUse } from './storage/data-dir-lock.js';
 import { StoreDamaged } from './storage/lmdb-integrity.js';
@@ -57,8 +58,8 @@ try {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 } catch (e) {
-  // An operator's error (the data dir in use, a damaged store) is its one line; anything else comes with its stack.
-  const message = e instanceof DataDirInUse || e instanceof StoreDamaged ? e.message : ((e as Error).stack ?? String(e));
+  // An operator's error (the data dir in use, a damaged store, a CRD refused) is its one line; anything else comes with its stack.
+  const message = e instanceof DataDirInUse || e instanceof StoreDamaged || e instanceof CrdRefused ? e.message : ((e as Error).stack ?? String(e));
   process.stderr.write(`website-apiserver: ${message}\n`);
   process.exit(1);
 }

@@ -74,6 +74,8 @@ export interface Options {
   readonly auditLogMaxSize: number;
   readonly auditLogMaxBackup: number;
   readonly auditLogMaxAge: number;
+  /** --crd: CustomResourceDefinition files or directories whose kinds are served too. */
+  readonly crdPaths: readonly string[];
 }
 
 export type { AccessMode };
@@ -106,6 +108,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'tls-cert-file', help: 'Serving certificate (PEM) to use instead of generating one; needs --tls-private-key-file.' },
   { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
   { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable (comma-separated in the environment variable).' },
+  { name: 'crd', multiple: true, help: 'A CustomResourceDefinition file (YAML or JSON, several documents allowed) or a directory of them, whose kinds are served as kube-apiserver would serve them, beside Website; repeatable (comma-separated in the environment variable). A CRD kube would refuse stops the start with kube\'s message.' },
   { name: 'log-level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
   { name: 'watch-history-events', default: '100000', help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.' },
   { name: 'watch-history-age', default: '15m', help: 'How long changes are kept for resuming watches (a duration such as 90s, 15m, 1h30m).' },
@@ -211,6 +214,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
     return env[envName(name)] ?? FLAGS.find((f) => f.name === name)?.default;
   };
   const sans = (values['tls-san'] as string[] | undefined) ?? (env[envName('tls-san')]?.split(',') ?? []);
+  const crdPaths = ((values['crd'] as string[] | undefined) ?? (env[envName('crd')]?.split(',') ?? [])).map((s) => s.trim()).filter(Boolean);
   const errors: string[] = [];
   const portText = get('port') ?? '';
   const port = Number(portText);
@@ -286,6 +290,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
       leaderElect: leaderText === 'true',
       enableReconcilers: reconcilersText === 'true',
       leaderElectNamespace: get('leader-elect-namespace') ?? 'default',
+      crdPaths: Object.freeze(crdPaths),
       ...shutdown,
       ...audit,
       ...connection,

@@ -14,6 +14,7 @@ import type { Kind } from '../registry/kind-controller.js';
 import { createLogger } from '../observability/logger.js';
 import { createAuditor } from '../observability/audit.js';
 import { kinds } from '../kinds/index.js';
+import { loadCrds, type LoadedCrds } from '../kinds/crd/index.js';
 import type { ShutdownReport } from '../server/graceful-shutdown.js';
 import { storageChecks } from '../server/health.js';
 import { createServer, type ApiServer } from '../server/server.js';
@@ -78,18 +79,25 @@ async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
  * closed, or when the start fails.
  */
 export async function run(o: Options, served: readonly Kind[] = kinds): Promise<Running> {
+  // CRD files are read and checked first: a CRD kube would refuse stops the start before anything is opened.
+  const crds = o.crdPaths.length ? loadCrds(o.crdPaths, served) : undefined;
+  if (crds) served = [...served, ...crds.kinds];
   let stale: { holder: LockHolder | undefined } | undefined;
   const lock = o.storageBackend === 'lmdb' ? lockDataDir(o.dataDir, { onStale: (holder) => (stale = { holder }) }) : undefined;
   try {
-    return await start(o, served, lock, stale);
+    return await start(o, served, lock, stale, crds);
   } catch (e) {
     lock?.release();
     throw e;
   }
 }
 
-async function start(o: Options, served: readonly Kind[], lock: DataDirLock | undefined, stale: { holder: LockHolder | undefined } | undefined): Promise<Running> {
+async function start(o: Options, served: readonly Kind[], lock: DataDirLock | undefined, stale: { holder: LockHolder | undefined } | undefined, crds: LoadedCrds | undefined): Promise<Running> {
   const logger = createLogger(o.logLevel);
+  for (const w of crds?.warnings ?? []) logger.warn(w);
+  for (const crd of crds?.crds ?? []) {
+    logger.info({ crd: crd.metadata.name, versions: crd.spec.versions.filter((v) => v.served).map((v) => v.name) }, 'serving CustomResourceDefinition');
+  }
   if (lock && stale) logger.warn({ dataDir: o.dataDir, lockFile: lock.path, staleHolder: stale.holder ?? 'unreadable' }, 'took over a stale data dir lock: its holder is gone');
   installRejectionGuard(logger);
   const certOpts = {

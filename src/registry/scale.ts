@@ -31,8 +31,9 @@ export class ScaleSubresource {
     return {
       kind: 'Scale',
       apiVersion: 'autoscaling/v1',
+      // A cluster-scoped kind's Scale has no namespace (not an undefined one, which a patch would carry on).
       metadata: {
-        name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp,
+        name: m.name, ...(m.namespace === undefined ? {} : { namespace: m.namespace }), uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp,
       },
       spec: { replicas: scale.specReplicas(obj) },
       status: { replicas: scale.statusReplicas(obj), selector: scale.selector(obj) },

@@ -22,6 +22,10 @@ const NAME_COLUMN: TableColumnDefinition = {
   name: 'Name', type: 'string', format: 'name', priority: 0,
   description: 'Name must be unique within a namespace. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
 };
+const CRD_NAME_COLUMN: TableColumnDefinition = {
+  ...NAME_COLUMN,
+  description: 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+};
 const AGE_COLUMN: TableColumnDefinition = {
   name: 'Age', type: 'string', format: '', priority: 0,
   description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
@@ -49,8 +53,9 @@ function buildColumns(def: ResourceDefinition): Columns {
   const wide = def.printerColumns.filter((c) => c.priority > 0);
   const name = (o: KubeObject) => o.metadata.name ?? '';
   const age = (o: KubeObject) => humanAge(o.metadata.creationTimestamp);
-  // A CRD's columns are the whole table after NAME, in their own order (tableconvertor.go).
-  if (def.columnsComplete) return { defs: [NAME_COLUMN, ...def.printerColumns.map(toDef)], cells: [name, ...def.printerColumns.map((c) => c.cell)] };
+  // A CRD's columns are the whole table after NAME, in their own order, and its NAME column is described with
+  // ObjectMeta's full text (tableconvertor.go).
+  if (def.columnsComplete) return { defs: [CRD_NAME_COLUMN, ...def.printerColumns.map(toDef)], cells: [name, ...def.printerColumns.map((c) => c.cell)] };
   return {
     defs: [NAME_COLUMN, ...narrow.map(toDef), AGE_COLUMN, ...wide.map(toDef)],
     cells: [name, ...narrow.map((c) => c.cell), age, ...wide.map((c) => c.cell)],

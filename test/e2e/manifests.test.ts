@@ -2,8 +2,9 @@
  * The deployment manifests against the real kube-apiserver: every object of the committed bundle (plus a freshly
  * rendered serving certificate) and of a bundle rendered for another namespace passes a server-side dry run (schema,
  * defaulting, admission including Pod Security); the certificate our server presents verifies against the
- * APIService caBundle for the Service name; the ServiceAccount gets what it needs and no more; and the aggregated
- * ClusterRoles give admin/edit/view users exactly the intended website verbs.
+ * APIService caBundle for the Service name; the ServiceAccount gets what it needs and no more; the aggregated
+ * ClusterRoles give admin/edit/view users exactly the intended website verbs; and a bundle rendered with a CRD file
+ * (`--crd`) passes the same dry run, its ConfigMap holding the file as kube stores it.
  */
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -18,6 +19,8 @@ import { e2e } from './harness/state.js';
 import { suffix } from './helpers-access.js';
 import {
   APISERVICE_NAME,
+  CRD_FILE,
+  CRD_MOUNT_DIR,
   DEFAULT_NAMESPACE,
   SERVICE_NAME,
   SERVING_CERTIFICATE_FILE,
@@ -139,6 +142,33 @@ describe('kubectl apply --dry-run=server', () => {
     expect(results.get(`apiservice.apiregistration.k8s.io/${APISERVICE_NAME}`)).toBe('configured');
     const live = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', APISERVICE_NAME, '-o', 'json'])) as { spec: { service: { namespace: string } } };
     expect(live.spec.service.namespace).toBe(DEFAULT_NAMESPACE);
+  });
+
+  it('accepts a bundle rendered with a CRD file by `npm run manifests -- --crd PATH`, the ConfigMap holding the file as kube stores it', async () => {
+    const ns = `manifests-crd-${tag}`;
+    const dir = join(tmp, 'crd');
+    const crdFile = resolve(REPO, '../shared/crds/seeds/stable.example.com_crontabs.yaml');
+    const out = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+      execFile('npm', ['run', '-s', 'manifests', '--', '--namespace', ns, '--out', dir, '--crd', crdFile], { cwd: REPO, timeout: 120_000 }, (err, stdout, stderr) =>
+        res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(['00-namespace.yaml', '10-rbac.yaml', CRD_FILE, '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
+    const objects = objectsIn(dir);
+    const sts = objects.find((o) => o.kind === 'StatefulSet') as { spec: { template: { spec: { containers: { args: string[] }[] } } } } | undefined;
+    expect(sts?.spec.template.spec.containers[0]?.args).toContain(`--crd=${CRD_MOUNT_DIR}`);
+    expect(objects.filter((o) => o.kind === 'APIService').map((o) => o.metadata.name)).toContain('v1.stable.example.com');
+
+    await kubectlOk(admin, ['apply', '-f', join(dir, '00-namespace.yaml')]);
+    created.push(ns);
+    // Schema, defaulting and admission (Pod Security "restricted" with the projected ConfigMap volume) for every object.
+    const results = await dryRunAll(dir);
+    expect(results.get(`configmap/${SERVICE_NAME}-crds`)).toBe('created');
+    expect(results.get(`statefulset.apps/${SERVICE_NAME}`)).toBe('created');
+    expect(results.has('apiservice.apiregistration.k8s.io/v1.stable.example.com')).toBe(true);
+    // What kube would store: the file's bytes, under the key the server's directory scan reads.
+    const stored = JSON.parse(await kubectlOk(admin, ['create', '--dry-run=server', '-o', 'json', '-f', join(dir, CRD_FILE)])) as { data: Record<string, string> };
+    expect(stored.data).toEqual({ 'stable.example.com_crontabs.yaml': readFileSync(crdFile, 'utf8') });
   });
 });
 

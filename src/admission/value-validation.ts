@@ -8,7 +8,7 @@
  * turned into field errors as kubeOpenAPIResultToFieldErrors does: errors without a field path print `<nil>`.
  *
  * One difference is deliberate: kube walks an object's properties in Go map order, which is random from one request
- * to the next; here they are walked in schema order, one of the orders kube may answer with.
+ * to the next; here they are walked in the object's order, one of the orders kube may answer with.
  */
 import type { FieldError } from '../apis/meta/field-path.js';
 import { goMarshal, goQuote } from '../apis/meta/go-json.js';
@@ -88,8 +88,9 @@ function checkType(s: Node, data: unknown, kind: Kind, path: string, out: OpenAP
 function checkEnum(s: Node, data: unknown, kind: Kind, path: string, out: OpenAPIError[]): void {
   if (!s.enum || s.enum.length === 0) return;
   if (kind !== 'null') {
-    const text = goMarshal(data);
+    let text: string | undefined;
     for (const e of s.enum) {
+      if (e === data) return;
       if (e === null || e === undefined) continue;
       if (typeof e === 'number' && (kind === 'int' || kind === 'float')) {
         if (isInt64(e) && kind === 'float' ? Math.trunc(data as number) === e : data === e) return;
@@ -97,18 +98,33 @@ function checkEnum(s: Node, data: unknown, kind: Kind, path: string, out: OpenAP
         // Go converts an integer to a string as a rune.
         const n = data as number;
         if (String.fromCodePoint(n >= 0 && n <= 0x10ffff && !(n >= 0xd800 && n < 0xe000) ? n : 0xfffd) === e) return;
-      } else if (typeof e === typeof data && Array.isArray(e) === Array.isArray(data) && goMarshal(e) === text) return;
+      } else if (typeof e === 'object' && typeof data === 'object' && Array.isArray(e) === Array.isArray(data) && goMarshal(e) === (text ??= goMarshal(data))) return;
     }
   }
   out.push({ code: 'enum', name: path, message: '', value: data, values: s.enum });
 }
 
+// runes counts code points (utf8.RuneCountInString) without building an array.
+function runes(v: string): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00 && i + 1 < v.length) {
+      const d = v.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d < 0xe000) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
 function checkString(s: Node, data: string, path: string, out: OpenAPIError[]): void {
-  if (s.maxLength !== undefined && [...data].length > s.maxLength) {
+  // A string has no more code points than code units: only a long one needs counting.
+  if (s.maxLength !== undefined && data.length > s.maxLength && runes(data) > s.maxLength) {
     out.push({ code: 'tooLong', name: path, message: `${path} in body should be at most ${s.maxLength} chars long`, value: data, limit: s.maxLength });
     return;
   }
-  if (s.minLength !== undefined && [...data].length < s.minLength) {
+  if (s.minLength !== undefined && (data.length < s.minLength || runes(data) < s.minLength)) {
     out.push({ code: 'other', name: path, message: `${path} in body should be at least ${s.minLength} chars long`, value: data });
     return;
   }
@@ -125,10 +141,8 @@ function rangeError(v: number, s: Node, prefix: string, path: string): OpenAPIEr
   const t = s.types.length === 1 ? s.types[0] : '';
   let ok = true;
   if (t === 'integer') {
-    const text = isInt64(v) ? String(v) : v.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 });
-    const whole = /^-?\d+$/.test(text);
-    const n = whole ? BigInt(text) : 0n;
-    ok = whole && (s.format === 'int32' ? n >= -(2n ** 31n) && n < 2n ** 31n : n >= -(2n ** 63n) && n < 2n ** 63n);
+    // swag.ConvertInt64/ConvertInt32 of the number's decimal text: whole and within the format's range.
+    ok = s.format === 'int32' ? Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 : isInt64(v);
   } else if (s.format === 'float') {
     ok = Math.abs(v) <= 3.4028234663852886e38;
   }
@@ -148,7 +162,7 @@ function checkNumber(s: Node, data: number, path: string, out: OpenAPIError[]): 
     if (!bad && int) {
       const factor = Math.trunc(s.multipleOf);
       if (factor <= 0) out.push({ code: 'other', name: path, message: `factor MultipleOf declared for ${path} must be positive: ${factor}`, value: factor });
-      else if (BigInt(data) % BigInt(factor) !== 0n) out.push({ code: 'other', name: path, message: `${path} in body should be a multiple of ${factor}`, value: data });
+      else if ((Number.isSafeInteger(data) ? data % factor !== 0 : BigInt(data) % BigInt(factor) !== 0n)) out.push({ code: 'other', name: path, message: `${path} in body should be a multiple of ${factor}`, value: data });
     } else {
       const factor = s.multipleOf;
       if (factor <= 0) out.push({ code: 'other', name: path, message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`, value: factor });
@@ -198,7 +212,7 @@ function checkSlice(s: Node, data: unknown[], path: string, out: OpenAPIError[])
 // describes, the declared properties, then the required ones. Returns the members' match count.
 function checkObject(s: Node, data: Record<string, unknown>, path: string, out: OpenAPIError[]): number {
   let n = 0;
-  for (const k in data) if (Object.hasOwn(data, k)) n++;
+  if (s.minProperties !== undefined || s.maxProperties !== undefined) for (const k in data) if (Object.hasOwn(data, k)) n++;
   if (s.minProperties !== undefined && n < s.minProperties) {
     out.push({ code: 'other', name: path, message: `${path} in body should have at least ${s.minProperties} properties`, value: n });
   }
@@ -215,8 +229,11 @@ function checkObject(s: Node, data: Record<string, unknown>, path: string, out: 
     for (const k in data) if (Object.hasOwn(data, k) && !props?.has(k)) matched += validateNode(s.additional, data[k], `${path}.${k}`, out);
   }
   if (props) {
-    for (const [k, p] of props) {
-      if (Object.hasOwn(data, k)) matched += validateNode(p, data[k], path ? `${path}.${k}` : k, out);
+    // The members present, in the object's order (kube's order is Go map order): an object sets few of the many
+    // properties a large schema declares.
+    for (const k in data) {
+      const p = Object.hasOwn(data, k) ? props.get(k) : undefined;
+      if (p) matched += validateNode(p, data[k], path ? `${path}.${k}` : k, out);
     }
   }
   for (const k of s.required) if (!Object.hasOwn(data, k)) out.push({ code: 'required', name: `${path}.${k}`, message: '' });

@@ -25,6 +25,8 @@ export interface Checked {
 }
 
 const isDyn = (t: CelT) => t.k === 'dyn';
+/** TYPE_NAMES are the type identifiers a rule may compare type(x) with. */
+const TYPE_NAMES = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
 const OPERATORS: Record<string, string> = {
   '_==_': '==', '_!=_': '!=', '_<_': '<', '_<=_': '<=', '_>_': '>', '_>=_': '>=', '_+_': '+', '_-_': '-', '_*_': '*',
   '_/_': '/', '_%_': '%', '@in': 'in', '_&&_': '&&', '_||_': '||', '_?_:_': '?', '_[_]': '[',
@@ -311,7 +313,7 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
       case 'identExpr': {
         const name = k.value.name;
         if (name === 'oldSelf') usesOldSelf = true;
-        const t = scope.get(name);
+        const t = scope.get(name) ?? (TYPE_NAMES.has(name) ? T.type : undefined);
         if (t) return t;
         err(x.id, `undeclared reference to '${name}' (in container '')`);
         return T.dyn;

@@ -58,13 +58,20 @@ function fieldErrorsBelow(s: JSONSchema, p: string): FieldError[] {
 /** compileNode compiles the rules of `s` and below; `uncorrelatable` is the list path oldSelf cannot cross. */
 function compileNode(s: JSONSchema, p: string, root: boolean, cardinality: number, uncorrelatable: string | undefined, ctx: Ctx): RuleNode | undefined {
   if (!hasRules(s)) return undefined;
-  const type = schemaType(s, root) ?? T.dyn;
+  const declared = schemaType(s, root);
+  const type = declared ?? T.dyn;
   const node: RuleNode = { schema: s, root, type, rules: [], properties: new Map() };
   const rules = rulesOf(s);
   const fieldErrs = rules.flatMap((r, i) => ruleFieldErrors(r, `${p}.x-kubernetes-validations[${i}]`, s));
   ctx.errors.push(...fieldErrs);
   const clean = fieldErrorsBelow(s, p).length === 0;
-  if (clean && rules.length > 0) {
+  if (clean && rules.length > 0 && !declared) {
+    ctx.errors.push({
+      type: 'InternalError' as FieldError['type'],
+      field: `${p}.x-kubernetes-validations`,
+      message: `${p}.x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations`,
+    });
+  } else if (clean && rules.length > 0) {
     const vars = new Map<string, CelT>([['self', type]]);
     rules.forEach((r, i) => {
       const rp = `${p}.x-kubernetes-validations[${i}]`;

@@ -126,3 +126,63 @@ describe('object validation as kube-apiserver 1.37.2 answers', () => {
     expect(run(cr('okup', { ...good, replicas: 10 }), cr('okup', good))).toEqual(['spec: Invalid value: immutable', 'spec: Invalid value: no shrink']);
   });
 });
+
+describe('costprobes.celx.example.com on kube-apiserver 1.37.2', () => {
+  const spec = obj(
+    {
+      l: { type: 'array', ...{ maxItems: 800 }, items: { type: 'integer' } } as JSONSchema,
+      name: { type: 'string', maxLength: 10, 'x-kubernetes-validations': [{ rule: "self.startsWith('a')" }] } as JSONSchema,
+      other: { type: 'string' },
+      'x-y': { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 0' }] } as JSONSchema,
+      obj: { type: 'object', properties: { 'x-y': { type: 'integer' } }, 'x-kubernetes-validations': [{ rule: 'self.x__dash__y > 0' }] } as JSONSchema,
+      ios: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: "type(self) == int ? self > 0 : self.startsWith('a')" }] } as JSONSchema,
+      emb: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [{ rule: "self.kind == 'Pod' && self.metadata.name.startsWith('p')" }] } as JSONSchema,
+      pu: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }, 'x-kubernetes-validations': [{ rule: 'has(self.a)' }] } as JSONSchema,
+    },
+    [{ rule: 'self.l.all(x, self.l.all(y, x != y || x == y))', message: 'pairs' }],
+  );
+  const { rules, errors } = compileCelRules(withSpec(spec), AT);
+  const cr = (s: object) => ({ apiVersion: 'celx.example.com/v1', kind: 'CostProbe', metadata: { name: 'c', namespace: 'default' }, spec: s });
+  const nokey = 'spec: Invalid value: "object": no such key: l evaluating rule: pairs';
+
+  it('compiles (the nested all is within the estimated limit at maxItems 800)', () => expect(errors).toEqual([]));
+  it('c1: over the per-call limit at run time', () => {
+    const { errors: e } = rules.validate(cr({ l: Array.from({ length: 800 }, (_, i) => i) }), undefined);
+    expect(e.map((x) => x.message)).toEqual([
+      `spec: Invalid value: "object": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: pairs`,
+    ]);
+  });
+  it('c2: escaped names, int-or-string, embedded resource, preserve-unknown (kube orders siblings at random)', () => {
+    const o = cr({ name: 'abc', 'x-y': 0, obj: { 'x-y': 0 }, ios: 'b', emb: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' } }, pu: { b: { b: 2 } } });
+    const got = rules.validate(o, undefined).errors.map((x) => x.message);
+    expect(got[0]).toBe(nokey);
+    expect(got.slice(1).sort()).toEqual([
+      "spec.emb: Invalid value: failed rule: self.kind == 'Pod' && self.metadata.name.startsWith('p')",
+      `spec.ios: Invalid value: "b": failed rule: type(self) == int ? self > 0 : self.startsWith('a')`,
+      'spec.obj: Invalid value: failed rule: self.x__dash__y > 0',
+      'spec.pu: Invalid value: failed rule: has(self.a)',
+      'spec.x-y: Invalid value: 0: failed rule: self > 0',
+    ]);
+  });
+  it('c3/c4: int-or-string as an int', () => {
+    expect(rules.validate(cr({ name: 'abc', ios: 0 }), undefined).errors.map((x) => x.message)).toEqual([nokey, "spec.ios: Invalid value: 0: failed rule: type(self) == int ? self > 0 : self.startsWith('a')"]);
+    expect(rules.validate(cr({ name: 'abc', ios: 5 }), undefined).errors.map((x) => x.message)).toEqual([nokey]);
+  });
+  it('ratcheting: an unchanged value that now fails a rule is a warning, a changed one an error', () => {
+    const s2 = structuredClone(withSpec(spec)) as { properties: { spec: { properties: Record<string, Record<string, unknown>> } } };
+    s2.properties.spec.properties.name!['x-kubernetes-validations'] = [{ rule: "self.startsWith('z')" }];
+    const r2 = compileCelRules(s2 as unknown as JSONSchema, AT).rules;
+    const old = cr({ name: 'abc', other: 'o1', l: [] });
+    const kept = r2.validate(cr({ name: 'abc', other: 'o2', l: [] }), old);
+    expect(kept.errors).toEqual([]);
+    expect(kept.warnings).toEqual([`spec.name: Invalid value: "abc": failed rule: self.startsWith('z')`]);
+    expect(r2.validate(cr({ name: 'bcd', other: 'o1', l: [] }), old).errors.map((x) => x.message)).toEqual([`spec.name: Invalid value: "bcd": failed rule: self.startsWith('z')`]);
+  });
+  it('a typeless field is out of the object; rules on a typeless node are an internal error', () => {
+    const s = withSpec(obj({ pu: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { 'x-kubernetes-preserve-unknown-fields': true } }, 'x-kubernetes-validations': [{ rule: 'self.a.b == 1' }] } as JSONSchema, pv: { 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [{ rule: 'self.a.b == 1' }] } as JSONSchema }, []));
+    expect(compileCelRules(s, AT).errors.map((e) => e.message)).toEqual([
+      `${AT}.properties[spec].properties[pu].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.a.b == 1","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:5: undefined field 'a'\n | self.a.b == 1\n | ....^`,
+      `${AT}.properties[spec].properties[pv].x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations`,
+    ]);
+  });
+});

@@ -154,9 +154,9 @@ export function escapeName(name: string): string | undefined {
 export function schemaType(s: JSONSchema, root = false): CelT | undefined {
   if (isIntOrString(s)) return T.dyn;
   const embedded = root || s['x-kubernetes-embedded-resource'] === true;
-  if (s['x-kubernetes-preserve-unknown-fields'] && !embedded && !s.properties && !s.additionalProperties && !s.items)
-    return T.dyn;
-  switch (s.type) {
+  // a schema without a type (preserve-unknown or not) has no CEL type: kube leaves such a field out of its
+  // object, and refuses rules on it; a typed object that preserves unknown fields shows only its properties
+  switch (embedded && !s.type ? 'object' : s.type) {
     case 'string':
       if (s.format === 'byte') return { k: 'bytes', size: maxStringLength(s) };
       if (s.format === 'date-time' || s.format === 'date') return T.timestamp;
@@ -173,14 +173,12 @@ export function schemaType(s: JSONSchema, root = false): CelT | undefined {
       if (!elem) return undefined;
       return T.list(elem, maxListItems(s));
     }
-    case 'object':
-    case undefined: {
+    case 'object': {
       if (typeof s.additionalProperties === 'object' && !s.properties && !embedded) {
         const val = schemaType(s.additionalProperties, s.additionalProperties['x-kubernetes-embedded-resource'] === true);
         if (!val) return undefined;
         return T.map({ k: 'string', size: 0 }, val, maxMapProperties(s)); // kube's key type has no size: 0
       }
-      if (s['x-kubernetes-preserve-unknown-fields'] && !s.properties && !embedded) return T.dyn;
       {
         const fields = new Map<string, CelT>();
         for (const [name, prop] of Object.entries(s.properties ?? {})) {

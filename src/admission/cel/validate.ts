@@ -59,7 +59,8 @@ function shapeOf(v: unknown, declared: CelT): CelT {
   if (v && typeof v === 'object') {
     if (declared.k === 'object') {
       const fields = new Map<string, CelT>();
-      for (const [k, t] of declared.fields) fields.set(k, k in (v as object) ? shapeOf((v as Record<string, unknown>)[k], t) : t);
+      // an absent field costs nothing to walk: it is an error to reach
+      for (const [k, t] of declared.fields) fields.set(k, k in (v as object) ? shapeOf((v as Record<string, unknown>)[k], t) : emptyShape(t));
       return { k: 'object', fields };
     }
     const valDecl = declared.k === 'map' ? declared.val : T.dyn;
@@ -68,6 +69,13 @@ function shapeOf(v: unknown, declared: CelT): CelT {
     return T.map({ k: 'string', size: Math.max(0, ...Object.keys(v as object).map((k) => k.length)) }, val, Object.keys(v as object).length);
   }
   return declared;
+}
+function emptyShape(t: CelT): CelT {
+  if (t.k === 'list') return T.list(emptyShape(t.elem), 0);
+  if (t.k === 'map') return T.map(t.key, emptyShape(t.val), 0);
+  if (t.k === 'object') return { k: 'object', fields: new Map([...t.fields].map(([k, f]) => [k, emptyShape(f)])) };
+  if (t.k === 'string' || t.k === 'bytes') return { k: t.k, size: 0 };
+  return t;
 }
 function mergeShape(a: CelT, b: CelT): CelT {
   const sa = 'size' in a ? a.size : undefined;

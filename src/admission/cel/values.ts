@@ -6,7 +6,7 @@
  */
 import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
 import type { JSONSchema } from '../../apis/meta/json-schema.js';
-import { escapeName, isIntOrString } from './types.js';
+import { escapeName, isIntOrString, schemaType } from './types.js';
 
 // One tiny program each, so the timestamp and duration values are the library's own.
 const env = celEnv({ variables: {} });
@@ -68,9 +68,9 @@ export function toCel(v: unknown, s: JSONSchema | undefined, root = false): CelI
         }
         const prop = s.properties?.[k];
         const esc = escapeName(k);
-        if (esc === undefined) continue;
-        if (prop) m.set(esc, toCel(x, prop, prop['x-kubernetes-embedded-resource'] === true));
-        else if (s['x-kubernetes-preserve-unknown-fields']) m.set(esc, genericToCel(x));
+        // only declared, typed fields are part of the CEL object
+        if (esc === undefined || !prop || !schemaType(prop, prop['x-kubernetes-embedded-resource'] === true)) continue;
+        m.set(esc, toCel(x, prop, prop['x-kubernetes-embedded-resource'] === true));
       }
       return m;
     }

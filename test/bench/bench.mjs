@@ -2,9 +2,13 @@
 /**
  * @module bench/bench
  * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd,ours-aggregated,crd-aggregated] [--crd auto|build|off] [--out BASE]`
- * `npm run bench -- --scale [N] [--targets ours,ours-etcd] [--memory-limit Q|off] [--out BASE]` (scale.mjs: N objects
- * stored, default 1,000,000; ours runs in a memory cgroup limited to Q, by default the StatefulSet's memory limit,
- * where cgroups can be made: cgroup.mjs)
+ * `npm run bench -- --scale [N] [--kind website|crd] [--crd-file PATH] [--targets ours,ours-etcd] [--memory-limit Q|off] [--out BASE]`
+ * (scale.mjs: N objects stored, default 1,000,000, of Website or, with `--kind crd`, of a CRD-defined kind served
+ * with `--crd` (crd-kinds.mjs; the CronTab seed unless --crd-file names another namespaced CRD of the corpus); ours runs
+ * in a memory cgroup limited to Q, by default the StatefulSet's memory limit, where cgroups can be made: cgroup.mjs)
+ * `npm run bench -- --mix [--quick]`: only the six-kind CEL workload (crd-mix.mjs), which the full and quick runs
+ * also run after the others, writing BASE-crd-mix.json and .md: ours and kube-apiserver + etcd serving six CRDs of the
+ * corpus, each again with the CRDs' CEL rules removed (kube's only in the full run), so CEL's cost per write shows.
  *
  * Runs the same workloads with the same client against our server, the raw fastify + lmdb ceiling,
  * kube-apiserver + etcd serving an equivalent CRD, and the aggregated pair (ours behind an APIService and the CRD
@@ -15,13 +19,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, platform, release, arch, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { cpus, loadavg, platform, release, arch, tmpdir, totalmem } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownReport, svgChart } from './report.mjs';
 import { readVersion, startAggregatedPlane, startCeiling, startCrd, startCrdTwin, startOurs, startOursAggregated, startOursEtcd } from './targets.mjs';
 import { runAll, workloadList } from './workloads.mjs';
-import { runScale, scaleMarkdown, scaleParams } from './scale.mjs';
+import { crdScaleKind, runScale, scaleMarkdown, scaleParams, WEBSITE_SCALE } from './scale.mjs';
+import { CRD_CORPUS, readCrdKind, withoutCel } from './crd-kinds.mjs';
+import { MIX_PARAMS, mixKinds, runMix, mixStages } from './crd-mix.mjs';
+import { mixMarkdown, mixRecord } from './crd-mix-report.mjs';
 import { openMemoryCgroup, parseQuantity } from './cgroup.mjs';
 import { manifests } from './dist.mjs';
 
@@ -37,8 +44,15 @@ const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
  * @param {{id: string, label: string}[]} targets
  */
 function recordHead(mode, started, machine, parameters, targets) {
-  return { schema: 1, mode, date: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, parameters, targets };
+  return {
+    schema: 1, mode, date: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, parameters, targets,
+    // Other work on the machine (1, 5 and 15 min load averages) shows in every wall-clock figure.
+    loadAverage: { start: LOAD_AT_START, end: load() },
+  };
 }
+
+const load = () => loadavg().map((x) => Math.round(x * 10) / 10);
+const LOAD_AT_START = load();
 
 const ALL_TARGETS = ['ours', 'crd', 'ceiling', 'ours-etcd', 'ours-aggregated', 'crd-aggregated'];
 // Targets served through the one kube-apiserver they share (started before the first, stopped after the last).
@@ -74,7 +88,10 @@ const PARAMS = {
 
 /** @param {string[]} argv */
 function parseFlags(argv) {
-  const flags = { mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0, memoryLimit: '' };
+  const flags = {
+    mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0, memoryLimit: '',
+    kind: 'website', crdFile: '', mix: false,
+  };
   let targetsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
@@ -88,14 +105,22 @@ function parseFlags(argv) {
     else if (name === '--crd') flags.crd = value();
     else if (name === '--out') flags.out = value();
     else if (name === '--memory-limit') flags.memoryLimit = value();
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --scale [N] [--memory-limit Q|off]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
+    else if (name === '--kind') flags.kind = value();
+    else if (name === '--crd-file') flags.crdFile = value();
+    else if (name === '--mix') flags.mix = true;
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --mix | --scale [N] [--kind website|crd] [--crd-file PATH] [--memory-limit Q|off]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
   }
+  if (!['website', 'crd'].includes(flags.kind)) throw new Error('--kind must be website or crd');
+  if ((flags.kind !== 'website' || flags.crdFile) && !flags.scale) throw new Error('--kind and --crd-file apply to --scale only');
+  if (flags.crdFile && flags.kind !== 'crd') throw new Error('--crd-file needs --kind crd');
+  if (flags.mix && flags.scale) throw new Error('--mix and --scale are separate runs');
+  if (flags.kind === 'crd') flags.crdFile = resolve(flags.crdFile || join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml'));
   if (flags.scale) {
     if (!Number.isSafeInteger(flags.scale) || flags.scale < 1000) throw new Error('--scale: N must be an integer of at least 1000');
     // Only our server: the question is how it holds up, not how it compares.
     if (!targetsGiven) flags.targets = ['ours'];
     flags.targets = flags.targets.filter((t) => t === 'ours' || t === 'ours-etcd');
-    flags.out ||= join(REPO, '.cache', 'bench', `scale-${flags.scale}`);
+    flags.out ||= join(REPO, '.cache', 'bench', `scale-${flags.kind === 'crd' ? 'crd-' : ''}${flags.scale}`);
     // The container's limit, unless told otherwise.
     flags.memoryLimit ||= manifests.SERVER_RESOURCES.limits.memory;
     if (flags.memoryLimit !== 'off' && !(parseQuantity(flags.memoryLimit) > 0)) throw new Error(`--memory-limit: ${flags.memoryLimit} is not a memory quantity (512Mi, 1Gi) or off`);
@@ -105,8 +130,11 @@ function parseFlags(argv) {
   const unknown = flags.targets.filter((t) => !ALL_TARGETS.includes(t));
   if (unknown.length) throw new Error(`unknown target ${unknown.join(', ')}; known: ${ALL_TARGETS.join(', ')}`);
   if (!['auto', 'build', 'off'].includes(flags.crd)) throw new Error('--crd must be auto, build or off');
+  const outGiven = Boolean(flags.out);
   flags.out ||= flags.mode === 'quick' ? join(REPO, '.cache', 'bench', 'quick') : join(REPO, 'test', 'bench', 'results', 'full');
-  return flags;
+  // The six-kind workload's files: beside the run's (as a --mix run writes them too), or BASE when given to --mix.
+  const mixOut = flags.mix && outGiven ? flags.out : `${flags.out}-crd-mix`;
+  return { ...flags, mixOut };
 }
 
 /**
@@ -135,7 +163,6 @@ function goModVersion(module, path) {
 
 async function main() {
   const flags = parseFlags(process.argv.slice(2));
-  const params = PARAMS[flags.mode];
   const started = Date.now();
   const log = (/** @type {string} */ m) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
   /** @type {string[]} */
@@ -169,6 +196,26 @@ async function main() {
     }
     return;
   }
+  try {
+    if (!flags.mix) await standardRun(flags, binDir, machine, work, log, notes, started);
+    await mixRun(flags, binDir, machine, work, log);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * standardRun runs the Website workloads on every target; writes BASE.json, .md and .svg.
+ * @param {ReturnType<typeof parseFlags>} flags
+ * @param {string | undefined} binDir
+ * @param {Record<string, unknown>} machine
+ * @param {string} work
+ * @param {(m: string) => void} log
+ * @param {string[]} notes
+ * @param {number} started
+ */
+async function standardRun(flags, binDir, machine, work, log, notes, started) {
+  const params = PARAMS[flags.mode];
   /** @type {import('./targets.mjs').AggregatedPlane | undefined} */
   let shared;
   const sharedPlane = async () => (shared ??= await startAggregatedPlane(join(work, 'aggregated'), binDir ?? '', log));
@@ -202,7 +249,6 @@ async function main() {
     }, targets);
   } finally {
     await stopShared();
-    rmSync(work, { recursive: true, force: true });
   }
 
   notes.push(
@@ -273,8 +319,11 @@ async function eachTarget(ids, starters, log, measure, stopped, ran) {
 async function scaleRun(flags, binDir, machine, work, log) {
   const started = Date.now();
   const params = scaleParams(flags.scale);
-  // A 1 s bookmark interval, so the informer sync's watch sees its first BOOKMARK soon after it starts.
-  const args = ['--watch-bookmark-interval=1s'];
+  const crdKind = flags.kind === 'crd' ? readCrdKind(flags.crdFile) : undefined;
+  const kind = crdKind ? crdScaleKind(crdKind) : WEBSITE_SCALE;
+  // A 1 s bookmark interval, so the informer sync's watch sees its first BOOKMARK soon after it starts; a CRD-defined
+  // kind is served from its file in place.
+  const args = ['--watch-bookmark-interval=1s', ...(crdKind ? [`--crd=${crdKind.file}`] : [])];
   /** @type {string[]} */
   const cgroupNotes = [];
   // The limit the record states: off when no cgroup could be made.
@@ -314,13 +363,15 @@ async function scaleRun(flags, binDir, machine, work, log) {
   /** @type {{id: string, label: string}[]} */
   const targets = [];
   await eachTarget(flags.targets, starters, log, async (id, target) => {
-    for (const [f, v] of Object.entries(await runScale(target, params, log))) (figures[f] ??= {})[id] = v;
+    for (const [f, v] of Object.entries(await runScale(target, params, log, kind))) (figures[f] ??= {})[id] = v;
   }, async () => {}, targets);
   const results = {
-    ...recordHead('scale', started, machine, { ...params, memoryLimit }, targets),
+    ...recordHead('scale', started, machine, { ...params, memoryLimit, ...(crdKind ? { crdFile: basename(crdKind.file) } : {}) }, targets),
     objects: flags.scale,
+    kind: kind.title,
     figures,
     notes: [
+      ...(crdKind ? [`The kind is ${crdKind.kind} (${crdKind.group}/${crdKind.version}) from ${basename(crdKind.file)} (${crdKind.celRules} CEL rules), served with --crd; objects are its example${crdKind.examples.length === 1 ? '' : 's'} in turn, named and labelled for the run.`] : []),
       'Objects are spread evenly over 100 namespaces; each has a label bucket=b0..b3, the selector list asks for bucket=b1 in one namespace.',
       'get: one request at a time per connection, `concurrency` connections; page: one pager reading every page of a cluster-wide list at limit 500; rss after the lists.',
       'dataMdb counts the mappings of data.mdb in the server process; disk is the data directory\'s allocated blocks divided by N.',
@@ -334,6 +385,78 @@ async function scaleRun(flags, binDir, machine, work, log) {
   process.stdout.write(md);
   log(`wrote ${flags.out}.json and .md in ${results.durationSeconds} s`);
   if (Object.values(figures).some((byTarget) => Object.values(byTarget).some((f) => 'error' in f))) process.exitCode = 1;
+}
+
+/**
+ * mixRun is the six-kind CEL workload (crd-mix.mjs): ours serving the six CRDs from their files (--crd), and without
+ * their rules (copies written to the work directory); kube-apiserver + etcd with the same CRDs, and in the full run
+ * without their rules too. Writes flags.mixOut .json and .md; an error or wrong answer fails the run.
+ * @param {ReturnType<typeof parseFlags>} flags
+ * @param {string | undefined} binDir
+ * @param {Record<string, unknown>} machine
+ * @param {string} work
+ * @param {(m: string) => void} log
+ */
+async function mixRun(flags, binDir, machine, work, log) {
+  const started = Date.now();
+  const p = MIX_PARAMS[flags.mode];
+  const kinds = mixKinds();
+  const plain = join(work, 'crds-without-cel');
+  mkdirSync(plain, { recursive: true });
+  for (const k of kinds) writeFileSync(join(plain, `${basename(k.file).replace(/\.ya?ml$/, '')}.json`), JSON.stringify(withoutCel(k.crd)));
+  const ours = (/** @type {string} */ id, /** @type {string} */ label, /** @type {string[]} */ args) =>
+    startOurs(join(work, `mix-${id}`), { id, label: `website-apiserver (lmdb), ${label}`, args, dataDir: '' });
+  /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
+  const starters = {
+    ours: () => ours('ours', 'the six CRDs served with --crd', kinds.map((k) => `--crd=${k.file}`)),
+    'ours-nocel': () => ours('ours-nocel', 'the six CRDs without their CEL rules', [`--crd=${plain}`]),
+    ...(binDir ? {
+      crd: () => startCrd(join(work, 'mix-crd'), binDir, log, { id: 'crd', label: 'the six CRDs', crds: kinds.map((k) => k.crd) }),
+      'crd-nocel': () => startCrd(join(work, 'mix-crd-nocel'), binDir, log, { id: 'crd-nocel', label: 'the six CRDs without their CEL rules', crds: kinds.map((k) => withoutCel(k.crd)) }),
+    } : {}),
+  };
+  // A control plane takes some 30 s to start and fill: the quick run (CI) measures ours alone, unless --mix asks
+  // for the workload by itself; kube's own cost of CEL takes a second plane, the full run only.
+  const kube = flags.targets.includes('crd') && (flags.mode === 'full' || flags.mix);
+  const ids = [
+    ...(flags.targets.includes('ours') ? ['ours', 'ours-nocel'] : []),
+    ...(kube ? ['crd', ...(flags.mode === 'full' ? ['crd-nocel'] : [])] : []),
+  ];
+  /** @type {Record<string, Record<string, Record<string, any>>>} */
+  const figures = {};
+  /** @type {{id: string, label: string}[]} */
+  const targets = [];
+  await eachTarget(ids, starters, log, async (id, target) => {
+    figures[id] = await runMix(target, kinds, p, log, { rules: !id.endsWith('-nocel') });
+  }, async () => {}, targets);
+  const record = mixRecord({
+    ...recordHead('crd-mix', started, machine, { ...p, kinds: kinds.length }, targets),
+    mode: 'crd-mix',
+    schema: 1,
+    machine,
+    parameters: { ...p, kinds: kinds.length },
+    notes: [
+      'Each target runs alone on the machine, reached on its own port over TLS with a client certificate by the same undici client; kube-apiserver has a system:masters certificate (no authorization calls, no priority-and-fairness queueing) and runs without kube-controller-manager; etcd and lmdb both sync each write to disk.',
+      'Objects are the CRDs\' .example.yaml documents in turn (from the shared corpus, read in place), each named and labelled (bucket b0..b3) for the run, spread over 4 namespaces (GatewayClass is cluster-scoped); the update is a merge patch of a label and a spec field the kind\'s rules check; a selector list asks for bucket=b1 in one namespace (all of them for GatewayClass) and its size is checked.',
+      'The mixed stage: concurrent clients, op j on kind j mod 6; of every five rounds two create new objects, two merge-patch existing ones, one lists by label selector.',
+      '-nocel targets serve the same CRDs with every x-kubernetes-validations removed (structural schema, defaults, list types and formats kept): the difference is CEL\'s cost. Their refusals stage does not run (nothing refuses).',
+      ...(binDir ? [] : ['kube-apiserver + etcd did not run: the e2e binaries are not built (`npm run bench -- --crd build`).']),
+    ],
+  }, kinds, mixStages(p), figures);
+  mkdirSync(dirname(flags.mixOut), { recursive: true });
+  writeFileSync(`${flags.mixOut}.json`, JSON.stringify(record, null, 2) + '\n');
+  const md = mixMarkdown(record);
+  writeFileSync(`${flags.mixOut}.md`, md);
+  process.stdout.write(md);
+  log(`wrote ${flags.mixOut}.json and .md in ${record.durationSeconds} s`);
+  // Any stage a target could not run fails the run; so does any request ours answered wrongly.
+  const failed = Object.entries(figures).flatMap(([t, byStage]) => Object.entries(byStage)
+    .filter(([, f]) => 'error' in f || (t.startsWith('ours') && f.errors > 0))
+    .map(([st]) => `crd-mix ${st}/${t}`));
+  if (failed.length) {
+    log(`failed: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((e) => {

@@ -17,8 +17,8 @@ import { Pool } from 'undici';
 import { expectStatus, httpClient, percentiles, round3, runOps, stageRunner, throughput } from './client.mjs';
 import { sampleMemory } from './cgroup.mjs';
 import { websiteBody } from './workloads.mjs';
+import { collectionPath, objectOf } from './crd-kinds.mjs';
 
-const BASE = '/apis/extensions.example.com/v1';
 export const SCALE_NAMESPACES = 100;
 const BUCKETS = 4;
 const PAGE = 500;
@@ -43,10 +43,40 @@ const ns = (/** @type {number} */ i) => `scale-${String(i % SCALE_NAMESPACES).pa
 const bucket = (/** @type {number} */ i) => `b${Math.floor(i / SCALE_NAMESPACES) % BUCKETS}`;
 const name = (/** @type {number} */ i) => `s-${String(i).padStart(7, '0')}`;
 
-/** @param {number} i */
-function body(i) {
-  const b = websiteBody(name(i));
-  return { ...b, metadata: { ...b.metadata, labels: { app: 'scale', bucket: bucket(i) } } };
+/**
+ * @typedef {object} ScaleKind the kind a scale run stores
+ * @property {string} title its plural as the report names it
+ * @property {string} all the path of every object (a cluster-wide list)
+ * @property {(ns: string) => string} collection the path of one namespace's objects
+ * @property {(i: number) => Record<string, unknown>} body object i (named name(i), labelled app=scale, bucket)
+ */
+
+const scaleLabels = (/** @type {number} */ i) => ({ app: 'scale', bucket: bucket(i) });
+
+/** WEBSITE_SCALE is our own kind, written in code. */
+export const WEBSITE_SCALE = /** @type {ScaleKind} */ ({
+  title: 'Websites',
+  all: '/apis/extensions.example.com/v1/websites',
+  collection: (ns) => `/apis/extensions.example.com/v1/namespaces/${ns}/websites`,
+  body: (i) => {
+    const b = websiteBody(name(i));
+    return { ...b, metadata: { ...b.metadata, labels: scaleLabels(i) } };
+  },
+});
+
+/**
+ * crdScaleKind is a namespaced CRD-defined kind (served with --crd), objects made from its examples in turn.
+ * @param {import('./crd-kinds.mjs').CrdKind} k
+ * @returns {ScaleKind}
+ */
+export function crdScaleKind(k) {
+  if (!k.namespaced) throw new Error(`${k.file}: ${k.plural} are cluster-scoped; the scale run spreads objects over namespaces`);
+  return {
+    title: `${k.kind}s (${k.group}/${k.version}, a CRD served with --crd)`,
+    all: collectionPath(k, ''),
+    collection: (ns) => collectionPath(k, ns),
+    body: (i) => objectOf(k, name(i), scaleLabels(i), i),
+  };
 }
 
 /**
@@ -135,16 +165,17 @@ async function pagedList(client, path, limit) {
 /**
  * firstBookmark watches from rv with bookmarks allowed until the first BOOKMARK arrives (ms), or the timeout (undefined).
  * @param {import('./targets.mjs').Target} target
+ * @param {string} all the path of the collection
  * @param {string} rv
  * @param {number} timeoutMs
  */
-async function firstBookmark(target, rv, timeoutMs) {
+async function firstBookmark(target, all, rv, timeoutMs) {
   const pool = new Pool(target.url, { connections: 1, bodyTimeout: 0, connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' } });
   const ac = new AbortController();
   const t = performance.now();
   try {
     const r = await pool.request({
-      method: 'GET', path: `${BASE}/websites?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, signal: ac.signal,
+      method: 'GET', path: `${all}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, signal: ac.signal,
     });
     if (r.statusCode !== 200) throw new Error(`watch: HTTP ${r.statusCode}`);
     const timer = setTimeout(() => ac.abort(), timeoutMs);
@@ -169,9 +200,10 @@ async function firstBookmark(target, rv, timeoutMs) {
  * @param {import('./targets.mjs').Target} target
  * @param {ScaleParams} p
  * @param {(m: string) => void} log
+ * @param {ScaleKind} [kind] what is stored: Website unless told
  * @returns {Promise<Record<string, Record<string, unknown>>>}
  */
-export async function runScale(target, p, log) {
+export async function runScale(target, p, log, kind = WEBSITE_SCALE) {
   const client = httpClient(target.url, target.tls, p.concurrency);
   /** @type {Record<string, Record<string, unknown>>} */
   const out = {};
@@ -196,21 +228,21 @@ export async function runScale(target, p, log) {
           log(`${target.id} fill: ${i} (${Math.round(100_000 / ((performance.now() - last) / 1000))}/s), RSS ${JSON.stringify(memory())}`);
           last = performance.now();
         }
-        return expectStatus(await client.request('POST', `${BASE}/namespaces/${ns(i)}/websites`, { body: body(i) }), 201);
+        return expectStatus(await client.request('POST', kind.collection(ns(i)), { body: kind.body(i) }), 201);
       });
       return throughput(r);
     });
     await stage('get', async () => {
       const r = await runOps(p.gets, p.getConcurrency, async (i) => {
         const j = (i * 7919) % p.objects; // a spread of keys, not a hot one
-        return expectStatus(await client.request('GET', `${BASE}/namespaces/${ns(j)}/websites/${name(j)}`), 200);
+        return expectStatus(await client.request('GET', `${kind.collection(ns(j))}/${name(j)}`), 200);
       });
       const t = throughput(r);
       return { ...t, value: t.p99Ms, concurrency: p.getConcurrency };
     });
     let listRv = '';
     await stage('page', async () => {
-      const r = await pagedList(client, `${BASE}/websites`, PAGE);
+      const r = await pagedList(client, kind.all, PAGE);
       if (r.items !== p.objects) throw new Error(`the paginated list returned ${r.items} items, wanted ${p.objects}`);
       if (r.badRemaining) throw new Error(r.badRemaining);
       listRv = r.rv;
@@ -218,7 +250,7 @@ export async function runScale(target, p, log) {
       return { value: pc.p99Ms, ...pc, pages: r.pages, items: r.items, totalSeconds: round3(r.totalMs / 1000) };
     });
     await stage('selector', async () => {
-      const path = `${BASE}/namespaces/${ns(1)}/websites?labelSelector=${encodeURIComponent('bucket=b1')}`;
+      const path = `${kind.collection(ns(1))}?labelSelector=${encodeURIComponent('bucket=b1')}`;
       const want = Array.from({ length: p.objects }, (_, i) => i).filter((i) => ns(i) === ns(1) && bucket(i) === 'b1').length;
       const first = await client.request('GET', path);
       const n = first.status === 200 ? JSON.parse(first.body).items.length : undefined;
@@ -229,9 +261,9 @@ export async function runScale(target, p, log) {
     });
     await stage('informer-sync', async () => {
       const t = performance.now();
-      const r = await pagedList(client, `${BASE}/websites`, PAGE);
+      const r = await pagedList(client, kind.all, PAGE);
       const listMs = performance.now() - t;
-      const bookmarkMs = await firstBookmark(target, r.rv, p.bookmarkTimeoutMs);
+      const bookmarkMs = await firstBookmark(target, kind.all, r.rv, p.bookmarkTimeoutMs);
       return {
         value: round3((listMs + (bookmarkMs ?? p.bookmarkTimeoutMs)) / 1000),
         listSeconds: round3(listMs / 1000),
@@ -253,7 +285,7 @@ export async function runScale(target, p, log) {
       const t = performance.now();
       const fresh = httpClient(target.url, target.tls, 1);
       try {
-        const why = expectStatus(await fresh.request('GET', `${BASE}/websites?limit=${PAGE}`), 200);
+        const why = expectStatus(await fresh.request('GET', `${kind.all}?limit=${PAGE}`), 200);
         if (why) throw new Error(why);
       } finally {
         await fresh.close();
@@ -291,32 +323,54 @@ export function cgroupFigures(cg, now, max) {
   return now.oomKills ? { error: `the OOM killer ended ${now.oomKills} process(es) in the ${f.limitMiB} MiB cgroup`, ...f } : f;
 }
 
-/** The figures of a scale run, in report order. */
-export const SCALE_FIGURES = [
+/**
+ * @typedef {object} ScaleFigure
+ * @property {string} id
+ * @property {string} label
+ * @property {string} unit
+ * @property {(f: Record<string, any>) => {goal: string, met: boolean} | undefined} [goal] the issue's target for the figure
+ */
+
+/**
+ * below is a goal met when the figure's value is under `max`.
+ * @param {number} max
+ * @param {string} unit
+ */
+const below = (max, unit) => (/** @type {Record<string, any>} */ f) => ({ goal: `under ${max} ${unit}`, met: typeof f.value === 'number' && f.value < max });
+
+/** The figures of a scale run, in report order, with the targets of "Scale and speed stay" where it sets one. */
+export const SCALE_FIGURES = /** @type {ScaleFigure[]} */ ([
   { id: 'fill', label: 'fill, concurrent creates', unit: 'req/s' },
-  { id: 'get', label: 'get p99', unit: 'ms' },
-  { id: 'page', label: '500-item page of a cluster-wide list, p99', unit: 'ms' },
+  { id: 'get', label: 'get p99', unit: 'ms', goal: below(10, 'ms') },
+  { id: 'page', label: '500-item page of a cluster-wide list, p99', unit: 'ms', goal: below(50, 'ms') },
   { id: 'selector', label: 'label-selector list of one namespace, p99', unit: 'ms' },
   { id: 'informer-sync', label: 'informer sync (paginated list, watch to first BOOKMARK)', unit: 's' },
   { id: 'rss', label: 'VmRSS after the lists', unit: 'MiB' },
   { id: 'disk', label: 'disk per object', unit: 'bytes' },
-  { id: 'cold-start', label: 'cold start to /readyz', unit: 'ms' },
-  { id: 'cgroup', label: 'anonymous memory in the memory cgroup, highest (sampled each second)', unit: 'MiB' },
-];
+  { id: 'cold-start', label: 'cold start to /readyz', unit: 'ms', goal: below(1000, 'ms') },
+  {
+    id: 'cgroup', label: 'anonymous memory in the memory cgroup, highest (sampled each second)', unit: 'MiB',
+    // The container's limit holds: nothing killed, anonymous memory (what cannot be reclaimed) under it.
+    goal: (f) => ({ goal: `no OOM kill, under ${f.limitMiB} MiB`, met: f.oomKills === 0 && f.value < f.limitMiB }),
+  },
+]);
 
 /**
- * scaleMarkdown renders a scale run: one row per figure and target, with its details.
- * @param {{objects: number, date: string, machine: Record<string, unknown>, targets: {id: string, label: string}[], figures: Record<string, Record<string, Record<string, unknown>>>, notes: string[]}} r
+ * scaleMarkdown renders a scale run: one row per figure and target, the goal it is held to, and its details.
+ * @param {{objects: number, kind?: string, loadAverage?: {start: number[], end: number[]}, date: string, machine: Record<string, unknown>, targets: {id: string, label: string}[], figures: Record<string, Record<string, Record<string, unknown>>>, notes: string[]}} r
  */
 export function scaleMarkdown(r) {
-  const lines = [`# Scale: ${r.objects.toLocaleString('en')} Websites in ${SCALE_NAMESPACES} namespaces`, '', `${r.date}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node.js ${r.machine.node}`, ''];
-  lines.push('| figure | target | value | details |', '|---|---|---|---|');
+  const load = r.loadAverage ? `; load average ${r.loadAverage.start.join('/')} at the start, ${r.loadAverage.end.join('/')} at the end` : '';
+  const lines = [`# Scale: ${r.objects.toLocaleString('en')} ${r.kind ?? 'Websites'} in ${SCALE_NAMESPACES} namespaces`, '', `${r.date}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node.js ${r.machine.node}${load}`, ''];
+  lines.push('| figure | target | value | goal | details |', '|---|---|---|---|---|');
   for (const f of SCALE_FIGURES) {
     for (const t of r.targets) {
       const v = r.figures[f.id]?.[t.id];
       if (!v) continue;
       const details = Object.entries(v).filter(([k]) => k !== 'value').map(([k, x]) => `${k} ${typeof x === 'object' ? JSON.stringify(x) : x}`).join(', ');
-      lines.push(`| ${f.label} | ${t.id} | ${'error' in v ? 'failed' : `${v.value} ${f.unit}`} | ${details} |`);
+      const g = 'error' in v ? undefined : f.goal?.(v);
+      const goal = g ? `${g.goal}: ${g.met ? 'met' : '**missed**'}` : '';
+      lines.push(`| ${f.label} | ${t.id} | ${'error' in v ? 'failed' : `${v.value} ${f.unit}`} | ${goal} | ${details} |`);
     }
   }
   lines.push('', ...r.notes.map((n) => `- ${n}`), '');

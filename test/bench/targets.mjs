@@ -36,6 +36,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {() => Promise<number>} restart stops the server gracefully and starts it again; ms from spawn to /readyz 200
  * @property {() => Promise<void>} stop
  * @property {() => number | undefined} [pid] the server's process, for targets that are one Node.js process
+ * @property {() => Record<string, number | undefined>} [pids] the server's processes by name (CPU time is read from them)
  * @property {{url: string, tls: import('./client.mjs').Tls}} [direct] our own port behind the aggregator, with our CA's admin
  * @property {string} [dataDir] its data directory
  * @property {import('./cgroup.mjs').MemoryCgroup} [cgroup] the memory cgroup the server runs in (the scale mode's --memory-limit)
@@ -166,6 +167,7 @@ export async function startOursEtcd(dir, binDir, extraArgs = []) {
     return {
       ...ours,
       memory: () => ({ ...ours.memory(), etcd: processMemory(etcd.proc.pid) }),
+      pids: () => ({ server: ours.pid?.(), etcd: etcd.proc.pid }),
       stop: async () => {
         await ours.stop();
         await terminate(etcd);
@@ -195,6 +197,7 @@ async function nodeTarget(o, first) {
     tls: o.tls,
     memory: () => ({ server: processMemory(server.proc.pid) }),
     pid: () => server.proc.pid,
+    pids: () => ({ server: server.proc.pid }),
     dataDir: o.dataDir,
     ...(o.cgroup ? { cgroup: o.cgroup } : {}),
     diskMiB: () => diskMiB(o.dataDir),
@@ -289,40 +292,45 @@ function mastersClient(plane) {
 }
 
 /**
- * installCrd creates the Website CRD in `group` and waits until kube-apiserver serves it.
+ * installCrd creates a CRD (by default the Website CRD in `group`) and waits until kube-apiserver serves it.
  * @param {ReturnType<typeof mastersClient>} admin
  * @param {string} [group]
+ * @param {Record<string, any>} [crd]
  */
-async function installCrd(admin, group) {
-  const crd = await admin.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', websiteCrd(group));
-  if (crd.status !== 201) throw new Error(`creating the CRD: HTTP ${crd.status} ${crd.body}`);
+async function installCrd(admin, group, crd = websiteCrd(group)) {
+  const created = await admin.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+  if (created.status !== 201) throw new Error(`creating the CRD ${crd.metadata?.name}: HTTP ${created.status} ${created.body.slice(0, 500)}`);
+  const version = crd.spec.versions.find((/** @type {any} */ v) => v.served)?.name;
   for (let i = 0; ; i++) {
-    const r = await admin.call('GET', `/apis/${group ?? 'extensions.example.com'}/v1/websites?limit=1`);
+    const r = await admin.call('GET', `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}?limit=1`);
     if (r.status === 200) break;
-    if (i > 600) throw new Error(`the CRD is not served: HTTP ${r.status} ${r.body}`);
+    if (i > 600) throw new Error(`the CRD ${crd.metadata?.name} is not served: HTTP ${r.status} ${r.body}`);
     await sleep(50);
   }
 }
 
 /**
- * startCrd starts etcd and kube-apiserver (no controller manager) in dir/, installs the Website CRD and waits
- * until it is served.
+ * startCrd starts etcd and kube-apiserver (no controller manager) in dir/, installs the Website CRD (or the CRDs
+ * given) and waits until they are served.
  * @param {string} dir
  * @param {string} binDir
  * @param {(m: string) => void} log
+ * @param {{id: string, label: string, crds: Record<string, any>[]}} [serving] other CRDs than Website, and the
+ * target's id and label (the label follows the version)
  * @returns {Promise<Target>}
  */
-export async function startCrd(dir, binDir, log) {
+export async function startCrd(dir, binDir, log, serving) {
   const plane = await startControlPlane({ binDir, dir, log, etcdFsync: true, controllerManager: false });
   try {
     const admin = mastersClient(plane);
-    await installCrd(admin);
+    for (const crd of serving?.crds ?? [websiteCrd()]) await installCrd(admin, undefined, crd);
     return {
-      id: 'crd',
-      label: `kube-apiserver ${readVersion(binDir)} + etcd, Website CRD`,
+      id: serving?.id ?? 'crd',
+      label: `kube-apiserver ${readVersion(binDir)} + etcd, ${serving?.label ?? 'Website CRD'}`,
       url: plane.server,
       tls: admin.tls,
       memory: () => ({ 'kube-apiserver': processMemory(plane.pids.apiserver), etcd: processMemory(plane.pids.etcd) }),
+      pids: () => ({ 'kube-apiserver': plane.pids.apiserver, etcd: plane.pids.etcd }),
       diskMiB: () => diskMiB(join(plane.dir, 'etcd-data')),
       prepare: admin.createNamespaces,
       restart: () => plane.restartApiserver(),

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authentication } from '../../src/auth/authentication.js';
-import type { Kind } from '../../src/registry/kind-controller.js';
+import { loadCrds } from '../../src/kinds/crd/index.js';
 import { createServer } from '../../src/server/server.js';
 import { LmdbStorage } from '../../src/storage/lmdb-storage.js';
 import { report, type Accepted } from './crd-diff/compare.js';
@@ -46,15 +46,11 @@ const authentication: Authentication = {
   onTrustChange: () => {},
 };
 
-// The loader is imported at run time, by a computed specifier, so that this file compiles before src/kinds/crd does.
-const LOADER = '../../src/kinds/crd/index.js';
-const loadCrds = async (path: string): Promise<{ kinds: Kind[] }> => ((await import(/* @vite-ignore */ LOADER)) as { loadCrds: (p: readonly string[]) => { kinds: Kind[] } }).loadCrds([path]);
-
 /** ours serves one CRD file in process on a fresh store. */
 async function ours(c: CrdCase) {
   const dir = mkdtempSync(join(tmpdir(), 'crd-differential-'));
   const storage = new LmdbStorage({ path: join(dir, 'data') });
-  const { app } = createServer({ storage, kinds: (await loadCrds(c.path)).kinds, logger: pino({ level: 'silent' }), authentication, standalone: false });
+  const { app } = createServer({ storage, kinds: loadCrds([c.path]).kinds, logger: pino({ level: 'silent' }), authentication, standalone: false });
   await app.ready();
   return {
     app,

@@ -3,7 +3,8 @@
  * An estimate of a rule's worst-case cost in cel-go's units, from the checked types' sizes (maxLength, maxItems,
  * maxProperties, else what fits in a 3 MiB request). It follows cel-go's checker/cost.go in the large: an
  * identifier or field selection costs 1, has() 0, a call 1 plus its arguments, string and list traversals
- * 0.1 per character (ceil), regular expressions 0.25 per character times the pattern's length, and a
+ * 0.1 per byte (ceil; a maxLength is 4 bytes a character), a regular expression the string's traversal times
+ * 0.25 per character of the pattern, and a
  * comprehension its range size times its body. It is an approximation: what matters is that bounded rules stay
  * well under the limits and quadratic walks over unbounded data go far over them, as with kube.
  * The same estimate with the actual value's sizes stands in for cel-go's runtime cost tracking.
@@ -18,7 +19,8 @@ export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
 export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
 
 const sizeOf = (t: CelT | undefined): number => (t && 'size' in t && t.size !== undefined ? t.size : 1);
-const trav = (n: number) => Math.ceil(n * 0.1);
+// cel-go traverses a string of n bytes at ceil((1 + n) * 0.1)
+const trav = (n: number) => Math.ceil((1 + n) * 0.1);
 
 /** estimateCost is the worst-case cost of `e`, given the checker's type (with size) of each node. */
 export function estimateCost(e: Expr, types: Map<bigint, CelT>): number {
@@ -67,8 +69,10 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>): number {
           case 'matches':
           case 'find':
           case 'findAll': {
-            const pat = operands[operands.length - 1];
-            return args + 1 + Math.ceil(sizeOf(a0) * 0.25) * Math.max(1, sizeOf(pat));
+            // the string's traversal times the pattern's length at 0.25 (a guess of 4 characters a term)
+            const str = c.target ? a0 : operands[0];
+            const pat = operands[c.target ? 1 : 1];
+            return args + trav(sizeOf(str)) * Math.ceil(sizeOf(pat) * 0.25);
           }
           case 'contains':
           case 'startsWith':

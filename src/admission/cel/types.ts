@@ -88,7 +88,8 @@ const num = (s: JSONSchema, key: string): number | undefined => {
 
 /** maxStringLength: maxLength, or a format's own bound, or what fits in a request. */
 function maxStringLength(s: JSONSchema): number {
-  if (s.maxLength !== undefined) return s.maxLength;
+  // maxLength counts code points; kube sizes in bytes, up to 4 a code point
+  if (s.maxLength !== undefined) return s.maxLength * 4;
   if (s.enum && s.enum.length > 0) return Math.max(...s.enum.map((e) => (typeof e === 'string' ? e.length : 0)));
   switch (s.format) {
     case 'date':

@@ -77,7 +77,7 @@ function compileNode(s: JSONSchema, p: string, root: boolean, cardinality: numbe
       const rp = `${p}.x-kubernetes-validations[${i}]`;
       const optionalOld = r.optionalOldSelf === true;
       const v = new Map(vars).set('oldSelf', optionalOld ? T.opt(type) : type);
-      const c = compileExpression(r.rule.trim(), v);
+      const c = compileExpression(r.rule, v);
       const cost = c.program ? estimateCost(c.program.ast, c.program.types) * cardinality : 0;
       if (cost > STATIC_ESTIMATED_COST_LIMIT) ctx.errors.push(forbidden(`${rp}.rule`, costFactorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
       ctx.total += cost;
@@ -88,8 +88,9 @@ function compileNode(s: JSONSchema, p: string, root: boolean, cardinality: numbe
       if (error) ctx.errors[ctx.errors.length - 1]!.message = `${rp}.rule: Invalid value: ${ruleJSON(r)}: ${error}`;
       let message: Program | undefined;
       let msgError: string | undefined;
-      if (r.messageExpression && r.messageExpression.trim()) {
-        const m = compileExpression(r.messageExpression.trim(), v);
+      // kube compiles a messageExpression only beside a rule that compiled to a bool
+      if (!error && r.messageExpression && r.messageExpression.trim()) {
+        const m = compileExpression(r.messageExpression, v);
         if (m.error) msgError = `messageExpression compilation failed: ${m.error}`;
         else if (m.program!.type.k !== 'string' && m.program!.type.k !== 'dyn') msgError = 'messageExpression must evaluate to a string';
         else {

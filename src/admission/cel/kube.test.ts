@@ -213,3 +213,18 @@ describe('budgetprobes.celx.example.com on kube-apiserver 1.37.2: the estimate a
     expect(Math.abs(Number(m![1]) - 3502)).toBeLessThan(20);
   });
 });
+
+describe('recorded kube answers for the shirts CRD (src/kinds/crd/testdata/validation-cases.json)', () => {
+  const shirt = (rules: object[]) =>
+    compileCelRules(withSpec(obj({ color: { type: 'string' }, size: { type: 'string' } }, rules)), AT).errors.map((e) => e.message);
+  it('a syntax error: a rule cut off after an operator', () => {
+    expect(shirt([{ rule: 'self.color ==', message: 'bad' }])).toEqual([
+      `${P}[0].rule: Invalid value: {"Rule":"self.color ==","Message":"bad","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:14: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | self.color ==\n | .............^`,
+    ]);
+  });
+  it('a non-bool rule: its bad messageExpression is not compiled', () => {
+    expect(shirt([{ rule: 'self.color', messageExpression: '1 + ""' }])).toEqual([
+      `${P}[0].rule: Invalid value: {"Rule":"self.color","Message":"","MessageExpression":"1 + \\"\\"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: cel expression must evaluate to a bool`,
+    ]);
+  });
+});

@@ -52,6 +52,11 @@ export function compileExpression(source: string, vars: Map<string, CelT>): { pr
     parsed = parse(preprocess(source));
   } catch (e) {
     const err = e as { rawMessage?: string; message: string; location?: { start: { offset: number } } };
+    // an expression cut off after a binary operator: ANTLR's words, at the end (the commonest syntax error)
+    if (/(==|!=|&&|\|\||<=|>=|[<>+*/%?:]|\bin)\s*$/.test(source)) {
+      const expecting = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+      return { error: formatIssues(source, [{ offset: source.length, message: `Syntax error: mismatched input '<EOF>' expecting ${expecting}` }]) };
+    }
     const offset = Math.min(err.location?.start.offset ?? 0, source.length);
     return { error: formatIssues(source, [{ offset, message: `Syntax error: ${err.rawMessage ?? err.message}` }]) };
   }

@@ -37,6 +37,12 @@ export interface SchemaAdmission {
   applyDefaults(obj: Record<string, unknown>): void;
   /** defaultAndValidate applies the defaults, then returns every schema violation in kube's order. */
   defaultAndValidate(obj: Record<string, unknown>): FieldError[];
+  /**
+   * defaultAndValidateStatus is defaultAndValidate for a write to the status subresource, as kube's status strategy
+   * validates it: the status alone against the status schema (fields under `status`, messages naming the path inside
+   * it: `status.x: Invalid value: 5: x in body should be ...`), then embedded resources and list types everywhere.
+   */
+  defaultAndValidateStatus(obj: Record<string, unknown>): FieldError[];
 }
 
 /** compileSchemaAdmission compiles a kind's schema once (never on the request path). */
@@ -59,10 +65,18 @@ export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
     applyDefaults,
     defaultAndValidate: (obj) => {
       applyDefaults(obj);
-      const errs = validateValues(root, obj);
-      if (embedded) validateEmbedded('', root, obj, errs);
-      if (lists) errs.push(...validateListTypes(root, obj));
-      return errs;
+      return structureErrors(obj, validateValues(root, obj));
+    },
+    defaultAndValidateStatus: (obj) => {
+      applyDefaults(obj);
+      const status = root.properties?.get('status');
+      return structureErrors(obj, status && Object.hasOwn(obj, 'status') ? validateValues(status, obj['status'], 'status') : []);
     },
   };
+  // Then embedded resources (objectmeta.Validate) and list types (ValidateListSetsAndMaps), as the strategies do.
+  function structureErrors(obj: Record<string, unknown>, errs: FieldError[]): FieldError[] {
+    if (embedded) validateEmbedded('', root, obj, errs);
+    if (lists) errs.push(...validateListTypes(root, obj));
+    return errs;
+  }
 }

@@ -343,21 +343,25 @@ function validateNode(s: Node, data: unknown, path: string, out: OpenAPIError[])
   return matched;
 }
 
-/** validateValues runs kube-openapi's validation of a whole object and returns kube's field errors. */
-export function validateValues(root: Node, obj: unknown): FieldError[] {
+/**
+ * validateValues runs kube-openapi's validation of a value and returns kube's field errors. `at` is where the value
+ * sits when it is not the whole object (the status subresource validates `status` alone, at `status`): the fields
+ * are under it, the messages name the path inside the value, and errors without a path are reported at it.
+ */
+export function validateValues(root: Node, value: unknown, at = ''): FieldError[] {
   const errs: OpenAPIError[] = [];
-  validateNode(root, obj, '', errs);
-  return errs.map(toFieldError);
+  validateNode(root, value, '', errs);
+  return errs.map((e) => toFieldError(e, at));
 }
 
 // enumText is how kube lists an enum value: a string as it is, anything else as its JSON.
 const enumText = (v: unknown) => (typeof v === 'string' ? v : goMarshal(v));
 
-// toFieldError is kubeOpenAPIResultToFieldErrors for one error.
-function toFieldError(e: OpenAPIError): FieldError {
-  if (e.code === 'plain') return fieldErr.invalid('<nil>', '', e.message);
+// toFieldError is kubeOpenAPIResultToFieldErrors for one error (a nil field path prints `<nil>`).
+function toFieldError(e: OpenAPIError, at: string): FieldError {
+  if (e.code === 'plain') return fieldErr.invalid(at || '<nil>', '', e.message);
   const trimmed = e.name.startsWith('.') ? e.name.slice(1) : e.name;
-  const field = trimmed === '' ? '<nil>' : trimmed;
+  const field = at ? (trimmed ? `${at}.${trimmed}` : at) : trimmed || '<nil>';
   const value = e.value ?? '';
   switch (e.code) {
     case 'required': return fieldErr.required(field);

@@ -26,7 +26,7 @@ import { report, type Accepted } from './crd-diff/compare.js';
 import { crdFiles, loadCase, type CrdCase } from './crd-diff/corpus.js';
 import { runSteps } from './crd-diff/run.js';
 import { kubeCaller, oursCaller } from './crd-diff/sides.js';
-import { sequence } from './crd-diff/steps.js';
+import { kindSchema, sequence } from './crd-diff/steps.js';
 import { suffix } from './helpers-access.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
@@ -73,6 +73,8 @@ beforeAll(async () => {
     await waitFor(`${c.crd.metadata.name} Established`, async () => (await kube.call({ method: 'GET', path: crdPath(c) })).body?.status?.conditions?.some((x: { type: string; status: string }) => x.type === 'Established' && x.status === 'True'), 60_000, 100);
     for (const v of c.versions) {
       await waitFor(`${c.plural}.${c.group}/${v.name} served`, async () => (await kube.call({ method: 'GET', path: `/apis/${c.group}/${v.name}/${c.plural}?limit=1` })).code === 200, 60_000, 100);
+      // kube-apiserver publishes a CRD's OpenAPI a moment after serving it.
+      await waitFor(`${c.plural}.${c.group}/${v.name} in OpenAPI v3`, async () => Object.keys(kindSchema((await kube.call({ method: 'GET', path: `/openapi/v3/apis/${c.group}/${v.name}` })).body, c.kind)).length > 0, 60_000, 250);
     }
   }));
 }, 120_000);

@@ -58,9 +58,25 @@ export function sequence(c: CrdCase, ns: string): Step[] {
     step(`discovery: GET /apis/${c.group}`, { method: 'GET', path: `/apis/${c.group}` }),
   ];
   for (const v of c.versions) steps.push({ ...step(`discovery: GET /apis/${c.group}/${v.name}, the resources of ${c.plural}`, { method: 'GET', path: `/apis/${c.group}/${v.name}` }), pick: ofResources });
+  for (const v of c.versions) {
+    const doc = `/openapi/v3/apis/${c.group}/${v.name}`;
+    steps.push({ ...step(`OpenAPI v3 ${doc}: the schema of ${c.kind}`, { method: 'GET', path: doc }), pick: (b: Json) => kindSchema(b, c.kind) });
+    steps.push({ ...step(`OpenAPI v3 ${doc}: the paths of ${c.plural}`, { method: 'GET', path: doc }), pick: (b: Json) => pathsOf(b, c.plural) });
+  }
   for (const v of c.versions) steps.push(...versionSteps(c, v, ns));
   return steps;
 }
+
+/** kindSchema is the one component of an OpenAPI v3 document named for the kind (`io.k8s.networking.gateway.v1.Gateway`), by name. */
+export function kindSchema(doc: Json, kind: string): Json {
+  const schemas = doc?.components?.schemas;
+  if (!schemas || typeof schemas !== 'object') return doc;
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => name.endsWith(`.${kind}`)));
+}
+
+/** pathsOf is the paths of an OpenAPI v3 document that serve `plural` (two CRDs of the corpus share a group). */
+const pathsOf = (doc: Json, plural: string): Json =>
+  doc?.paths && typeof doc.paths === 'object' ? Object.fromEntries(Object.entries(doc.paths).filter(([p]) => new RegExp(`/${plural}(/|$)`).test(p))) : doc;
 
 function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
   const apiVersion = `${c.group}/${v.name}`;

@@ -39,12 +39,19 @@ interface Ctx {
   total: number;
 }
 
+const withRules = new WeakMap<JSONSchema, boolean>();
+/** hasRules: a rule at or below the node (remembered, as every level asks). */
 function hasRules(s: JSONSchema | undefined): boolean {
   if (!s) return false;
-  if (rulesOf(s).length > 0) return true;
-  if (Object.values(s.properties ?? {}).some(hasRules)) return true;
-  if (typeof s.additionalProperties === 'object' && hasRules(s.additionalProperties)) return true;
-  return hasRules(s.items);
+  const known = withRules.get(s);
+  if (known !== undefined) return known;
+  const has =
+    rulesOf(s).length > 0 ||
+    Object.values(s.properties ?? {}).some(hasRules) ||
+    (typeof s.additionalProperties === 'object' && hasRules(s.additionalProperties)) ||
+    hasRules(s.items);
+  withRules.set(s, has);
+  return has;
 }
 
 function fieldErrorsBelow(s: JSONSchema, p: string): FieldError[] {

@@ -153,6 +153,17 @@ export function escapeName(name: string): string | undefined {
  * (an array of such).
  */
 export function schemaType(s: JSONSchema, root = false): CelT | undefined {
+  // values are converted against their schema node by node: compute each node's type once
+  const cache = root ? rootTypes : types;
+  if (cache.has(s)) return cache.get(s);
+  const t = computeType(s, root);
+  cache.set(s, t);
+  return t;
+}
+const types = new WeakMap<JSONSchema, CelT | undefined>();
+const rootTypes = new WeakMap<JSONSchema, CelT | undefined>();
+
+function computeType(s: JSONSchema, root: boolean): CelT | undefined {
   if (isIntOrString(s)) return T.dyn;
   const embedded = root || s['x-kubernetes-embedded-resource'] === true;
   // a schema without a type (preserve-unknown or not) has no CEL type: kube leaves such a field out of its

@@ -13,7 +13,7 @@ import { estimateCost, PER_CALL_LIMIT } from './cost.js';
 import { optNone, optOf } from './lib/opaque.js';
 import { checkExpr } from './checker.js';
 import type { ValidationRule } from './rules.js';
-import { schemaType, T, type CelT } from './types.js';
+import { T, type CelT } from './types.js';
 import { toCel } from './values.js';
 
 interface Run {
@@ -84,7 +84,25 @@ function mergeShape(a: CelT, b: CelT): CelT {
   return b;
 }
 
+// costs of rules over scalars (list items, map values) by program and size: the same few shapes recur
+const scalarCosts = new WeakMap<object, Map<string, number>>();
+
 function runtimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, oldSelf?: CelT): number {
+  const scalar = self.k !== 'list' && self.k !== 'map' && self.k !== 'object' && (!oldSelf || (oldSelf.k !== 'list' && oldSelf.k !== 'map' && oldSelf.k !== 'object'));
+  if (scalar) {
+    const key = JSON.stringify([self, oldSelf ?? null]);
+    let m = scalarCosts.get(ast);
+    if (!m) scalarCosts.set(ast, (m = new Map()));
+    const hit = m.get(key);
+    if (hit !== undefined) return hit;
+    const cost = computeRuntimeCost(ast, self, source, oldSelf);
+    if (m.size < 1000) m.set(key, cost);
+    return cost;
+  }
+  return computeRuntimeCost(ast, self, source, oldSelf);
+}
+
+function computeRuntimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, oldSelf?: CelT): number {
   const vars = new Map<string, CelT>([['self', self]]);
   if (oldSelf) vars.set('oldSelf', oldSelf);
   const checked = checkExpr(ast, {}, vars, source);
@@ -100,17 +118,19 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
     run.budget = -1;
     return;
   }
-  const declared = schemaType(n.schema, n.root) ?? T.dyn;
+  const declared = n.type;
   const self = toCel(obj, n.schema, n.root);
   const oldSelf = old === undefined ? undefined : toCel(old, n.schema, n.root);
+  const selfShape = shapeOf(obj, declared);
+  const oldShape = old === undefined ? undefined : shapeOf(old, declared);
   for (const c of n.rules) {
     const r = c.rule;
     const optional = r.optionalOldSelf === true;
     if (c.program.usesOldSelf && old === undefined && !optional) continue;
     const bindings: Record<string, CelInput> = { self };
     if (c.program.usesOldSelf) bindings.oldSelf = optional ? (old === undefined ? optNone() : optOf(oldSelf as CelInput)) : (oldSelf as CelInput);
-    const selfShape = shapeOf(obj, declared);
-    const cost = runtimeCost(c.program.ast, selfShape, r.rule, c.program.usesOldSelf ? (optional ? T.opt(shapeOf(old, declared)) : shapeOf(old, declared)) : undefined);
+    const oldT = oldShape ?? declared;
+    const cost = runtimeCost(c.program.ast, selfShape, r.rule, c.program.usesOldSelf ? (optional ? T.opt(oldT) : oldT) : undefined);
     if (cost > PER_CALL_LIMIT) {
       run.errors.push(invalid(p, typeName, `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`));
       run.budget = -1;

@@ -7,6 +7,7 @@
 import { celEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { listFuncs, optionalFuncs, regexFuncs, setFuncs } from './lib/collections.js';
+import { conversionFuncs } from './lib/conversions.js';
 import { listsExtFuncs } from './lib/lists-ext.js';
 import { miscFuncs } from './lib/misc.js';
 import { netFuncs } from './lib/net.js';
@@ -19,6 +20,6 @@ const stringsV2 = [...strings].filter((f) => f.name !== 'reverse');
 
 export const ruleEnv = celEnv({
   variables: {},
-  funcs: [...stringsV2, ...listFuncs, ...setFuncs, ...regexFuncs, ...optionalFuncs, ...quantityFuncs, ...netFuncs, ...miscFuncs, ...listsExtFuncs, pairsFunc],
+  funcs: [...stringsV2, ...listFuncs, ...setFuncs, ...regexFuncs, ...optionalFuncs, ...quantityFuncs, ...netFuncs, ...miscFuncs, ...listsExtFuncs, ...conversionFuncs, pairsFunc],
   re2: { compile: (p: string) => compileRe2(p) },
 });

@@ -38,6 +38,8 @@ export function celGoError(message: string): string {
   let m: RegExpExecArray | null;
   if ((m = /^field not found: (.*)$/.exec(message)) || (m = /^key not found: (.*)$/.exec(message))) return `no such key: ${m[1]}`;
   if ((m = /^index (-?\d+) out of bounds \[0, (-?\d+)\)$/.exec(message))) return `index out of bounds: ${m[1]}`;
+  if (message.startsWith('Failed to parse duration')) return "type conversion error from 'string' to 'google.protobuf.Duration'";
+  if (message.startsWith('Failed to parse timestamp')) return "type conversion error from 'string' to 'google.protobuf.Timestamp'";
   if (/divide by zero/.test(message)) return 'division by zero';
   if (/modulus by zero/.test(message)) return 'modulus by zero';
   if (/overflow/.test(message)) return message.includes('uint') ? 'unsigned integer overflow' : 'integer overflow';

@@ -56,6 +56,19 @@ function semverCmp(a: Semver, b: Semver): number {
   }
   return Math.sign(a.pre.length - b.pre.length);
 }
+/** semverError words a parse failure as blang/semver does. */
+function semverError(s: string): string {
+  if (s === '') return 'Version string empty';
+  const parts = s.split(/[-+]/)[0]!.split('.');
+  if (parts.length !== 3) return 'No Major.Minor.Patch elements found';
+  const names = ['major', 'minor', 'patch'];
+  for (let i = 0; i < 3; i++) {
+    const p = parts[i]!;
+    if (!/^\d+$/.test(p)) return `Invalid character(s) found in ${names[i]} number ${JSON.stringify(p)}`;
+    if (p.length > 1 && p.startsWith('0')) return `${names[i]![0]!.toUpperCase()}${names[i]!.slice(1)} number must not contain leading zeroes ${JSON.stringify(p)}`;
+  }
+  return `Invalid semver: ${s}`;
+}
 const semv = (v: unknown, fn: string) => parseSemver(need(v, 'Semver', fn) as string)!;
 
 function compare(a: unknown, b: unknown, fn: string): number {
@@ -158,7 +171,7 @@ export const miscFuncs: CelFunc[] = [
     return m;
   }),
   celFunc('semver', [STRING], DYN, (s) => {
-    if (!parseSemver(s)) throw new Error(`Could not parse semver: ${s}`);
+    if (!parseSemver(s)) throw new Error(semverError(s));
     return opaque('Semver', s);
   }),
   celFunc('isSemver', [STRING], BOOL, (s) => parseSemver(s) !== undefined),

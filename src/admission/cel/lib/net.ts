@@ -77,11 +77,16 @@ function ipOf(s: string): number[] {
 }
 
 function cidrOf(s: string): { ip: number[]; bits: number } {
-  const slash = s.indexOf('/');
-  const b = slash > 0 ? parseAddr(s.slice(0, slash)) : undefined;
+  // kube wraps netip.ParsePrefix's error in its conversion words twice
+  const fail = (why: string) => new Error(`network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(s)}): ${why}`);
+  const slash = s.lastIndexOf('/');
+  if (slash < 0) throw fail("no '/'");
+  const addr = s.slice(0, slash);
+  const b = parseAddr(addr);
+  if (!b) throw fail(`ParseAddr(${JSON.stringify(addr)}): unable to parse IP`);
   const bitsStr = s.slice(slash + 1);
-  const bits = /^\d+$/.test(bitsStr) ? Number(bitsStr) : NaN;
-  if (!b || Number.isNaN(bits) || bits > b.length * 8) throw new Error(`network address parse error during conversion from string: netip.ParsePrefix("${s}"): bad prefix`);
+  const bits = /^(0|[1-9]\d{0,2})$/.test(bitsStr) ? Number(bitsStr) : NaN;
+  if (Number.isNaN(bits) || bits > b.length * 8) throw fail(`bad bits after slash: ${JSON.stringify(bitsStr)}`);
   if (isMapped4(b)) throw new Error('IPv4-mapped IPv6 address is not allowed');
   return { ip: b, bits };
 }

@@ -26,7 +26,7 @@ export function compileRe2(pattern: string, extraFlags = ''): RegExp {
     try {
       re = new RegExp(src, flags);
     } catch {
-      throw new Error(`error parsing regexp: invalid pattern: \`${pattern}\``);
+      throw new Error(`error parsing regexp: ${goRegexpError(pattern)}`);
     }
   }
   cache.set(key, re);
@@ -41,4 +41,27 @@ export function isValidRe2(pattern: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** goRegexpError words the commonest pattern errors as Go's regexp/syntax does (the code and the bad fragment). */
+function goRegexpError(p: string): string {
+  let depth = 0;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      const end = p.indexOf(']', i + 2);
+      if (end < 0) return `missing closing ]: \`${p.slice(i)}\``;
+      i = end;
+    } else if (c === '(') depth++;
+    else if (c === ')') {
+      if (depth === 0) return `unexpected ): \`${p}\``;
+      depth--;
+    } else if ((c === '*' || c === '+' || c === '?') && (i === 0 || '(|'.includes(p[i - 1]!))) return `missing argument to repetition operator: \`${c}\``;
+  }
+  if (depth > 0) return `missing closing ): \`${p}\``;
+  return `invalid pattern: \`${p}\``;
 }

@@ -43,6 +43,14 @@ export interface SchemaAdmission {
    * it: `status.x: Invalid value: 5: x in body should be ...`), then embedded resources and list types everywhere.
    */
   defaultAndValidateStatus(obj: Record<string, unknown>): FieldError[];
+  /**
+   * defaultAndValidateUpdate is defaultAndValidate for an update of the stored `old` (defaulted as read), with CRD
+   * validation ratcheting as kube 1.37 has it on: a value equal to its old value (members matched by name, list-map
+   * items by their keys) is not refused again, and list-type uniqueness is checked only if the old object kept it.
+   */
+  defaultAndValidateUpdate(obj: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
+  /** defaultAndValidateStatusUpdate is defaultAndValidateStatus for an update of the stored `old`, ratcheting. */
+  defaultAndValidateStatusUpdate(obj: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
 }
 
 /** compileSchemaAdmission compiles a kind's schema once (never on the request path). */
@@ -69,14 +77,28 @@ export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
     },
     defaultAndValidateStatus: (obj) => {
       applyDefaults(obj);
-      const status = root.properties?.get('status');
-      return structureErrors(obj, status && Object.hasOwn(obj, 'status') ? validateValues(status, obj['status'], 'status') : []);
+      return structureErrors(obj, statusErrors(obj));
+    },
+    defaultAndValidateUpdate: (obj, old) => {
+      applyDefaults(obj);
+      return structureErrors(obj, validateValues(root, obj, '', old), old);
+    },
+    defaultAndValidateStatusUpdate: (obj, old) => {
+      applyDefaults(obj);
+      return structureErrors(obj, statusErrors(obj, old), old);
     },
   };
-  // Then embedded resources (objectmeta.Validate) and list types (ValidateListSetsAndMaps), as the strategies do.
-  function structureErrors(obj: Record<string, unknown>, errs: FieldError[]): FieldError[] {
+  // The status alone against the status schema (ValidateStatusUpdate), when the object has one.
+  function statusErrors(obj: Record<string, unknown>, old?: Record<string, unknown>): FieldError[] {
+    const status = root.properties?.get('status');
+    if (!status || !Object.hasOwn(obj, 'status')) return [];
+    return old && Object.hasOwn(old, 'status') ? validateValues(status, obj['status'], 'status', old['status']) : validateValues(status, obj['status'], 'status');
+  }
+  // Then embedded resources (objectmeta.Validate) and list types (ValidateListSetsAndMaps), as the strategies do; an
+  // update checks list types only if the old object passed them.
+  function structureErrors(obj: Record<string, unknown>, errs: FieldError[], old?: Record<string, unknown>): FieldError[] {
     if (embedded) validateEmbedded('', root, obj, errs);
-    if (lists) errs.push(...validateListTypes(root, obj));
+    if (lists && !(old && validateListTypes(root, old).length > 0)) errs.push(...validateListTypes(root, obj));
     return errs;
   }
 }

@@ -193,9 +193,11 @@ function checkNumber(s: Node, data: number, path: string, out: OpenAPIError[]): 
 
 // checkSlice is schemaSliceValidator: every item first, then minItems, maxItems and uniqueItems. Returns the items'
 // match count.
-function checkSlice(s: Node, data: unknown[], path: string, out: OpenAPIError[]): number {
+function checkSlice(s: Node, data: unknown[], path: string, out: OpenAPIError[], old: unknown): number {
   let matched = 1;
-  if (s.items) for (let i = 0; i < data.length; i++) matched += validateNode(s.items, data[i], `${path}[${i}]`, out);
+  if (s.items) {
+    for (let i = 0; i < data.length; i++) matched += validateNode(s.items, data[i], `${path}[${i}]`, out, correlatedItem(s, data[i], old));
+  }
   if (s.minItems !== undefined && data.length < s.minItems) {
     out.push({ code: 'other', name: path, message: `${path} in body should have at least ${s.minItems} items`, value: data.length });
   }
@@ -210,7 +212,7 @@ function checkSlice(s: Node, data: unknown[], path: string, out: OpenAPIError[])
 
 // checkObject is objectValidator: property counts, members additionalProperties refuses or
 // describes, the declared properties, then the required ones. Returns the members' match count.
-function checkObject(s: Node, data: Record<string, unknown>, path: string, out: OpenAPIError[]): number {
+function checkObject(s: Node, data: Record<string, unknown>, path: string, out: OpenAPIError[], old: unknown): number {
   let n = 0;
   if (s.minProperties !== undefined || s.maxProperties !== undefined) for (const k in data) if (Object.hasOwn(data, k)) n++;
   if (s.minProperties !== undefined && n < s.minProperties) {
@@ -226,14 +228,16 @@ function checkObject(s: Node, data: Record<string, unknown>, path: string, out: 
       if (Object.hasOwn(data, k) && !props?.has(k)) out.push({ code: 'other', name: path, message: `${path}.${k} in body is a forbidden property`, value: k });
     }
   } else if (s.additional) {
-    for (const k in data) if (Object.hasOwn(data, k) && !props?.has(k)) matched += validateNode(s.additional, data[k], `${path}.${k}`, out);
+    for (const k in data) {
+      if (Object.hasOwn(data, k) && !props?.has(k)) matched += validateNode(s.additional, data[k], `${path}.${k}`, out, member(old, k));
+    }
   }
   if (props) {
     // The members present, in the object's order (kube's order is Go map order): an object sets few of the many
     // properties a large schema declares.
     for (const k in data) {
       const p = Object.hasOwn(data, k) ? props.get(k) : undefined;
-      if (p) matched += validateNode(p, data[k], path ? `${path}.${k}` : k, out);
+      if (p) matched += validateNode(p, data[k], path ? `${path}.${k}` : k, out, member(old, k));
     }
   }
   for (const k of s.required) if (!Object.hasOwn(data, k)) out.push({ code: 'required', name: `${path}.${k}`, message: '' });
@@ -309,11 +313,42 @@ function checkComposition(s: Node, data: unknown, path: string, out: OpenAPIErro
 
 const hasComposition = (s: Node) => s.anyOf.length > 0 || s.oneOf.length > 0 || s.allOf.length > 0 || s.not !== undefined;
 
+/** NONE marks a value with no old value to ratchet against (a create, or nothing correlates). */
+const NONE: unique symbol = Symbol('none');
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// member is the old value of an object's member (CorrelatedObject.Key).
+const member = (old: unknown, k: string): unknown => (isObject(old) && Object.hasOwn(old, k) ? old[k] : NONE);
+
+// correlatedItem is the old item a list item ratchets against (CorrelatedObject.Index): only list-type map items
+// correlate, by their keys; set and atomic items do not.
+function correlatedItem(s: Node, item: unknown, old: unknown): unknown {
+  if (old === NONE || s.listType !== 'map' || !Array.isArray(old) || !isObject(item)) return NONE;
+  const keys = s.listMapKeys;
+  for (const o of old) {
+    if (isObject(o) && keys.every((k) => Object.hasOwn(o, k) === Object.hasOwn(item, k) && goMarshal(o[k]) === goMarshal(item[k]))) return o;
+  }
+  return NONE;
+}
+
 /**
  * validateNode is SchemaValidator.Validate for one value: every check that applies to the value's kind, in kube's
- * order, each error appended to `out`. Returns Result.MatchCount (what anyOf/oneOf compare branches by).
+ * order, each error appended to `out`. Returns Result.MatchCount (what anyOf/oneOf compare branches by). `old` is the
+ * correlated old value on an update: errors of a value equal to its old value are dropped (CRD validation
+ * ratcheting, ratchetingValueValidator).
  */
-function validateNode(s: Node, data: unknown, path: string, out: OpenAPIError[]): number {
+function validateNode(s: Node, data: unknown, path: string, out: OpenAPIError[], old: unknown = NONE): number {
+  if (old === NONE) return checkNode(s, data, path, out, NONE);
+  const errs: OpenAPIError[] = [];
+  const matched = checkNode(s, data, path, errs, old);
+  if (errs.length === 0) return matched;
+  if (goMarshal(old) === goMarshal(data)) return 0;
+  out.push(...errs);
+  return matched;
+}
+
+function checkNode(s: Node, data: unknown, path: string, out: OpenAPIError[], old: unknown): number {
   const kind = kindOf(data);
   if (kind === 'null') {
     const m = checkType(s, data, kind, path, out);
@@ -335,22 +370,23 @@ function validateNode(s: Node, data: unknown, path: string, out: OpenAPIError[])
     checkNumber(s, data as number, path, out);
     matched += 2;
   } else if (kind === 'slice') {
-    matched += checkSlice(s, data as unknown[], path, out) + 1;
+    matched += checkSlice(s, data as unknown[], path, out, old) + 1;
   }
   checkEnum(s, data, kind, path, out);
   matched++;
-  if (kind === 'map') matched += checkObject(s, data as Record<string, unknown>, path, out) + 1;
+  if (kind === 'map') matched += checkObject(s, data as Record<string, unknown>, path, out, old) + 1;
   return matched;
 }
 
 /**
  * validateValues runs kube-openapi's validation of a value and returns kube's field errors. `at` is where the value
  * sits when it is not the whole object (the status subresource validates `status` alone, at `status`): the fields
- * are under it, the messages name the path inside the value, and errors without a path are reported at it.
+ * are under it, the messages name the path inside the value, and errors without a path are reported at it. `old`,
+ * on an update, is the stored value: what did not change is not refused again (ratcheting).
  */
-export function validateValues(root: Node, value: unknown, at = ''): FieldError[] {
+export function validateValues(root: Node, value: unknown, at = '', old: unknown = NONE): FieldError[] {
   const errs: OpenAPIError[] = [];
-  validateNode(root, value, '', errs);
+  validateNode(root, value, '', errs, old);
   return errs.map((e) => toFieldError(e, at));
 }
 

@@ -200,17 +200,25 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
       // JSONSchemaPropsOrBool.UnmarshalJSON: a schema (decoded without unknown-field reporting) or a bool.
       if (typeof v === 'boolean') return;
       if (!isObject(v)) throw new Fatal('boolean or JSON schema expected');
-      return walk(w, v, PROPS, path, stack, struct, false);
+      return custom(v, stack, struct);
     case 'orArray':
       // JSONSchemaPropsOrArray.UnmarshalJSON: a schema or a list of schemas; any other value leaves it nil.
-      if (isObject(v)) return walk(w, v, PROPS, path, stack, struct, false);
-      if (Array.isArray(v)) v.forEach((e) => walk(w, e, PROPS, path, stack, struct, false));
+      if (isObject(v)) return custom(v, stack, struct);
+      if (Array.isArray(v)) v.forEach((e) => custom(e, stack, struct));
       return;
     case 'orStringArray':
-      if (isObject(v)) return walk(w, v, PROPS, path, stack, struct, false);
+      if (isObject(v)) return custom(v, stack, struct);
       if (Array.isArray(v)) return;
       throw new Fatal('JSON schema or string array expected');
   }
+}
+
+// A schema under a custom UnmarshalJSON is decoded by a json.Unmarshal of its own: unknown fields go unreported,
+// and its first type error is returned by UnmarshalJSON, which ends the whole decode at once.
+function custom(v: unknown, stack: string[], struct: string): void {
+  const inner: Walk = { unknown: [] };
+  walk(inner, v, PROPS, '', stack, struct, false);
+  if (inner.typeError) throw new Fatal(inner.typeError);
 }
 
 /**

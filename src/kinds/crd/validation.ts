@@ -235,7 +235,34 @@ const isZero = (v: unknown) => v === undefined || v === null || v === false || v
  * schema errors; we call it only when the whole schema has none.
  */
 function compileCel(schema: Schema, at: string): FieldError[] {
-  return compileCelRules(schema as JSONSchema, at).errors;
+  const errors = compileCelRules(schema as JSONSchema, at).errors;
+  const keyed = errors.map((e) => ({ e, key: celOrderKey(e.field, at) }));
+  return keyed.sort((a, b) => compareCelKeys(a.key, b.key)).map((k) => k.e);
+}
+
+// Kube reports a node's CEL errors after those of its subtrees (additionalProperties, then properties, then items),
+// so the compile errors are put in that post-order. The key is the node's path as steps; `undefined` (an error not
+// on a rule, such as the whole schema's cost) sorts last.
+function celOrderKey(field: string, at: string): string[] | undefined {
+  if (!field.startsWith(at)) return undefined;
+  const rest = field.slice(at.length);
+  const own = rest.indexOf('.x-kubernetes-validations[');
+  if (own < 0) return undefined;
+  const steps: string[] = [];
+  const re = /^\.(additionalProperties|items|properties\[([^\]]*)\])/;
+  let s = rest.slice(0, own);
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    steps.push(m[1] === 'additionalProperties' ? '0' : m[1] === 'items' ? '2' : `1${m[2]}`);
+    s = s.slice(m[0].length);
+  }
+  return steps;
+}
+
+function compareCelKeys(a: string[] | undefined, b: string[] | undefined): number {
+  if (!a || !b) return (a ? 0 : 1) - (b ? 0 : 1);
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  // One node holds the other: the deeper one (a subtree) comes first.
+  return b.length - a.length;
 }
 
 // validateCustomResourceDefinitionValidation.

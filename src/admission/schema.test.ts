@@ -46,8 +46,8 @@ describe('defaultAndValidate: integers beyond int64', () => {
   });
 });
 
-// A schema with the features the website kind does not use.
-const widget: JSONSchema = {
+// A schema with the features the website kind does not use (some are beyond JSONSchema's declared subset).
+const widget = {
   type: 'object',
   properties: {
     spec: {
@@ -64,12 +64,13 @@ const widget: JSONSchema = {
           items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer', default: 80 } } },
         },
         limits: { type: 'object', additionalProperties: { type: 'object', properties: { unit: { type: 'string', default: 'Mi' } } } },
-        strategy: { type: 'object', minProperties: 1, required: ['type'], properties: { type: { type: 'string' } } } as JSONSchema,
+        strategy: { type: 'object', minProperties: 1, required: ['type'], properties: { type: { type: 'string' } } },
         template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
       },
     },
+    status: { type: 'object', properties: { phase: { type: 'string', enum: ['Ready'] } } },
   },
-};
+} as unknown as JSONSchema;
 const widgets = compileSchemaAdmission(widget);
 const obj = (spec: Record<string, unknown>) => ({ apiVersion: 'x.example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec });
 const messages = (spec: Record<string, unknown>) => widgets.defaultAndValidate(obj(spec)).map((e) => e.message);
@@ -142,5 +143,20 @@ describe('embedded resources', () => {
       "spec.template.metadata.namespace: Invalid value: \"Bad\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
       "spec.template.metadata.labels: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ]);
+  });
+});
+
+describe('the status subresource and updates', () => {
+  it('validates the status alone, naming the path inside it as kube status strategy does', () => {
+    const o = { ...obj({ level: 7 }), status: { phase: 'Lost' } };
+    expect(widgets.defaultAndValidateStatus(o).map((e) => e.message)).toEqual(['status.phase: Unsupported value: "Lost": supported values: "Ready"']);
+  });
+
+  it('does not refuse again what an update leaves as it was stored (ratcheting), only what it changes', () => {
+    const old = obj({ level: 7, name: 'long!', tags: ['a', 'a'] });
+    expect(widgets.defaultAndValidateUpdate(obj({ level: 7, name: 'long!', tags: ['b', 'b'], note: 'new' }), old)).toEqual([]);
+    expect(widgets.defaultAndValidateUpdate(obj({ level: 8, name: 'long!', tags: ['a', 'a'] }), old).map((e) => e.message))
+      .toEqual(['spec.level: Unsupported value: 8: supported values: "1", "2"']);
+    expect(widgets.defaultAndValidateUpdate(obj({ tags: ['c', 'c'] }), obj({})).map((e) => e.message)).toEqual(['spec.tags[1]: Duplicate value: "c"']);
   });
 });

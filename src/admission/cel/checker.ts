@@ -238,7 +238,13 @@ const SIGS: Record<string, Sig> = {
   value: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 0 ? (t.k === 'opt' ? t.inner : T.dyn) : undefined),
   orValue: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t.k === 'opt' ? t.inner : T.dyn, a[0]!) ? (t.k === 'opt' && !isDyn(t.inner) ? t.inner : a[0]) : undefined),
   or: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t, a[0]!) ? t : undefined),
-  'k8s.pairs': (a) => (a.length === 1 ? T.list(LIST_DYN, (a[0] as { size?: number }).size) : undefined),
+  // [key, value] pairs of the two-variable rewrites: each pair remembers both types for p[0] and p[1]
+  'k8s.pairs': (a) => {
+    const r = a[0]!;
+    if (a.length !== 1) return undefined;
+    const pair: [CelT, CelT] = r.k === 'list' ? [T.int, r.elem] : r.k === 'map' ? [r.key, r.val] : [T.dyn, T.dyn];
+    return T.list({ k: 'list', elem: T.dyn, pair, size: 2 }, (r as { size?: number }).size);
+  },
 };
 SIGS['_!=_'] = SIGS['_==_']!;
 for (const op of ['_<=_', '_>_', '_>=_']) SIGS[op] = ordered;
@@ -378,6 +384,9 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
             return T.bool;
           }
         }
+        const pairOf = fn === '_[_]' && args[0]?.k === 'list' ? args[0].pair : undefined;
+        const idx = c.args[1]?.exprKind;
+        if (pairOf && idx?.case === 'constExpr' && idx.value.constantKind.case === 'int64Value') return pairOf[Number(idx.value.constantKind.value)] ?? T.dyn;
         const r = sig(args, target);
         if (r) return fn === 'size' || fn.startsWith('_') ? r : sized(fn, r, target, args);
         const shown = target ? `${typeName(target)}.(${args.map(typeName).join(', ')})` : `(${args.map(typeName).join(', ')})`;

@@ -18,13 +18,16 @@ export const RUNTIME_CEL_COST_BUDGET = 10_000_000;
 export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
 export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
 
-const sizeOf = (t: CelT | undefined): number => (t && 'size' in t && t.size !== undefined ? t.size : 1);
+/** sizeOfCapped: a node's size; `cap` bounds what a run cannot exceed (no value is longer than its object). */
+const sizeOfCapped = (t: CelT | undefined, cap = Infinity): number => Math.min(cap, t && 'size' in t && t.size !== undefined ? t.size : 1);
 // cel-go traverses a string of n bytes at ceil((1 + n) * 0.1)
 const trav = (n: number) => Math.ceil((1 + n) * 0.1);
 
-/** estimateCost is the worst-case cost of `e`, given the checker's type (with size) of each node. */
-export function estimateCost(e: Expr, types: Map<bigint, CelT>): number {
+/** estimateCost is the worst-case cost of `e`, given the checker's type (with size) of each node; at run time
+ * `cap` (the object's JSON length) stands for sizes the estimate cannot bound, such as string(int). */
+export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity): number {
   const ty = (x: Expr) => types.get(x.id);
+  const sizeOf = (t: CelT | undefined) => sizeOfCapped(t, cap);
   const cost = (x: Expr): number => {
     const k = x.exprKind;
     switch (k.case) {

@@ -228,3 +228,49 @@ describe('recorded kube answers for the shirts CRD (src/kinds/crd/testdata/valid
     ]);
   });
 });
+
+describe('from the source (validation.go), no kube run needed', () => {
+  const items = {
+    type: 'array',
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['name'],
+    ...{ maxItems: 10 },
+    items: {
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string', maxLength: 10 }, v: { type: 'integer' } },
+      'x-kubernetes-validations': [{ rule: 'self.v == oldSelf.v', message: 'v is immutable' }],
+    },
+  } as unknown as JSONSchema;
+  const spec = obj({ items, n: { type: 'integer' } }, [
+    { rule: 'self.n > 0', messageExpression: 'self.items[5].name' },
+    { rule: 'self.n > 1', messageExpression: "'  '" },
+    { rule: 'self.n > 2', messageExpression: "'n is ' + string(self.n)", message: 'fallback' },
+    { rule: 'self.items.all(i, v, v.name.size() >= i)' },
+  ]);
+  const { rules, errors } = compileCelRules(withSpec(spec), AT);
+  it('compiles, though string(int) is unbounded (kube refuses that messageExpression for cost)', () => {
+    expect(errors.map((e) => e.message)).toEqual([
+      `${P}[2].messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+      `${P}[2].messageExpression: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`,
+      `${AT}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+  });
+  it('a messageExpression that fails or gives blank falls back to the message or the rule', () => {
+    expect(rules.validate({ spec: { n: 0, items: [] } }, undefined).errors.map((e) => e.message)).toEqual([
+      'spec: Invalid value: failed rule: self.n > 0',
+      'spec: Invalid value: failed rule: self.n > 1',
+      'spec: Invalid value: n is 0',
+    ]);
+  });
+  it('list-map items meet their old selves by key; two-variable all types its variables', () => {
+    const old = { spec: { n: 5, items: [{ name: 'a', v: 1 }, { name: 'bb', v: 2 }] } };
+    const now = { spec: { n: 5, items: [{ name: 'bb', v: 3 }, { name: 'a', v: 1 }, { name: 'ccc', v: 9 }] } };
+    expect(rules.validate(now, old).errors.map((e) => e.message)).toEqual(['spec.items[0]: Invalid value: v is immutable']);
+    expect(rules.validate({ spec: { n: 5, items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] } }, undefined).errors.map((e) => e.message)).toEqual([
+      'spec: Invalid value: failed rule: self.items.all(i, v, v.name.size() >= i)',
+    ]);
+    const bad = compileCelRules(withSpec(obj({ items }, [{ rule: 'self.items.all(i, v, v.nope == i)' }])), AT).errors.map((e) => e.message);
+    expect(bad[0]).toContain("undefined field 'nope'");
+  });
+});

@@ -10,7 +10,7 @@ import type { JSONSchema } from '../../apis/meta/json-schema.js';
 
 export type CelT =
   | { k: 'int' | 'uint' | 'double' | 'string' | 'bool' | 'bytes' | 'null' | 'dyn' | 'timestamp' | 'duration' | 'type'; size?: number }
-  | { k: 'list'; elem: CelT; size?: number }
+  | { k: 'list'; elem: CelT; size?: number; pair?: [CelT, CelT] }
   | { k: 'map'; key: CelT; val: CelT; size?: number }
   | { k: 'object'; fields: Map<string, CelT>; size?: number }
   | { k: 'opt'; inner: CelT }

@@ -17,6 +17,8 @@ import { T, type CelT } from './types.js';
 import { toCel } from './values.js';
 
 interface Run {
+  /** cap: the whole object's JSON length, the longest any value in a rule can be. */
+  cap: number;
   errors: FieldError[];
   warnings: string[];
   budget: number;
@@ -87,26 +89,26 @@ function mergeShape(a: CelT, b: CelT): CelT {
 // costs of rules over scalars (list items, map values) by program and size: the same few shapes recur
 const scalarCosts = new WeakMap<object, Map<string, number>>();
 
-function runtimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, oldSelf?: CelT): number {
+function runtimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, cap: number, oldSelf?: CelT): number {
   const scalar = self.k !== 'list' && self.k !== 'map' && self.k !== 'object' && (!oldSelf || (oldSelf.k !== 'list' && oldSelf.k !== 'map' && oldSelf.k !== 'object'));
   if (scalar) {
-    const key = JSON.stringify([self, oldSelf ?? null]);
+    const key = JSON.stringify([self, oldSelf ?? null, cap]);
     let m = scalarCosts.get(ast);
     if (!m) scalarCosts.set(ast, (m = new Map()));
     const hit = m.get(key);
     if (hit !== undefined) return hit;
-    const cost = computeRuntimeCost(ast, self, source, oldSelf);
+    const cost = computeRuntimeCost(ast, self, source, cap, oldSelf);
     if (m.size < 1000) m.set(key, cost);
     return cost;
   }
-  return computeRuntimeCost(ast, self, source, oldSelf);
+  return computeRuntimeCost(ast, self, source, cap, oldSelf);
 }
 
-function computeRuntimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, oldSelf?: CelT): number {
+function computeRuntimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, cap: number, oldSelf?: CelT): number {
   const vars = new Map<string, CelT>([['self', self]]);
   if (oldSelf) vars.set('oldSelf', oldSelf);
   const checked = checkExpr(ast, {}, vars, source);
-  return estimateCost(ast, checked.types);
+  return estimateCost(ast, checked.types, cap);
 }
 
 /** evalNode runs the node's rules on `obj` (non-null) at `p`; `old` is the correlated old value, if any. */
@@ -130,7 +132,7 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
     const bindings: Record<string, CelInput> = { self };
     if (c.program.usesOldSelf) bindings.oldSelf = optional ? (old === undefined ? optNone() : optOf(oldSelf as CelInput)) : (oldSelf as CelInput);
     const oldT = oldShape ?? declared;
-    const cost = runtimeCost(c.program.ast, selfShape, r.rule, c.program.usesOldSelf ? (optional ? T.opt(oldT) : oldT) : undefined);
+    const cost = runtimeCost(c.program.ast, selfShape, r.rule, run.cap, c.program.usesOldSelf ? (optional ? T.opt(oldT) : oldT) : undefined);
     if (cost > PER_CALL_LIMIT) {
       run.errors.push(invalid(p, typeName, `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`));
       run.budget = -1;
@@ -154,7 +156,7 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
     let detail = ruleMessageOrDefault(r);
     if (c.message) {
       const m = c.message.run(bindings);
-      const mcost = runtimeCost(c.message.ast, selfShape, r.messageExpression ?? '');
+      const mcost = runtimeCost(c.message.ast, selfShape, r.messageExpression ?? '', run.cap);
       if (mcost > run.budget) {
         run.errors.push(invalid(at, typeName, 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'));
         run.budget = -1;
@@ -225,7 +227,7 @@ export function walk(n: RuleNode, p: string, obj: unknown, old: unknown, parentU
 
 /** validateTree runs every rule under `root` with a fresh budget. */
 export function validateTree(root: RuleNode, obj: unknown, old: unknown, budget: number): { errors: FieldError[]; warnings: string[]; cost: number } {
-  const run: Run = { errors: [], warnings: [], budget };
+  const run: Run = { cap: Math.max(64, JSON.stringify(obj ?? null).length), errors: [], warnings: [], budget };
   walk(root, '<nil>', obj, old, false, run);
   return { errors: run.errors, warnings: run.warnings, cost: Math.max(0, budget - Math.max(run.budget, 0)) };
 }

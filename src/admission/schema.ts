@@ -5,7 +5,13 @@
  *   non-nullable nulls without a default dropped, embedded resources' metadata decoded as ObjectMeta (embedded.ts);
  * - defaulting (applyDefaults, also on read), then validation (defaultAndValidate): kube-openapi's value validations
  *   with kube's words and field paths (value-validation.ts), embedded resources' type and metadata, and list-type
- *   uniqueness (list-types.ts), in the order the custom resource strategy reports them.
+ *   uniqueness (list-types.ts), in the order the custom resource strategy reports them;
+ * - the status subresource's validation (the status alone) and updates' ratcheting (what is unchanged is not refused
+ *   again), as kube 1.37's strategies do them.
+ *
+ * Proven against a real kube-apiserver: src/admission/schema-corpus.test.ts replays thousands of recorded answers
+ * (test/fixtures/schema-admission). Not here: CEL rules (admission/cel), scale subresource checks and metadata
+ * validation (the registry's strategy).
  *
  * ajv is no longer used: its messages, its keyword order, its anyOf/oneOf reporting and its defaulting (missing
  * members only, not nulls) all differ from kube's, so the validator is a port of kube-openapi's instead. The schema
@@ -33,7 +39,10 @@ export interface SchemaAdmission {
    * decoder refuses (a 400).
    */
   pruneUnknown(obj: Record<string, unknown>): string[];
-  /** applyDefaults fills schema defaults in place, as kube's codec does on every decode (request or storage). */
+  /**
+   * applyDefaults drops non-nullable nulls without a default and fills schema defaults in place, as kube's codec does
+   * on every decode: a request body, and an object read from storage (defaulting on read).
+   */
   applyDefaults(obj: Record<string, unknown>): void;
   /** defaultAndValidate applies the defaults, then returns every schema violation in kube's order. */
   defaultAndValidate(obj: Record<string, unknown>): FieldError[];

@@ -6,13 +6,13 @@
  * The expected columns and messages are kube-apiserver's for the same CRDs (test/e2e/crd-differential.test.ts
  * compares every answer with a real one).
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOptions } from '../src/cmd/options.js';
 import { run, type Running } from '../src/cmd/run.js';
 import { CrdRefused } from '../src/kinds/crd/index.js';
+import { kubectlRun } from './helpers/kubectl-run.js';
 import { table } from './helpers/kubectl-table.js';
 import { cleanupTempDirs, tempDir } from './helpers/server-process.js';
 
@@ -82,17 +82,7 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const p = spawn('kubectl', args, { env: { ...process.env, KUBECONFIG: join(certDir, 'kubeconfig'), KUBECACHEDIR: join(work, 'cache') } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    p.stdin.end(input ?? '');
-    p.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const kubectl = (args: string[], input?: string) => kubectlRun(join(certDir, 'kubeconfig'), join(work, 'cache'), args, input);
 
 describe('CRD files served through the real server and kubectl', () => {
   it('the seed CronTab: apply, get ct (NAME and Age only, as kube), get -o json, explain crontab.spec', async () => {

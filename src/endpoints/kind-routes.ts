@@ -5,7 +5,12 @@
  * (registry/versioned-storage), managedFields paths are translated between versions, and objects an earlier release
  * stored in another version are migrated to the storage version in the background once serving starts.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
+import { compileSchemaAdmission } from '../admission/schema.js';
+import { cloneJson } from '../apis/meta/json-clone.js';
+import type { JSONSchema } from '../apis/meta/json-schema.js';
+import type { KubeObject } from '../apis/meta/types.js';
 import type { KindDefinition } from '../registry/resource.js';
 import { servedVersions } from '../registry/resource.js';
 import { ResourceStore, type StoreOptions } from '../registry/store.js';
@@ -29,11 +34,12 @@ export interface KindRoutes {
  */
 export function kindRoutes(kind: KindDefinition, storage: Storage, opts: Omit<StoreOptions, 'fieldVersions'>, watches: WatchRegistry): KindRoutes {
   const versions = servedVersions(kind);
-  if (versions.length === 1) {
+  const defaults = storedDefaults(kind.storage.schema);
+  if (versions.length === 1 && !defaults) {
     const store = new ResourceStore(kind.storage, storage, opts);
     return { stores: [store], plugin: async (scope) => registerResourceRoutes(scope, store, watches) };
   }
-  const codecs = versionCodecs(versions);
+  const codecs = versionCodecs(versions, defaults);
   const fields = fieldVersions(versions);
   // Until the migration has read every object, one of another version may be stored (an earlier release's).
   const migration = { pending: true };
@@ -51,6 +57,33 @@ export function kindRoutes(kind: KindDefinition, storage: Storage, opts: Omit<St
       for (const store of stores) registerResourceRoutes(scope, store, watches);
     },
   };
+}
+
+/**
+ * storedDefaults gives a stored object the defaults of the storage version's schema (undefined when it declares
+ * none): kube's codec defaults every object it reads from storage, so an object stored before its CRD gained a
+ * default shows it. The migration walk stores them; reads until it is done apply them (versioned-storage).
+ */
+function storedDefaults(schema: JSONSchema): ((obj: KubeObject) => KubeObject | null) | undefined {
+  if (!declaresDefault(schema)) return undefined;
+  const admission = compileSchemaAdmission(schema);
+  return (obj) => {
+    const copy = cloneJson(obj);
+    admission.applyDefaults(copy as unknown as Record<string, unknown>);
+    return isDeepStrictEqual(copy, obj) ? null : copy;
+  };
+}
+
+// declaresDefault tells whether a `default` appears anywhere in a schema (in schemas only: an enum value or an
+// example holding a `default` member is data).
+function declaresDefault(s: unknown): boolean {
+  if (typeof s !== 'object' || s === null || Array.isArray(s)) return false;
+  const o = s as Record<string, unknown>;
+  if (Object.hasOwn(o, 'default')) return true;
+  const props = o['properties'];
+  if (typeof props === 'object' && props !== null && Object.values(props).some(declaresDefault)) return true;
+  if ([o['items'], o['additionalProperties'], o['not']].some(declaresDefault)) return true;
+  return [o['allOf'], o['anyOf'], o['oneOf']].some((list) => Array.isArray(list) && list.some(declaresDefault));
 }
 
 /**

@@ -29,13 +29,18 @@ export interface VersionCodec {
   toStorage(obj: KubeObject): KubeObject;
   /** fromStorage converts a stored object (of any served version, the storage one normally) into this version. */
   fromStorage(obj: KubeObject): KubeObject;
+  /**
+   * defaults is a stored object (in the storage version) with the defaults its schema gives, as kube's codec applies
+   * them on every read from storage; null when it has them all. Absent when the schema has no defaults.
+   */
+  defaults?(obj: KubeObject): KubeObject | null;
 }
 
 /**
  * versionCodecs builds a codec per served version of one kind. A stored object in a version other than the storage
  * version (written before an upgrade) first goes to the storage version through that version's conversion.
  */
-export function versionCodecs(versions: readonly ServedVersion[]): Map<string, VersionCodec> {
+export function versionCodecs(versions: readonly ServedVersion[], defaults?: (obj: KubeObject) => KubeObject | null): Map<string, VersionCodec> {
   const byApiVersion = new Map(versions.map((v) => [`${v.definition.group}/${v.definition.version}`, v]));
   const out = new Map<string, VersionCodec>();
   for (const v of versions) {
@@ -51,6 +56,7 @@ export function versionCodecs(versions: readonly ServedVersion[]): Map<string, V
     out.set(apiVersion, {
       apiVersion,
       storageApiVersion,
+      ...(defaults ? { defaults } : {}),
       toStorage: toStorageForm,
       fromStorage: conversion
         ? (obj) => (obj.apiVersion === apiVersion ? obj : { ...conversion.fromStorage(toStorageForm(obj)), apiVersion })
@@ -80,10 +86,13 @@ class StorageVersionView implements Storage {
   readonly #events = new WeakMap<ChangeEvent, ChangeEvent>();
 
   protected out(obj: KubeObject): KubeObject {
-    if (obj.apiVersion === this.codec.apiVersion) return obj;
+    // Until the walk has stored every object with its defaults, each one read gets them here.
+    const defaults = this.migrating() ? this.codec.defaults : undefined;
+    if (obj.apiVersion === this.codec.apiVersion && !defaults) return obj;
     let v = this.#objects.get(obj);
     if (!v) {
-      v = this.codec.fromStorage(obj);
+      const stored = defaults ? (defaults(this.codec.toStorage(obj)) ?? obj) : obj;
+      v = stored.apiVersion === this.codec.apiVersion ? stored : this.codec.fromStorage(stored);
       this.#objects.set(obj, v);
     }
     return v;
@@ -215,7 +224,8 @@ const MIGRATION_BATCH = 100;
 
 /**
  * migrateStorageVersion rewrites every stored object of one resource that is not in the storage version (an earlier
- * release's) in the storage version. On a backend that can (Storage.rewrite: lmdb) the object keeps its
+ * release's) in the storage version, or lacks a default its schema gives (a CRD file changed to add one: kube
+ * defaults on every read from storage, so the object is stored with it, as kube would show it). On a backend that can (Storage.rewrite: lmdb) the object keeps its
  * resourceVersion and no event is written, as nothing any version shows changes: the store does not grow by a
  * history entry per object (which holds it twice) and watchers get no storm of MODIFIED events. Elsewhere (etcd) it
  * is kube's storage version migration: a no-op update that stores the converted form (a new resourceVersion, a
@@ -239,7 +249,12 @@ export async function migrateStorageVersion(
   const prefix = { resource };
   // Started at the first page with something to migrate: a store already migrated reports nothing.
   let progress: ReturnType<typeof progressReporter> | undefined;
-  const convert = (cur: KubeObject) => (cur.apiVersion === codec.storageApiVersion ? null : codec.toStorage(cur));
+  // The stored form in the storage version with its schema's defaults (kube gives them on every read); null when the
+  // stored object is that already.
+  const convert = (cur: KubeObject): KubeObject | null => {
+    const stored = cur.apiVersion === codec.storageApiVersion ? cur : codec.toStorage(cur);
+    return codec.defaults?.(stored) ?? (stored === cur ? null : stored);
+  };
   const rewriteOne = async (obj: KubeObject): Promise<number> => {
     const key = { resource, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
     try {
@@ -253,7 +268,7 @@ export async function migrateStorageVersion(
     }
   };
   for await (const items of currentPages(storage, prefix, MIGRATION_PAGE, stopped, skipped)) {
-    const stale = items.filter((o) => o.apiVersion !== codec.storageApiVersion);
+    const stale = items.filter((o) => convert(o) !== null);
     if (stale.length && onProgress && !progress) {
       progress = progressReporter(await countUnder(storage, prefix), onProgress);
       progress.add(checked, migrated);

@@ -274,3 +274,18 @@ describe('from the source (validation.go), no kube run needed', () => {
     expect(bad[0]).toContain("undefined field 'nope'");
   });
 });
+
+describe('iosprobes.celx.example.com on kube-apiserver 1.37.2: int-or-string meets the wrong overload', () => {
+  it('no such overload, with the empty type kube prints for int-or-string', () => {
+    const ios = (rules: string[]) => ({ 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': rules.map((rule) => ({ rule })) }) as JSONSchema;
+    const s = withSpec(obj({ a: ios(['self > 0', "self.startsWith('x')", 'size(self) > 0', 'self == 1']), b: ios(["self.startsWith('x')", 'self + 1 > 0']) }, []));
+    const { rules, errors } = compileCelRules(s, AT);
+    expect(errors).toEqual([]);
+    expect(rules.validate({ spec: { a: 'b', b: 3 } }, undefined).errors.map((e) => e.message)).toEqual([
+      `spec.a: Invalid value: "": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: self > 0`,
+      `spec.a: Invalid value: "b": failed rule: self.startsWith('x')`,
+      `spec.a: Invalid value: "b": failed rule: self == 1`,
+      `spec.b: Invalid value: "": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: self.startsWith('x')`,
+    ]);
+  });
+});

@@ -7,7 +7,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import YAML from 'yaml';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
 /** CRDS is the shared corpus, relative to the repository root (test/e2e/crd-diff/ → ../../../../shared/crds). */

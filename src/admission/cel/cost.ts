@@ -61,7 +61,8 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
           case '_<=_':
           case '_>_':
           case '_>=_':
-            if (strLike(a0) || strLike(a1)) return args + 1 + trav(Math.max(sizeOf(a0), sizeOf(a1)));
+            // a comparison stops at the shorter string
+            if (strLike(a0) || strLike(a1)) return args + 1 + trav(Math.min(sizeOf(a0), sizeOf(a1)));
             if (a0?.k === 'list' || a0?.k === 'map' || a0?.k === 'object') return args + 1 + sizeOf(a0) * 2;
             return args + 1;
           case '_+_':
@@ -77,18 +78,26 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
             const pat = operands[c.target ? 1 : 1];
             return args + trav(sizeOf(str)) * Math.ceil(sizeOf(pat) * 0.25);
           }
-          case 'contains':
           case 'startsWith':
           case 'endsWith':
-          case 'indexOf':
-          case 'lastIndexOf':
+            return args + 1 + trav(sizeOf(a1));
           case 'split':
           case 'replace':
+            return args + 1 + 2 * trav(sizeOf(a0));
+          case 'url':
+          case 'isURL':
+            return args + 1;
+          case 'validate':
+            // kube refuses a named-format check of an unbounded string by a wide margin
+            return args + 1 + 100 * trav(sizeOf(a1));
+          case 'contains':
+          case 'indexOf':
+          case 'lastIndexOf':
           case 'lowerAscii':
           case 'upperAscii':
           case 'trim':
-          case 'url':
-          case 'isURL':
+          case 'substring':
+          case 'charAt':
           case 'quantity':
           case 'isQuantity':
           case 'semver':
@@ -97,9 +106,10 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
           case 'isIP':
           case 'cidr':
           case 'isCIDR':
-          case 'validate':
             return args + 1 + trav(sizeOf(a0)) + (a0?.k === 'list' ? sizeOf(a0) : 0);
           case 'join':
+            // kube bounds no join: its estimate is the traversal of an unbounded result (even of a literal list)
+            return args + 1 + trav(sizeOf(ty(x)));
           case 'isSorted':
           case 'sum':
           case 'min':

@@ -289,3 +289,56 @@ describe('iosprobes.celx.example.com on kube-apiserver 1.37.2: int-or-string mee
     ]);
   });
 });
+
+describe('eqprobes.celx.example.com on kube-apiserver 1.37.2: string functions over 100 unbounded strings', () => {
+  const CASES: Record<string, string> = {
+    "eq": "self == 'a'",
+    "ne": "self != 'abc'",
+    "lt": "self < 'abc'",
+    "contains": "self.contains('a')",
+    "starts": "self.startsWith('a')",
+    "size": "size(self) > 1",
+    "concat": "self + 'x' != ''",
+    "in": "self in ['a', 'b']",
+    "split": "self.split('/').size() > 0",
+    "lower": "self.lowerAscii() != ''",
+    "indexOf": "self.indexOf('a') > 0",
+    "replace": "self.replace('a', 'b') != ''",
+    "isURL": "isURL(self)",
+    "quantity": "isQuantity(self)",
+    "ip": "isIP(self)",
+    "find": "self.find('[a-z]+') != ''",
+    "format": "!format.dns1123Label().validate(self).hasValue()",
+    "semver": "isSemver(self)",
+    "trim": "self.trim() != ''",
+    "substring": "self.substring(1) != ''"
+};
+  /** KUBE: the factor kube refused each with; the rest it accepted. */
+  const KUBE: Record<string, string> = {
+    "quantity": "3.1x",
+    "ip": "3.1x",
+    "find": "6.3x",
+    "replace": "6.3x",
+    "contains": "3.1x",
+    "format": "more than 100x",
+    "trim": "3.1x",
+    "semver": "3.1x",
+    "indexOf": "3.1x",
+    "lower": "3.1x",
+    "split": "6.3x",
+    "substring": "3.1x",
+    "concat": "3.1x"
+};
+  it('the same accepted, the same refused by the same factor', () => {
+    const props = Object.fromEntries(
+      Object.entries(CASES).map(([k, rule]) => [k, { type: 'array', ...{ maxItems: 100 }, items: { type: 'string', 'x-kubernetes-validations': [{ rule }] } }]),
+    );
+    const errs = compileCelRules(withSpec({ type: 'object', properties: props } as unknown as JSONSchema), AT).errors;
+    const got: Record<string, string> = {};
+    for (const e of errs) {
+      const m = /properties\[spec\]\.properties\[(\w+)\]\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of (.*?) \(/.exec(e.message);
+      if (m) got[m[1]!] = m[2]!;
+    }
+    expect(got).toEqual(KUBE);
+  });
+});

@@ -109,35 +109,3 @@ export function goRegexpError(p: string): string | undefined {
   if (depth > 0) return err('missing closing )', p);
   return undefined;
 }
-
-const POSIX: Record<string, string> = {
-  alnum: '0-9A-Za-z', alpha: 'A-Za-z', ascii: '\\x00-\\x7F', blank: '\\t ', cntrl: '\\x00-\\x1F\\x7F', digit: '0-9',
-  graph: '!-~', lower: 'a-z', print: ' -~', punct: '!-\\/:-@\\[-`{-~', space: '\\t\\n\\v\\f\\r ', upper: 'A-Z',
-  word: '0-9A-Za-z_', xdigit: '0-9A-Fa-f',
-};
-
-/**
- * goRegExp builds a JavaScript RegExp matching what Go's regexp matches for the RE2 syntax schema patterns use:
- * leading flag groups (`(?i)`), `(?P<name>`, `\A`/`\z` and POSIX classes are rewritten; undefined when the pattern
- * has no JavaScript equivalent (it is then not checked).
- */
-export function goRegExp(p: string): RegExp | undefined {
-  let flags = 'u';
-  let src = p;
-  const lead = /^\(\?([imsU]+)\)/.exec(src);
-  if (lead) {
-    if (lead[1]!.includes('U')) return undefined;
-    flags += [...new Set(lead[1]!)].join('');
-    src = src.slice(lead[0].length);
-  }
-  src = src
-    .replace(/\(\?P</g, '(?<')
-    .replace(/\[:(\^?)([a-z]+):\]/g, (m, neg: string, name: string) => (POSIX[name] && !neg ? POSIX[name] : m))
-    .replace(/\\A/g, '^')
-    .replace(/\\z/g, '$(?![\\s\\S])');
-  try {
-    return new RegExp(src, flags);
-  } catch {
-    return undefined;
-  }
-}

@@ -50,7 +50,13 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
       case 'callExpr': {
         const c = k.value;
         const args = c.args.reduce((s, a) => s + cost(a), 0) + (c.target ? cost(c.target) : 0);
-        if (c.function === '_&&_' || c.function === '_||_' || c.function === '_?_:_') return args;
+        if (c.function === '_&&_' || c.function === '_||_') return args;
+        // the two-variable rewrites' pair and its halves stand for plain variables: cost them so
+        if (c.function === 'k8s.pairs') return args;
+        const pairVar = c.function === '_[_]' && c.args[0]?.exprKind.case === 'identExpr' ? ty(c.args[0]) : undefined;
+        if (pairVar?.k === 'list' && pairVar.pair) return 1;
+        // a conditional runs its condition and the dearer branch
+        if (c.function === '_?_:_') return cost(c.args[0]!) + Math.max(cost(c.args[1]!), cost(c.args[2]!));
         const operands = [...(c.target ? [c.target] : []), ...c.args].map((a) => ty(a));
         const [a0, a1] = operands;
         const strLike = (t?: CelT) => t !== undefined && (t.k === 'string' || t.k === 'bytes');
@@ -107,6 +113,11 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
           case 'cidr':
           case 'isCIDR':
             return args + 1 + trav(sizeOf(a0)) + (a0?.k === 'list' ? sizeOf(a0) : 0);
+          case 'sort':
+          case 'distinct':
+          case 'k8s.sortByKeys':
+            // each item against the others, as far as kube's estimate goes (it refuses either on an unbounded list)
+            return args + 1 + sizeOf(a0) * sizeOf(a0);
           case 'join':
             // kube bounds no join: its estimate is the traversal of an unbounded result (even of a literal list)
             return args + 1 + trav(sizeOf(ty(x)));

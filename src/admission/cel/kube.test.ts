@@ -342,3 +342,49 @@ describe('eqprobes.celx.example.com on kube-apiserver 1.37.2: string functions o
     expect(got).toEqual(KUBE);
   });
 });
+
+describe('listprobes.celx.example.com on kube-apiserver 1.37.2: list and map functions over unbounded lists', () => {
+  const RULES: string[] = [
+    "self.l.all(x, x > 0)",
+    "self.l.exists(x, x == 1)",
+    "self.l.map(x, x * 2).size() > 0",
+    "self.l.filter(x, x > 1).size() > 0",
+    "self.l.exists_one(x, x == 1)",
+    "self.l.isSorted()",
+    "self.l.sum() > 0",
+    "self.l.min() > 0",
+    "self.l.indexOf(1) > 0",
+    "sets.contains(self.l, [1])",
+    "self.l.sort().size() > 0",
+    "self.l.distinct().size() > 0",
+    "1 in self.l",
+    "self.l == [1]",
+    "size(self.l) > 0",
+    "self.m.all(k, k != '')",
+    "self.m.exists(k, self.m[k] > 1)",
+    "'a' in self.m",
+    "self.l.all(i, v, v > i)",
+    "self.l.slice(0, 1).size() > 0",
+    "self.l.reverse().size() > 0",
+    "(self.l + [1]).size() > 0",
+    "self.s.all(x, x.size() > 0)"
+];
+  it('kube refused map (2.2x), filter (2.4x), sort and distinct (more than 100x) and accepted the rest', () => {
+    const props = {
+      l: { type: 'array', items: { type: 'integer' } },
+      m: { type: 'object', additionalProperties: { type: 'integer' } },
+      s: { type: 'array', ...{ maxItems: 1000 }, items: { type: 'string', maxLength: 100 } },
+    };
+    const errs = compileCelRules(withSpec(obj(props as Record<string, JSONSchema>, RULES.map((rule) => ({ rule })))), AT).errors;
+    const got = errs.flatMap((e) => {
+      const m = /x-kubernetes-validations\[(\d+)\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of (.*?) \(/.exec(e.message);
+      return m ? [[Number(m[1]), m[2]]] : [];
+    });
+    expect(got).toEqual([
+      [2, '2.2x'],
+      [3, '2.4x'],
+      [10, 'more than 100x'],
+      [11, 'more than 100x'],
+    ]);
+  });
+});

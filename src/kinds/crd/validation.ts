@@ -135,7 +135,7 @@ function toInternal(spec: J): InternalSpec {
   out.version = first.name;
   for (const [from, to] of [['subresources', 'subresources'], ['schema', 'validation'], ['additionalPrinterColumns', 'additionalPrinterColumns'], ['selectableFields', 'selectableFields']] as const) {
     const value = first[from];
-    if (!versions.every((v) => semanticEqual(v[from], value))) continue;
+    if (!versions.every((v) => v === first || semanticEqual(v[from], value))) continue;
     if (value !== undefined) (out as unknown as J)[to] = value;
     for (const v of versions) delete v[from];
   }

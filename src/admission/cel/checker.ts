@@ -331,6 +331,17 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
         const ot = visit(operand, scope);
         const f = k.value.field;
         let ft: CelT = T.dyn;
+        if (ot.k === 'opt' && !k.value.testOnly) {
+          // a field of an optional is an optional (cel-go): run it as the optional accessor
+          const inner = ot.inner;
+          if (inner.k === 'object' && !inner.fields.has(f)) err(x.id, `undefined field '${f}'`);
+          const fieldT = inner.k === 'object' ? inner.fields.get(f) ?? T.dyn : inner.k === 'map' ? inner.val : T.dyn;
+          x.exprKind = {
+            case: 'callExpr',
+            value: { $typeName: 'cel.expr.Expr.Call', function: 'k8s.optSelect', args: [operand, stringConst(f)] },
+          } as Expr['exprKind'];
+          return T.opt(fieldT);
+        }
         if (ot.k === 'object') {
           const field = ot.fields.get(f);
           if (!field) err(x.id, `undefined field '${f}'`);
@@ -374,6 +385,13 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
         if (!sig) {
           err(x.id, `undeclared reference to '${fn}' (in container '')`, callOffset(x, fn, !!useTarget));
           return T.dyn;
+        }
+        if ((fn === 'duration' || fn === 'timestamp') && !useTarget && c.args.length === 1) {
+          const lit = c.args[0]!.exprKind;
+          if (lit.case === 'constExpr' && lit.value.constantKind.case === 'stringValue' && !validTimeLiteral(fn, lit.value.constantKind.value)) {
+            err(c.args[0]!.id, `invalid ${fn} argument`);
+            return fn === 'duration' ? T.duration : T.timestamp;
+          }
         }
         if ((fn === 'matches' || fn === 'find' || fn === 'findAll') && c.args[useTarget ? 0 : 1]) {
           const patExpr = c.args[useTarget ? 0 : 1]!;
@@ -447,6 +465,19 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
   for (const [id, off] of Object.entries(positionsIn)) positions.set(BigInt(id), off);
   const t = visit(e, vars);
   return { type: t, types, issues, usesOldSelf };
+}
+
+const stringConst = (v: string): Expr =>
+  ({
+    $typeName: 'cel.expr.Expr',
+    id: 0n,
+    exprKind: { case: 'constExpr', value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'stringValue', value: v } } },
+  }) as Expr;
+
+/** validTimeLiteral: cel-go's literal validators accept Go durations and RFC 3339 timestamps only. */
+function validTimeLiteral(fn: string, s: string): boolean {
+  if (fn === 'duration') return /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/.test(s);
+  return /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s));
 }
 
 /** qualified is the dotted name a select chain of identifiers spells (`sets.contains` target `sets`). */

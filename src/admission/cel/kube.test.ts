@@ -388,3 +388,30 @@ describe('listprobes.celx.example.com on kube-apiserver 1.37.2: list and map fun
     ]);
   });
 });
+
+describe('optional oldSelf fields, and literal checks', () => {
+  const s = withSpec(obj({ replicas: { type: 'integer' } }, [
+    { rule: 'oldSelf.replicas > 0', optionalOldSelf: true },
+    { rule: 'oldSelf.replicas.orValue(0) <= self.replicas', optionalOldSelf: true, message: 'no shrink' },
+    { rule: "duration('1x') > duration('1s')" },
+    { rule: "timestamp('2020-13-01') > timestamp('2020-01-01T00:00:00Z')" },
+  ]));
+  it('a field of an optional oldSelf is optional (kube: no _>_ for optional_type(int))', () => {
+    const { errors } = compileCelRules(s, AT);
+    const msgs = errors.map((e) => e.message);
+    expect(msgs[0]).toBe(
+      `${P}[0].rule: Invalid value: {"Rule":"oldSelf.replicas \\u003e 0","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":true}: compilation failed: ERROR: <input>:1:18: found no matching overload for '_\\u003e_' applied to '(optional_type(int), int)'\n | oldSelf.replicas > 0\n | .................^`.replace('_\\u003e_', '_>_'),
+    );
+    expect(msgs[1]).toBe(`${P}[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`);
+    expect(msgs[2]).toContain("compilation failed: ERROR: <input>:1:10: invalid duration argument");
+    expect(msgs[3]).toContain("compilation failed: ERROR: <input>:1:11: invalid timestamp argument");
+    expect(msgs).toHaveLength(4);
+  });
+  it('and runs as one', () => {
+    const ok = withSpec(obj({ replicas: { type: 'integer' } }, [{ rule: 'oldSelf.replicas.orValue(0) <= self.replicas', optionalOldSelf: true, message: 'no shrink' }]));
+    const { rules, errors } = compileCelRules(ok, AT);
+    expect(errors).toEqual([]);
+    expect(rules.validate({ spec: { replicas: 1 } }, undefined).errors).toEqual([]);
+    expect(rules.validate({ spec: { replicas: 1 } }, { spec: { replicas: 2 } }).errors.map((e) => e.message)).toEqual(['spec: Invalid value: no shrink']);
+  });
+});

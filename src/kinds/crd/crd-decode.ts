@@ -13,6 +13,10 @@
  * Duplicate keys (`duplicate field "spec.scope"`) cannot be seen here: the document arrives already parsed.
  */
 
+import { OBJECT_META } from '../../apis/meta/decode.js';
+import { GoDecodeError, goUnmarshal } from '../../apis/meta/go-struct.js';
+import type { ObjectMeta } from '../../apis/meta/types.js';
+
 type T =
   | { k: 'string'; name?: string }
   | { k: 'bool' }
@@ -27,7 +31,9 @@ type T =
   /** JSONSchemaPropsOrArray: a schema or a list of schemas; anything else is nil. */
   | { k: 'orArray' }
   /** JSONSchemaPropsOrStringArray: a schema or a list of property names. */
-  | { k: 'orStringArray' };
+  | { k: 'orStringArray' }
+  /** metav1.ObjectMeta, decoded by the shared Go-struct decoder. */
+  | { k: 'objectMeta' };
 
 const str: T = { k: 'string' };
 const bool: T = { k: 'bool' };
@@ -119,10 +125,9 @@ const STATUS: T = {
   k: 'struct', name: 'CustomResourceDefinitionStatus',
   fields: { conditions: { k: 'slice', name: '[]v1.CustomResourceDefinitionCondition', elem: CONDITION }, acceptedNames: NAMES, storedVersions: strings, observedGeneration: int64 },
 };
-// metadata is decoded as raw here: validation.ts decodes it as ObjectMeta with the shared decoder.
 const CRD: T = {
   k: 'struct', name: 'CustomResourceDefinition',
-  fields: { apiVersion: str, kind: str, metadata: { k: 'raw' }, spec: SPEC, status: STATUS },
+  fields: { apiVersion: str, kind: str, metadata: { k: 'objectMeta' }, spec: SPEC, status: STATUS },
 };
 
 /** CrdDecodeError is a body kube cannot decode: its message is Go's text. */
@@ -132,6 +137,7 @@ class Fatal extends Error {}
 
 interface Walk {
   unknown: string[];
+  meta?: ObjectMeta;
   /** The first type error (Go reports the first and decodes on). */
   typeError?: string;
 }
@@ -153,6 +159,7 @@ function goTypeName(t: T): string {
     case 'float': return 'float64';
     case 'slice': case 'map': return t.name;
     case 'struct': return `v1.${t.name}`;
+    case 'objectMeta': return 'v1.ObjectMeta';
     default: return 'interface {}';
   }
 }
@@ -210,6 +217,24 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
       if (isObject(v)) return custom(v, stack, struct);
       if (Array.isArray(v)) return;
       throw new Fatal('JSON schema or string array expected');
+    case 'objectMeta':
+      if (!isObject(v)) return typeError(jsonKind(v));
+      return objectMeta(w, v, path);
+  }
+}
+
+// ObjectMeta is decoded inline, in document order: its type errors take their turn with the others (worded with the
+// path from the CRD, `ObjectMeta.metadata.labels`); a bad time ends decoding (metav1.Time's own UnmarshalJSON).
+function objectMeta(w: Walk, v: Record<string, unknown>, path: string): void {
+  try {
+    const r = goUnmarshal(v, OBJECT_META, { sortKeys: false });
+    w.meta = r.value as ObjectMeta;
+    w.unknown.push(...r.unknownFields.map((f) => `${path}.${f}`));
+  } catch (e) {
+    if (!(e instanceof GoDecodeError)) throw e;
+    const typeErr = /^(json: cannot unmarshal .* into Go struct field ObjectMeta\.)(.*)$/.exec(e.message);
+    if (!typeErr) throw new Fatal(e.message);
+    w.typeError ??= `${typeErr[1]}${path}.${typeErr[2]}`;
   }
 }
 
@@ -224,9 +249,9 @@ function custom(v: unknown, stack: string[], struct: string): void {
 /**
  * decodeCrd checks a parsed document as the v1 CustomResourceDefinition decoder does: drops unknown fields in place
  * and returns their paths, or throws CrdDecodeError with Go's text when a value has the wrong type.
- * `metadata` is left to the ObjectMeta decoder.
+ * `meta` is the decoded ObjectMeta.
  */
-export function decodeCrd(doc: unknown): { unknownFields: string[] } {
+export function decodeCrd(doc: unknown): { unknownFields: string[]; meta: ObjectMeta } {
   if (!isObject(doc)) throw new CrdDecodeError(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type v1.CustomResourceDefinition`);
   const w: Walk = { unknown: [] };
   try {
@@ -236,5 +261,5 @@ export function decodeCrd(doc: unknown): { unknownFields: string[] } {
     throw e;
   }
   if (w.typeError) throw new CrdDecodeError(w.typeError);
-  return { unknownFields: w.unknown };
+  return { unknownFields: w.unknown, meta: w.meta ?? {} };
 }

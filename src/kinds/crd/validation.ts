@@ -11,7 +11,6 @@ import { compileCelRules } from '../../admission/cel/index.js';
 import { invalid as invalidStatus } from '../../apis/meta/errors.js';
 import type { JSONSchema } from '../../apis/meta/json-schema.js';
 import type { FieldError } from '../../apis/meta/field-path.js';
-import { decodeObjectMeta, GoDecodeError } from '../../apis/meta/decode.js';
 import { isDNS1123Subdomain, validateObjectMetaCreate } from '../../apis/meta/validation.js';
 import type { ObjectMeta } from '../../apis/meta/types.js';
 import { CrdDecodeError, decodeCrd } from './crd-decode.js';
@@ -524,13 +523,11 @@ export function validateCrd(doc: unknown): CrdCheck {
   const warnings: string[] = [];
   let meta: ObjectMeta;
   try {
-    const d = isObject(doc) ? doc : undefined;
-    const m = decodeObjectMeta(d?.metadata ?? null);
-    meta = m.meta;
-    const { unknownFields } = decodeCrd(doc);
-    warnings.push(...[...m.unknownFields, ...unknownFields].map((f) => `unknown field "${f}"`));
+    const decoded = decodeCrd(doc);
+    meta = decoded.meta;
+    warnings.push(...decoded.unknownFields.map((f) => `unknown field "${f}"`));
   } catch (e) {
-    if (e instanceof CrdDecodeError || e instanceof GoDecodeError) {
+    if (e instanceof CrdDecodeError) {
       return { errors: [{ type: 'FieldValueInvalid', field: DECODE_ERROR_FIELD, message: e.message }], warnings };
     }
     throw e;

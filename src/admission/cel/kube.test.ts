@@ -415,3 +415,11 @@ describe('optional oldSelf fields, and literal checks', () => {
     expect(rules.validate({ spec: { replicas: 1 } }, { spec: { replicas: 2 } }).errors.map((e) => e.message)).toEqual(['spec: Invalid value: no shrink']);
   });
 });
+
+describe('positions after an optional accessor', () => {
+  it('point into the rule as written', () => {
+    const s = withSpec(obj({ r: { type: 'integer' }, m: { type: 'object', additionalProperties: { type: 'string' } } as JSONSchema }, [{ rule: "self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1" }]));
+    const msg = compileCelRules(s, AT).errors[0]!.message;
+    expect(msg).toContain(`ERROR: <input>:1:52: found no matching overload for '_==_' applied to '(string, int)'\n | self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1\n | ...................................................^`);
+  });
+});

@@ -51,8 +51,9 @@ export function celGoError(message: string): string {
 /** compileExpression parses and checks `source`; `error` is cel-go's issue text when it does not compile. */
 export function compileExpression(source: string, vars: Map<string, CelT>): { program?: Program; error?: string } {
   let parsed: ReturnType<typeof parse>;
+  const pre = preprocess(source);
   try {
-    parsed = parse(preprocess(source));
+    parsed = parse(pre.text);
   } catch (e) {
     const err = e as { rawMessage?: string; message: string; location?: { start: { offset: number } } };
     // an expression cut off after a binary operator: ANTLR's words, at the end (the commonest syntax error)
@@ -60,12 +61,12 @@ export function compileExpression(source: string, vars: Map<string, CelT>): { pr
       const expecting = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
       return { error: formatIssues(source, [{ offset: source.length, message: `Syntax error: mismatched input '<EOF>' expecting ${expecting}` }]) };
     }
-    const offset = Math.min(err.location?.start.offset ?? 0, source.length);
+    const offset = pre.toSource(err.location?.start.offset ?? 0);
     return { error: formatIssues(source, [{ offset, message: `Syntax error: ${err.rawMessage ?? err.message}` }]) };
   }
   const ast = transform(parsed.expr!);
   const positions: Record<string, number> = {};
-  for (const [id, off] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = Number(off);
+  for (const [id, off] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = pre.toSource(Number(off));
   const checked = checkExpr(ast, positions, vars, source);
   if (checked.issues.length > 0) return { error: formatIssues(source, checked.issues) };
   const planned = plan(ruleEnv, { ...parsed, expr: ast });

@@ -15,10 +15,18 @@ export type SourceInfo = NonNullable<ParsedExpr['sourceInfo']>;
 const OPT_FIELD = '__opt__';
 const OPT_INDEX = '__optidx__';
 
-/** preprocess rewrites `.?name` and index `[?` outside string literals, shifting the offsets after each by the few characters added. */
-export function preprocess(src: string): string {
+/** Preprocessed is the rewritten text and the way back from its offsets to the source's. */
+export interface Preprocessed {
+  text: string;
+  toSource(offset: number): number;
+}
+
+/** preprocess rewrites `.?name` and index `[?` outside string literals; toSource maps offsets back for messages. */
+export function preprocess(src: string): Preprocessed {
   let out = '';
   const closers: string[] = [];
+  // [offset in out where an insertion ends, source offset there]
+  const marks: [number, number][] = [];
   let i = 0;
   while (i < src.length) {
     const c = src[i]!;
@@ -36,6 +44,7 @@ export function preprocess(src: string): string {
     if (c === '.' && src[i + 1] === '?') {
       out += `.${OPT_FIELD}`;
       i += 2;
+      marks.push([out.length, i]);
       continue;
     }
     if (c === '[') {
@@ -44,18 +53,27 @@ export function preprocess(src: string): string {
         out += `[${OPT_INDEX}(`;
         closers.push(')]');
         i += 2;
+        marks.push([out.length, i]);
         continue;
       }
       closers.push(']');
     } else if (c === ']') {
-      out += closers.pop() ?? ']';
+      const close = closers.pop() ?? ']';
+      if (close.length > 1) marks.push([out.length, i]);
+      out += close;
       i++;
+      marks.push([out.length, i]);
       continue;
     }
     out += c;
     i++;
   }
-  return out;
+  const toSource = (offset: number): number => {
+    let back = offset;
+    for (const [at, srcAt] of marks) if (at <= offset) back = srcAt + (offset - at);
+    return Math.min(back, src.length);
+  };
+  return { text: out, toSource };
 }
 
 let nextId = 1_000_000n;

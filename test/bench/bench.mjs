@@ -436,7 +436,7 @@ async function mixRun(flags, binDir, machine, work, log) {
     machine,
     parameters: { ...p, kinds: kinds.length },
     notes: [
-      'Each target runs alone on the machine, reached on its own port over TLS with a client certificate by the same undici client; kube-apiserver has a system:masters certificate (no authorization calls, no priority-and-fairness queueing) and runs without kube-controller-manager; etcd and lmdb both sync each write to disk.',
+      'The targets run one after the other (what else ran on the machine shows in the load average), each reached on its own port over TLS with a client certificate by the same undici client; kube-apiserver has a system:masters certificate (no authorization calls, no priority-and-fairness queueing) and runs without kube-controller-manager; etcd and lmdb both sync each write to disk.',
       'Objects are the CRDs\' .example.yaml documents in turn (from the shared corpus, read in place), each named and labelled (bucket b0..b3) for the run, spread over 4 namespaces (GatewayClass is cluster-scoped); the update is a merge patch of a label and a spec field the kind\'s rules check; a selector list asks for bucket=b1 in one namespace (all of them for GatewayClass) and its size is checked.',
       'The mixed stage: concurrent clients, op j on kind j mod 6; of every five rounds two create new objects, two merge-patch existing ones, one lists by label selector.',
       '-nocel targets serve the same CRDs with every x-kubernetes-validations removed (structural schema, defaults, list types and formats kept): the difference is CEL\'s cost. Their refusals stage does not run (nothing refuses).',

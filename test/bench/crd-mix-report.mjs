@@ -1,7 +1,9 @@
 /**
  * @module bench/crd-mix-report
  * The record and the Markdown of a six-kind CEL run (crd-mix.mjs): figures by stage and target, ours against
- * kube-apiserver as a ratio, and what CEL costs per write on each server (with rules minus without). Pure: a
+ * kube-apiserver as ratios (of the figure, and of the CPU time each server's processes spent per operation, which
+ * other work on the machine changes far less), and what CEL costs per write on each server (with rules minus
+ * without). Pure: a
  * committed JSON can be re-rendered without running anything (`node test/bench/crd-mix-report.mjs FILE.json`).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -89,6 +91,15 @@ function cell(f, unit, footnote) {
  */
 const loadLine = (l) => (l?.start && l?.end ? `; load average ${l.start.join('/')} at the start, ${l.end.join('/')} at the end` : '');
 
+/**
+ * cpuSum is the CPU time per operation of all of a target's server processes (kube-apiserver and etcd; ours).
+ * @param {Record<string, any> | undefined} f
+ */
+const cpuSum = (f) => {
+  const v = Object.values(f?.cpuMsPerOp ?? {});
+  return v.length && v.every((x) => typeof x === 'number' && Number.isFinite(x)) ? v.reduce((a, b) => a + b, 0) : undefined;
+};
+
 /** @param {unknown} x */
 const ms = (x) => (typeof x === 'number' && Number.isFinite(x) ? `${formatNumber(x)} ms` : '—');
 
@@ -122,9 +133,10 @@ export function mixMarkdown(r) {
   ];
   const vs = ids.includes('ours') && ids.includes('crd');
   lines.push(
-    `| stage | ${ids.join(' | ')}${vs ? ' | ours vs kube |' : ' |'}`,
-    `|---|${ids.map(() => '---:').join('|')}|${vs ? '---:|' : ''}`,
+    `| stage | ${ids.join(' | ')}${vs ? ' | ours vs kube | CPU per op, ours vs kube |' : ' |'}`,
+    `|---|${ids.map(() => '---:').join('|')}|${vs ? '---:|---:|' : ''}`,
   );
+  const ratio = (/** @type {number | undefined} */ x) => (x === undefined ? '—' : x >= 1 ? `**${formatRatio(x)} ▲**` : `${formatRatio(x)} ▼`);
   for (const st of r.stages) {
     const row = ids.map((id) => cell(st.results[id], st.unit, footnote));
     if (vs) {
@@ -132,7 +144,7 @@ export function mixMarkdown(r) {
       const b = st.results.crd;
       const x = a && b && typeof a.value === 'number' && typeof b.value === 'number' && st.unit !== 'refused' && st.unit !== 'objects'
         ? advantage(st.better, a.value, b.value) : undefined;
-      row.push(x === undefined ? '—' : x >= 1 ? `**${formatRatio(x)} ▲**` : `${formatRatio(x)} ▼`);
+      row.push(ratio(x), ratio(advantage('lower', cpuSum(a), cpuSum(b))));
     }
     lines.push(`| ${md(st.label)} | ${row.join(' | ')} |`);
   }
@@ -142,7 +154,7 @@ export function mixMarkdown(r) {
       '',
       '## What CEL costs per write',
       '',
-      'The same run with the six CRDs stripped of their `x-kubernetes-validations` (everything else kept): the difference is the time spent in CEL. CPU per write is the validating process\'s CPU time (user + system) over a concurrent stage divided by its writes; one-at-a-time latency is the median of a write with nothing else in flight. A difference within a few hundredths of a millisecond is noise.',
+      'The same run with the six CRDs stripped of their `x-kubernetes-validations` (everything else kept): the difference is the time spent in CEL. CPU per write is the validating process\'s CPU time (user + system, read from /proc in 10 ms ticks) over a stage divided by its writes, which other work on the machine barely changes; the latency of one write at a time is the median of a write with nothing else in flight, which it does. A difference of a few hundredths of a millisecond is noise.',
       '',
       `| per write | ${servers.map((s) => `${s}: with rules / without / CEL`).join(' | ')} |`,
       `|---|${servers.map(() => '---:').join('|')}|`,
@@ -154,12 +166,14 @@ export function mixMarkdown(r) {
     }).join(' | ')} |`);
     row('CPU per create, concurrent', (c) => c.createCpuMs);
     row('CPU per merge patch, concurrent', (c) => c.updateCpuMs);
-    row('one create at a time, p50', (c) => c['serial-createP50Ms']);
-    row('one merge patch at a time, p50', (c) => c['serial-updateP50Ms']);
+    row('CPU per create, one at a time', (c) => c['serial-createCpuMs']);
+    row('CPU per merge patch, one at a time', (c) => c['serial-updateCpuMs']);
     for (const k of r.kinds) {
-      row(`&nbsp;&nbsp;${k.plural} (${k.celRules} rule${k.celRules === 1 ? '' : 's'}): create, p50`, (c) => c['serial-createP50Ms']?.byKind?.[k.plural]);
-      row(`&nbsp;&nbsp;${k.plural}: merge patch, p50`, (c) => c['serial-updateP50Ms']?.byKind?.[k.plural]);
+      row(`&nbsp;&nbsp;${k.plural} (${k.celRules} rule${k.celRules === 1 ? '' : 's'}): CPU per create`, (c) => c['serial-createCpuMs']?.byKind?.[k.plural]);
+      row(`&nbsp;&nbsp;${k.plural}: CPU per merge patch`, (c) => c['serial-updateCpuMs']?.byKind?.[k.plural]);
     }
+    row('latency of one create at a time, p50', (c) => c['serial-createP50Ms']);
+    row('latency of one merge patch at a time, p50', (c) => c['serial-updateP50Ms']);
   }
   if (errors.length) lines.push('', '**Errors**', '', ...errors.map((e, i) => `${i + 1}. ${md(e)}`));
   if (r.notes.length) lines.push('', '**Notes**', '', ...r.notes.map((n) => `- ${md(n)}`));

@@ -118,7 +118,7 @@ const BUCKETS = 4;
 
 /** @type {Record<'quick' | 'full', MixParams>} */
 export const MIX_PARAMS = {
-  full: { objectsPerKind: 500, concurrency: 64, selectRepeats: 20, mixedOps: 3000, serialWrites: 50 },
+  full: { objectsPerKind: 500, concurrency: 64, selectRepeats: 20, mixedOps: 3000, serialWrites: 100 },
   quick: { objectsPerKind: 50, concurrency: 16, selectRepeats: 3, mixedOps: 300, serialWrites: 10 },
 };
 
@@ -296,7 +296,12 @@ export async function runMix(target, kinds, p, log, o) {
         /** @type {string | undefined} */
         let firstError;
         let done = 0;
+        // Kind by kind, so each kind's CPU time per write is known too.
+        /** @type {Record<string, Record<string, number>>} */
+        const cpuByKind = {};
         for (const [ki, k] of kinds.entries()) {
+          const kindBefore = cpuOf(target);
+          const doneBefore = done;
           for (let i = 0; i < p.serialWrites; i++) {
             const t = performance.now();
             const why = id === 'serial-create' ? await create(k, i, prefix) : await update(k, i, prefix, i + 1);
@@ -308,9 +313,11 @@ export async function runMix(target, kinds, p, log, o) {
               done++;
             }
           }
+          cpuByKind[k.plural] = cpuPerOp(kindBefore, cpuOf(target), done - doneBefore);
         }
         const pc = percentiles(Float64Array.from(samples.flat()));
-        return { value: pc.p50Ms, ...pc, count: K * p.serialWrites, errors, ...(firstError ? { firstError } : {}), cpuMsPerOp: cpuPerOp(before, cpuOf(target), done), byKind: byKind(kinds, samples) };
+        const kindFigures = Object.fromEntries(Object.entries(byKind(kinds, samples)).map(([plural, f]) => [plural, { ...f, cpuMsPerOp: cpuByKind[plural] }]));
+        return { value: pc.p50Ms, ...pc, count: K * p.serialWrites, errors, ...(firstError ? { firstError } : {}), cpuMsPerOp: cpuPerOp(before, cpuOf(target), done), byKind: kindFigures };
       });
     }
     if (o.rules) {
@@ -376,8 +383,9 @@ export function mixedShare(n, K, ki) {
 
 /**
  * celCost is what CEL costs per write, from a target with rules and the same target without them: the difference
- * in server CPU time per write (the concurrent create and update stages; the one process that validates, named by
- * `process`) and in the median latency of one write at a time, overall and by kind (ms; negative within noise).
+ * in server CPU time per write (the concurrent create and update stages, and one write at a time, by kind; the one
+ * process that validates, named by `process`) and in the median latency of one write at a time, overall and by kind
+ * (ms; negative within noise).
  * @param {Record<string, Record<string, any>>} withRules figures by stage
  * @param {Record<string, Record<string, any>>} withoutRules
  * @param {string} process the validating process in cpuMsPerOp (server, kube-apiserver)
@@ -396,11 +404,16 @@ export function celCost(withRules, withoutRules, process) {
     const b = withoutRules[s];
     /** @type {Record<string, unknown>} */
     const kinds = {};
+    /** @type {Record<string, unknown>} */
+    const cpu = {};
     for (const [plural, f] of Object.entries(a?.byKind ?? {})) {
       const g = b?.byKind?.[plural];
       kinds[plural] = { withRules: f.p50Ms, withoutRules: g?.p50Ms, cel: d(f.p50Ms, g?.p50Ms) };
+      const [x, y] = [f.cpuMsPerOp?.[process], g?.cpuMsPerOp?.[process]];
+      cpu[plural] = { withRules: x, withoutRules: y, cel: d(x, y) };
     }
     out[`${s}P50Ms`] = { withRules: a?.value, withoutRules: b?.value, cel: d(a?.value, b?.value), byKind: kinds };
+    out[`${s}CpuMs`] = { withRules: a?.cpuMsPerOp?.[process], withoutRules: b?.cpuMsPerOp?.[process], cel: d(a?.cpuMsPerOp?.[process], b?.cpuMsPerOp?.[process]), byKind: cpu };
   }
   return out;
 }

@@ -171,3 +171,15 @@ describe('what the rules kube accepts evaluate to', () => {
     ]);
   });
 });
+
+describe('RE2 patterns on JavaScript regular expressions', () => {
+  it('flags and named groups translate; lookaround and backreferences are refused as RE2 refuses them', async () => {
+    const { compileRe2, isValidRe2 } = await import('./lib/re2.js');
+    expect(compileRe2('(?i)abc').test('ABC')).toBe(true);
+    expect(compileRe2('^(?P<x>a+)$').test('aaa')).toBe(true);
+    expect(isValidRe2('^[a-z]+\\.[0-9]$')).toBe(true);
+    expect(isValidRe2('^a(?=b)')).toBe(false);
+    expect(isValidRe2('(a)\\1')).toBe(false);
+    expect(isValidRe2('[')).toBe(false);
+  });
+});

@@ -183,3 +183,63 @@ describe('RE2 patterns on JavaScript regular expressions', () => {
     expect(isValidRe2('[')).toBe(false);
   });
 });
+
+describe('named formats as kube-apiserver 1.37.2 words them (fmtprobes.celx.example.com)', () => {
+  const FORMATS: string[] = ["dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "labelValue", "uri", "uuid", "byte", "date", "datetime", "dns1123LabelPrefix", "dns1123SubdomainPrefix", "dns1035LabelPrefix"];
+  const KUBE: Record<string, string[]> = {
+    "A_b.": [
+        "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+        "spec: Invalid value: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        "spec: Invalid value: parse \"A_b.\": invalid URI for request",
+        "spec: Invalid value: does not match the UUID format",
+        "spec: Invalid value: invalid base64",
+        "spec: Invalid value: invalid date",
+        "spec: Invalid value: invalid datetime"
+    ],
+    "a/b/c": [
+        "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+        "spec: Invalid value: a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        "spec: Invalid value: parse \"a/b/c\": invalid URI for request",
+        "spec: Invalid value: does not match the UUID format",
+        "spec: Invalid value: invalid base64",
+        "spec: Invalid value: invalid date",
+        "spec: Invalid value: invalid datetime"
+    ],
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": [
+        "spec: Invalid value: must be no more than 63 characters",
+        "spec: Invalid value: name part must be no more than 63 bytes",
+        "spec: Invalid value: must be no more than 63 bytes",
+        "spec: Invalid value: parse \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": invalid URI for request",
+        "spec: Invalid value: does not match the UUID format",
+        "spec: Invalid value: invalid date",
+        "spec: Invalid value: invalid datetime"
+    ],
+    "-x": [
+        "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+        "spec: Invalid value: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        "spec: Invalid value: parse \"-x\": invalid URI for request",
+        "spec: Invalid value: does not match the UUID format",
+        "spec: Invalid value: invalid base64",
+        "spec: Invalid value: invalid date",
+        "spec: Invalid value: invalid datetime"
+    ]
+};
+  const rules = FORMATS.map((f) => ({ rule: `!format.${f}().validate(self.s).hasValue()`, messageExpression: `format.${f}().validate(self.s).value()[0]` }));
+  const s = { type: 'object', properties: { spec: { type: 'object', properties: { s: { type: 'string', maxLength: 70 } }, 'x-kubernetes-validations': rules } } } as unknown as JSONSchema;
+  for (const [input, want] of Object.entries(KUBE)) {
+    it(JSON.stringify(input.length > 10 ? `${input.length} characters` : input), () => {
+      const c = compileCelRules(s, AT);
+      expect(c.errors).toEqual([]);
+      expect(c.rules.validate({ spec: { s: input } }, undefined).errors.map((e) => e.message)).toEqual(want);
+    });
+  }
+});

@@ -11,7 +11,7 @@ import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { applyCaseOps, CEL_GAPS, CORPUS_DIR, type CrdCase } from '../../src/kinds/crd/validation-cases.js';
-import { crdInvalidMessage, validateCrd } from '../../src/kinds/crd/validation.js';
+import { crdInvalidMessage, DECODE_ERROR_FIELD, validateCrd } from '../../src/kinds/crd/validation.js';
 import { e2e } from './harness/state.js';
 
 const env = e2e();
@@ -43,7 +43,7 @@ function ours(doc: Record<string, unknown>): Answer {
   const name = String((doc.metadata as { name?: string } | undefined)?.name ?? '');
   if (r.errors.length === 0) return { code: 201, message: null, warnings: r.warnings };
   const message = crdInvalidMessage(name, r.errors);
-  return { code: message.includes('cannot be handled as') ? 400 : 422, message, warnings: r.warnings };
+  return { code: r.errors.some((e) => e.field === DECODE_ERROR_FIELD) ? 400 : 422, message, warnings: r.warnings };
 }
 
 describe('CRD create validation: kube-apiserver and validateCrd give the same answer', () => {

@@ -1,6 +1,6 @@
 /**
  * @module kinds/crd/crd-decode
- * Decoding a CustomResourceDefinition document as kube-apiserver's typed decoder does for
+ * Decoding a CustomResourceDefinition document as kube-apiserver's handler and typed decoder do for
  * `apiextensions.k8s.io/v1` with fieldValidation=Warn: unknown fields are dropped (in place) and reported as
  * `unknown field "spec.names.shortnames"`; a value of the wrong JSON type makes the whole body undecodable with Go's
  * text (`json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of
@@ -130,8 +130,46 @@ const CRD: T = {
   fields: { apiVersion: str, kind: str, metadata: { k: 'objectMeta' }, spec: SPEC, status: STATUS },
 };
 
-/** CrdDecodeError is a body kube cannot decode: its message is Go's text. */
+/** CrdDecodeError is a body kube cannot decode: its message is kube's whole 400 Status message. */
 export class CrdDecodeError extends Error {}
+
+// summarizeData (apiserver handlers/rest.go): a JSON object's first 30 bytes, anything else in hex. The body is the
+// document as compact JSON, as kubectl would send it.
+function summarize(doc: unknown): string {
+  const data = Buffer.from(JSON.stringify(doc) ?? '', 'utf8');
+  const head = data.subarray(0, 30);
+  const text = data[0] === 0x7b ? head.toString('utf8') : head.toString('hex');
+  return data.length > 30 ? `${text} ...` : text;
+}
+
+const unrecognized = (doc: unknown, err: string) =>
+  new CrdDecodeError(`the object provided is unrecognized (must be of type CustomResourceDefinition): ${err} (${summarize(doc)})`);
+
+/**
+ * typeMeta is what the apiserver reads first (SimpleMetaFactory.Interpret, then the scheme lookup): the body's
+ * apiVersion and kind, defaulted from the URL when absent. Returns the kind and version decode errors are worded with.
+ */
+function typeMeta(doc: unknown): { kind: string; version: string } {
+  const TYPE_META = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+  if (!isObject(doc)) throw unrecognized(doc, `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(doc)} into Go value of type ${TYPE_META}`);
+  for (const k of Object.keys(doc)) {
+    if ((k === 'apiVersion' || k === 'kind') && doc[k] !== null && typeof doc[k] !== 'string') {
+      throw unrecognized(doc, `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(doc[k])} into Go struct field .${k} of type string`);
+    }
+  }
+  const apiVersion = typeof doc.apiVersion === 'string' ? doc.apiVersion : '';
+  const kind = typeof doc.kind === 'string' && doc.kind ? doc.kind : 'CustomResourceDefinition';
+  if (apiVersion !== '/' && apiVersion.split('/').length > 2) throw new CrdDecodeError(`unexpected GroupVersion string: ${apiVersion}`);
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') as [string, string] : ['', apiVersion];
+  if (!apiVersion) return { kind, version: 'v1' };
+  if (group === 'apiextensions.k8s.io' && version === 'v1beta1') {
+    throw new CrdDecodeError(`the API version in the data (${apiVersion}) does not match the expected API version (apiextensions.k8s.io/v1)`);
+  }
+  if (group !== 'apiextensions.k8s.io' || version !== 'v1' || kind !== 'CustomResourceDefinition') {
+    throw new CrdDecodeError(`${kind} in version "${version}" cannot be handled as a CustomResourceDefinition: no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:111"`);
+  }
+  return { kind, version };
+}
 
 class Fatal extends Error {}
 
@@ -149,6 +187,17 @@ function jsonKind(v: unknown): string {
   if (typeof v === 'string') return 'string';
   if (typeof v === 'number') return 'number';
   return Array.isArray(v) ? 'array' : 'object';
+}
+
+// A null element of a list or map decodes to the element type's zero value (kept in place, as kube stores it).
+function zeroOf(t: T): unknown {
+  switch (t.k) {
+    case 'string': return '';
+    case 'bool': return false;
+    case 'int': case 'float': return 0;
+    case 'struct': return {};
+    default: return null;
+  }
 }
 
 function goTypeName(t: T): string {
@@ -184,11 +233,17 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
       return;
     case 'slice':
       if (!Array.isArray(v)) return typeError(jsonKind(v));
-      v.forEach((e, i) => walk(w, e, t.elem, `${path}[${i}]`, stack, struct, reportUnknown));
+      v.forEach((e, i) => {
+        if (e === null) v[i] = zeroOf(t.elem);
+        walk(w, e, t.elem, `${path}[${i}]`, stack, struct, reportUnknown);
+      });
       return;
     case 'map':
       if (!isObject(v)) return typeError(jsonKind(v));
-      for (const [key, e] of Object.entries(v)) walk(w, e, t.elem, `${path}.${key}`, stack, struct, reportUnknown);
+      for (const [key, e] of Object.entries(v)) {
+        if (e === null) v[key] = zeroOf(t.elem);
+        walk(w, e, t.elem, `${path}.${key}`, stack, struct, reportUnknown);
+      }
       return;
     case 'struct':
       if (!isObject(v)) return typeError(jsonKind(v));
@@ -252,14 +307,15 @@ function custom(v: unknown, stack: string[], struct: string): void {
  * `meta` is the decoded ObjectMeta.
  */
 export function decodeCrd(doc: unknown): { unknownFields: string[]; meta: ObjectMeta } {
-  if (!isObject(doc)) throw new CrdDecodeError(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type v1.CustomResourceDefinition`);
+  const gvk = typeMeta(doc);
+  const cannot = (err: string) => new CrdDecodeError(`${gvk.kind} in version "${gvk.version}" cannot be handled as a CustomResourceDefinition: ${err}`);
   const w: Walk = { unknown: [] };
   try {
     walk(w, doc, CRD, '', [], 'CustomResourceDefinition', true);
   } catch (e) {
-    if (e instanceof Fatal) throw new CrdDecodeError(e.message);
+    if (e instanceof Fatal) throw cannot(e.message);
     throw e;
   }
-  if (w.typeError) throw new CrdDecodeError(w.typeError);
+  if (w.typeError) throw cannot(w.typeError);
   return { unknownFields: w.unknown, meta: w.meta ?? {} };
 }

@@ -30,10 +30,12 @@ function propsOrBool(v: unknown): string {
   return 'null';
 }
 
+// An items value that is neither a schema nor a list still allocates the struct (both fields nil); null does not.
 function propsOrArray(v: unknown): string {
   if (isObject(v)) return struct([['Schema', renderSchema(v)], ['JSONSchemas', 'null']]);
   if (Array.isArray(v)) return struct([['Schema', 'null'], ['JSONSchemas', list(v, renderSchema)]]);
-  return 'null';
+  if (v === undefined || v === null) return 'null';
+  return struct([['Schema', 'null'], ['JSONSchemas', 'null']]);
 }
 
 function propsOrStringArray(v: unknown): string {

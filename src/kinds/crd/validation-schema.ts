@@ -118,7 +118,10 @@ function walk(s: Schema | undefined, p: string, v: Ssv, isRoot: boolean, errs: F
   if (listType === 'map') {
     if (keys.length === 0) errs.push(required(`${p}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
     if (s.items === undefined || s.items === null) errs.push(required(`${p}.items`, 'must have a schema if x-kubernetes-list-type is map'));
-    if (Array.isArray(s.items)) errs.push(invalid(`${p}.items`, new GoJson(renderItems(s.items)), 'must only have a single schema if x-kubernetes-list-type is map'));
+    // Items set but not to one schema: a list of schemas, or a value its UnmarshalJSON ignored (`items: true`).
+    if (s.items !== undefined && s.items !== null && !isObject(s.items)) {
+      errs.push(invalid(`${p}.items`, new GoJson(renderItems(s.items)), 'must only have a single schema if x-kubernetes-list-type is map'));
+    }
     if (items && items.type !== 'object') {
       errs.push(invalid(`${p}.items.type`, str(items.type) ?? '', "must be object if parent array's x-kubernetes-list-type is map"));
     }

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { crdInvalidMessage, validateCrd, WEBHOOK_UNSUPPORTED } from './validation.js';
+import { crdInvalidMessage, DECODE_ERROR_FIELD, validateCrd, WEBHOOK_UNSUPPORTED } from './validation.js';
 import { applyCaseOps, CEL_GAPS, CORPUS_DIR, type CrdCase } from './validation-cases.js';
 
 const CASES = JSON.parse(readFileSync(new URL('./testdata/validation-cases.json', import.meta.url), 'utf8')) as CrdCase[];
@@ -23,7 +23,7 @@ function answer(doc: Record<string, unknown>): { code: number; message: string |
   const name = String((doc.metadata as { name?: string } | undefined)?.name ?? '');
   if (r.errors.length === 0) return { code: 201, message: null, warnings: r.warnings };
   const message = crdInvalidMessage(name, r.errors);
-  return { code: message.includes('cannot be handled as') ? 400 : 422, message, warnings: r.warnings };
+  return { code: r.errors.some((e) => e.field === DECODE_ERROR_FIELD) ? 400 : 422, message, warnings: r.warnings };
 }
 
 describe('validateCrd: the shared corpus', () => {

@@ -566,6 +566,6 @@ export function validateCrd(doc: unknown): CrdCheck {
  */
 export function crdInvalidMessage(name: string, errors: FieldError[]): string {
   const decode = errors.find((e) => e.field === DECODE_ERROR_FIELD);
-  if (decode) return `CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: ${decode.message}`;
+  if (decode) return decode.message;
   return invalidStatus('CustomResourceDefinition', 'apiextensions.k8s.io', name, errors).status.message ?? '';
 }

@@ -122,6 +122,20 @@ export const DISCOVERY_V2_CONTENT_TYPE = 'application/json;g=apidiscovery.k8s.io
 /** RESOURCE_VERBS are the verbs of a top-level resource, sorted as the apiserver sorts them. */
 export const RESOURCE_VERBS: readonly string[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
+/**
+ * CRD_RESOURCE_VERBS are the verbs of a CRD-defined resource, in the order kube-apiserver's apiextensions discovery
+ * controller lists them (it writes the list out by hand; the generic installer behind RESOURCE_VERBS sorts its own).
+ */
+export const CRD_RESOURCE_VERBS: readonly string[] = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
+
+/**
+ * isCustomResource: the kind comes from a CustomResourceDefinition (its printer columns are the CRD's, complete), so
+ * its discovery entries are shaped as apiextensions-apiserver shapes them rather than as the generic installer does.
+ */
+export const isCustomResource = (def: ResourceDefinition): boolean => def.columnsComplete === true;
+
+const resourceVerbs = (def: ResourceDefinition) => [...(isCustomResource(def) ? CRD_RESOURCE_VERBS : RESOURCE_VERBS)];
+
 /** SUBRESOURCE_VERBS are the verbs of the status and scale subresources. */
 export const SUBRESOURCE_VERBS: readonly string[] = ['get', 'patch', 'update'];
 
@@ -207,14 +221,16 @@ const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? 
 export function apiResourceList(kinds: readonly ResourceDefinition[], group: string, version: string): APIResourceList | undefined {
   const defs = kinds.filter((k) => k.group === group && k.version === version);
   if (defs.length === 0) return undefined;
-  const resources: APIResource[] = [];
+  // Each kind's entries as one block, the kind's own resource first.
+  const blocks: { name: string; entries: APIResource[] }[] = [];
   for (const def of defs) {
+    const resources: APIResource[] = [];
     const main: APIResource = {
       name: def.plural,
       singularName: def.singular,
       namespaced: def.namespaced,
       kind: def.kind,
-      verbs: [...RESOURCE_VERBS],
+      verbs: resourceVerbs(def),
     };
     // shortNames/categories are omitempty in metav1.APIResource.
     if (def.shortNames.length) main.shortNames = [...def.shortNames];
@@ -232,9 +248,12 @@ export function apiResourceList(kinds: readonly ResourceDefinition[], group: str
         group: SCALE_GVK.group, version: SCALE_GVK.version, kind: SCALE_GVK.kind, verbs: [...SUBRESOURCE_VERBS],
       });
     }
+    blocks.push({ name: def.plural, entries: resources });
   }
-  // The installer registers paths in sorted order, so the list comes out sorted by name.
-  resources.sort(byName);
+  // The generic installer registers paths in sorted order (scale before status); the apiextensions discovery
+  // controller appends a CRD's status, then its scale, after the resource itself.
+  const resources = blocks.sort(byName).flatMap((b) => b.entries);
+  if (!defs.some(isCustomResource)) resources.sort(byName);
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources };
 }
 
@@ -245,7 +264,7 @@ function resourceDiscovery(def: ResourceDefinition): APIResourceDiscovery {
     responseKind: self,
     scope: def.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: def.singular,
-    verbs: [...RESOURCE_VERBS],
+    verbs: resourceVerbs(def),
   };
   if (def.shortNames.length) out.shortNames = [...def.shortNames];
   if (def.categories.length) out.categories = [...def.categories];
@@ -253,6 +272,8 @@ function resourceDiscovery(def: ResourceDefinition): APIResourceDiscovery {
   const subs: APISubresourceDiscovery[] = [];
   if (def.subresources.scale) subs.push({ subresource: 'scale', responseKind: { ...SCALE_GVK }, verbs: [...SUBRESOURCE_VERBS] });
   if (def.subresources.status) subs.push({ subresource: 'status', responseKind: { ...self }, verbs: [...SUBRESOURCE_VERBS] });
+  // The apiextensions discovery controller lists a CRD's status before its scale.
+  if (isCustomResource(def)) subs.reverse();
   if (subs.length) out.subresources = subs;
   return out;
 }

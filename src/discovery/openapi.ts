@@ -11,10 +11,13 @@ import { SUPPORTED_PATCH_TYPES } from '../registry/patch.js';
 import type { JSONSchema, ResourceDefinition } from '../registry/resource.js';
 import {
   groupVersions,
+  isCustomResource,
   SCALE_GVK,
   versionInfo,
   type GroupVersionKind,
 } from './discovery.js';
+import { crdKindPaths } from './openapi-crd-paths.js';
+import { operationGroupVersion, operationTag, type Operation, type Param, type PathItem } from './openapi-model.js';
 
 /** OpenAPISchema is a schema as published: JSONSchema plus `$ref` and `allOf`, which the published documents need. */
 export interface OpenAPISchema extends Omit<JSONSchema, 'type' | 'properties' | 'additionalProperties' | 'items'> {
@@ -24,6 +27,7 @@ export interface OpenAPISchema extends Omit<JSONSchema, 'type' | 'properties' | 
   items?: OpenAPISchema;
   $ref?: string;
   allOf?: OpenAPISchema[];
+  anyOf?: OpenAPISchema[];
 }
 
 /** OpenAPIV3Document is the subset of an OpenAPI 3.0 document we produce. */
@@ -326,12 +330,50 @@ function toV2Schema(s: OpenAPISchema): OpenAPISchema {
 
 // The kind's structural schema with metadata pointing at ObjectMeta (as kube publishes CRD schemas).
 function kindSchema(d: Dialect, def: ResourceDefinition): OpenAPISchema {
+  if (isCustomResource(def)) return customResourceSchema(d, def);
   const base = structuredClone(def.schema) as OpenAPISchema;
   const properties: Record<string, OpenAPISchema> = { ...typeMeta(), ...base.properties };
   properties.metadata = objectField(d, OBJECT_META, OBJECT_META_FIELD_DESC);
   let out: OpenAPISchema = { ...base, type: 'object', properties };
   if (def.description) out.description = def.description;
   if (!d.v3) out = toV2Schema(out);
+  out['x-kubernetes-group-version-kind'] = [{ group: def.group, version: def.version, kind: def.kind }];
+  return out;
+}
+
+// The int-or-string alternatives Structural.Unfold spells out for a field that does not spell them itself.
+const INT_OR_STRING_ANY_OF = (): OpenAPISchema[] => [{ type: 'integer' }, { type: 'string' }];
+const isIntOrStringAnyOf = (anyOf: unknown): boolean =>
+  Array.isArray(anyOf) && anyOf.length === 2 &&
+  JSON.stringify(anyOf[0]) === '{"type":"integer"}' && JSON.stringify(anyOf[1]) === '{"type":"string"}';
+
+// unfold publishes x-kubernetes-int-or-string with its anyOf, as kube's v3 builder does (Structural.Unfold): added when
+// absent, or as a first allOf entry beside an anyOf of the schema's own.
+function unfold(s: OpenAPISchema): OpenAPISchema {
+  const out: OpenAPISchema = { ...s };
+  if (out.properties) out.properties = Object.fromEntries(Object.entries(out.properties).map(([k, v]) => [k, unfold(v)]));
+  if (out.items) out.items = unfold(out.items);
+  if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = unfold(out.additionalProperties);
+  if (out['x-kubernetes-int-or-string'] === true && !isIntOrStringAnyOf(out.anyOf) && !isIntOrStringAnyOf(out.allOf?.[0]?.anyOf)) {
+    if (out.anyOf === undefined) out.anyOf = INT_OR_STRING_ANY_OF();
+    else out.allOf = [{ anyOf: INT_OR_STRING_ANY_OF() }, ...(out.allOf ?? [])];
+  }
+  return out;
+}
+
+// A CRD's schema as apiextensions-apiserver's openapi builder publishes it: TypeMeta's own apiVersion and kind
+// replacing the CRD's, metadata a described reference to ObjectMeta (no default), the selectable fields listed.
+function customResourceSchema(d: Dialect, def: ResourceDefinition): OpenAPISchema {
+  const base = structuredClone(def.schema) as OpenAPISchema;
+  const properties: Record<string, OpenAPISchema> = { ...base.properties, ...typeMeta() };
+  properties.metadata = d.v3
+    ? { description: OBJECT_META_FIELD_DESC, allOf: [ref(d, OBJECT_META)] }
+    : { description: OBJECT_META_FIELD_DESC, $ref: d.ref(OBJECT_META) };
+  let out: OpenAPISchema = { ...base, type: 'object', properties };
+  if (def.description) out.description = def.description;
+  out = d.v3 ? unfold(out) : toV2Schema(out);
+  const selectable = def.selectableFields ?? [];
+  if (selectable.length) out['x-kubernetes-selectable-fields'] = selectable.map((f) => ({ fieldPath: f.field }));
   out['x-kubernetes-group-version-kind'] = [{ group: def.group, version: def.version, kind: def.kind }];
   return out;
 }
@@ -370,33 +412,6 @@ function schemasFor(d: Dialect, kinds: readonly ResourceDefinition[]): Record<st
 
 // ---------------------------------------------------------------------------------------------------------------
 // Paths: one dialect-neutral model, rendered as v3 or v2.
-
-interface Param {
-  name: string;
-  in: 'query' | 'path';
-  type: 'string' | 'boolean' | 'integer';
-  description: string;
-  required?: boolean;
-}
-
-interface Operation {
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
-  operationId: string;
-  description: string;
-  action: string;
-  gvk: GroupVersionKind;
-  params: Param[];
-  body?: { schema: string; contentTypes: readonly string[]; required: boolean };
-  responses: { code: string; description: string; schema: string }[];
-  /** List operations can also stream watch events. */
-  watch?: boolean;
-}
-
-interface PathItem {
-  path: string;
-  params: Param[];
-  ops: Operation[];
-}
 
 const q = (name: string, type: Param['type'], description: string): Param => ({ name, in: 'query', type, description });
 
@@ -437,8 +452,6 @@ const DELETECOLLECTION_PARAMS: Param[] = [
 const pathParam = (name: string, description: string): Param => ({ name, in: 'path', type: 'string', description, required: true });
 const NAMESPACE_PARAM = pathParam('namespace', 'object name and auth scope, such as for teams and projects');
 
-// "extensions.example.com" → "ExtensionsExampleCom", as kube-openapi builds operation IDs.
-const camel = (s: string) => s.split(/[.-]/).filter(Boolean).map((p) => p[0]!.toUpperCase() + p.slice(1)).join('');
 
 const codeText: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted' };
 const ok = (schema: string, ...codes: string[]) => codes.map((code) => ({ code, description: codeText[code] ?? 'OK', schema }));
@@ -447,7 +460,7 @@ function kindPaths(def: ResourceDefinition): PathItem[] {
   const gvk: GroupVersionKind = { group: def.group, version: def.version, kind: def.kind };
   const obj = schemaName(def.group, def.version, def.kind);
   const list = schemaName(def.group, def.version, def.listKind);
-  const prefix = `${camel(def.group)}${camel(def.version)}`;
+  const prefix = operationGroupVersion(def.group, def.version);
   const scoped = def.namespaced ? 'Namespaced' : '';
   const id = (verb: string, suffix = '', collection = '') => `${verb}${prefix}${collection}${scoped}${def.kind}${suffix}`;
   const base = `/apis/${def.group}/${def.version}`;
@@ -505,7 +518,7 @@ function kindPaths(def: ResourceDefinition): PathItem[] {
     ],
   });
   const subresource = (sub: 'status' | 'scale', schema: string, subGvk: GroupVersionKind): PathItem => {
-    const Sub = camel(sub);
+    const Sub = sub[0]!.toUpperCase() + sub.slice(1);
     return {
       path: `${itemPath}/${sub}`,
       params: [nameParam(def.kind), ...scopeParams, P.pretty],
@@ -527,10 +540,6 @@ function kindPaths(def: ResourceDefinition): PathItem[] {
   return paths;
 }
 
-const tagOf = (group: string, version: string) => {
-  const g = camel(group);
-  return `${g[0]!.toLowerCase()}${g.slice(1)}_${version}`;
-};
 
 const UNAUTHORIZED = { description: 'Unauthorized' };
 
@@ -546,13 +555,12 @@ function renderV3(d: Dialect, item: PathItem, tag: string): Record<string, unkno
     if (op.body) {
       rendered.requestBody = {
         content: Object.fromEntries(op.body.contentTypes.map((ct) => [ct, { schema: ref(d, op.body!.schema) }])),
-        required: op.body.required,
+        ...(op.body.required !== undefined ? { required: op.body.required } : {}),
       };
     }
     const responses: Record<string, unknown> = {};
     for (const r of op.responses) {
-      const content: Record<string, unknown> = { 'application/json': { schema: ref(d, r.schema) } };
-      if (op.watch) content['application/json;stream=watch'] = { schema: ref(d, r.schema) };
+      const content = Object.fromEntries(produces(op).map((ct) => [ct, { schema: ref(d, r.schema) }]));
       responses[r.code] = { description: r.description, content };
     }
     out[op.method] = finishOperation(rendered, responses, op);
@@ -560,6 +568,10 @@ function renderV3(d: Dialect, item: PathItem, tag: string): Record<string, unkno
   out.parameters = item.params.map(param);
   return out;
 }
+
+// The response content types of an operation: the generic installer's JSON (and the watch stream of a list) unless set.
+const produces = (op: Operation): readonly string[] =>
+  op.produces ?? (op.watch ? ['application/json', 'application/json;stream=watch'] : ['application/json']);
 
 // finishOperation ends an operation the same way in both dialects: the 401 response and the
 // x-kubernetes-action / x-kubernetes-group-version-kind extensions kubectl reads.
@@ -585,8 +597,8 @@ function renderV2(d: Dialect, item: PathItem, tag: string): Record<string, unkno
     const rendered: Record<string, unknown> = {
       description: op.description,
       // kubectl's v2 patch-type detection reads `consumes` of the PATCH operation.
-      consumes: op.body ? [...op.body.contentTypes] : ['*/*'],
-      produces: op.watch ? ['application/json', 'application/json;stream=watch'] : ['application/json'],
+      consumes: op.body ? [...op.body.contentTypes] : [...(op.consumes ?? ['*/*'])],
+      produces: [...produces(op)],
       schemes: ['https'],
       tags: [tag],
       operationId: op.operationId,
@@ -603,8 +615,11 @@ const SECURITY_SCHEME = { type: 'apiKey', name: 'authorization', in: 'header', d
 function pathsFor(d: Dialect, kinds: readonly ResourceDefinition[]): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of kinds) {
-    const tag = tagOf(def.group, def.version);
-    for (const item of kindPaths(def)) paths[item.path] = d.v3 ? renderV3(d, item, tag) : renderV2(d, item, tag);
+    const tag = operationTag(def.group, def.version);
+    const items = isCustomResource(def)
+      ? crdKindPaths(def, { object: schemaName(def.group, def.version, def.kind), list: schemaName(def.group, def.version, def.listKind), status: STATUS, deleteOptions: DELETE_OPTIONS, patch: PATCH, scale: SCALE })
+      : kindPaths(def);
+    for (const item of items) paths[item.path] = d.v3 ? renderV3(d, item, tag) : renderV2(d, item, tag);
   }
   return sortKeys(paths);
 }

@@ -255,6 +255,11 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
           delete v[key];
           continue;
         }
+        // null leaves a Go field at its zero value (nil): the member is dropped, except raw JSON (default: null).
+        if (v[key] === null && ft.k !== 'raw' && ft.k !== 'objectMeta') {
+          delete v[key];
+          continue;
+        }
         walk(w, v[key], ft, sub, [...stack, key], t.name, reportUnknown);
       }
       return;

@@ -50,7 +50,12 @@ function hasRules(s: Schema): boolean {
 // A valid default is also run through the schema's CEL rules, as a create (no old object), errors placed under
 // `default` (the CEL module reports the root as `<nil>`).
 function celErrors(s: Schema, at: string): FieldError[] {
-  const { errors } = compileCelRules(s as JSONSchema, at).rules.validate(clone(s.default), undefined);
+  let errors: FieldError[];
+  try {
+    errors = compileCelRules(s as JSONSchema, at).rules.validate(clone(s.default), undefined).errors;
+  } catch {
+    return []; // a schema the CEL module cannot take must not stop the check
+  }
   return errors.map((e) => {
     const field = e.field === '<nil>' ? at : `${at}.${e.field}`;
     const body = e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message;

@@ -234,7 +234,13 @@ const isZero = (v: unknown) => v === undefined || v === null || v === false || v
  * schema errors; we call it only when the whole schema has none.
  */
 function compileCel(schema: Schema, at: string): FieldError[] {
-  const errors = compileCelRules(schema as JSONSchema, at).errors;
+  let errors: FieldError[];
+  try {
+    errors = compileCelRules(schema as JSONSchema, at).errors;
+  } catch {
+    // A schema shape the CEL compiler does not expect must not stop the check; kube would compile it.
+    return [];
+  }
   const keyed = errors.map((e) => ({ e, key: celOrderKey(e.field, at) }));
   return keyed.sort((a, b) => compareCelKeys(a.key, b.key)).map((k) => k.e);
 }
@@ -487,12 +493,13 @@ function validateApproval(group: string, annotations: Record<string, string> | u
   if (!isProtectedGroup(group)) return [];
   const key = 'api-approved.kubernetes.io';
   const at = `metadata.annotations[${key}]`;
-  const value = annotations?.[key];
-  if (value === undefined) return [required(at, `protected groups must have approval annotation "${key}", see https://github.com/kubernetes/enhancements/pull/1111`)];
+  const value = annotations?.[key] ?? '';
+  if (value === '') return [required(at, `protected groups must have approval annotation "${key}", see https://github.com/kubernetes/enhancements/pull/1111`)];
   if (value.startsWith('unapproved')) return [];
+  // url.ParseRequestURI with a scheme and a host.
   try {
     const u = new URL(value);
-    if (u.protocol === 'http:' || u.protocol === 'https:') return [];
+    if (u.protocol && u.host) return [];
   } catch { /* falls through */ }
   return [invalid(at, value, `protected groups must have approval annotation "${key}" with either a URL or a reason starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111`)];
 }

@@ -195,7 +195,8 @@ const SIGS: Record<string, Sig> = {
   // quantity
   quantity: fixed(Q, T.string),
   isQuantity: fixed(T.bool, T.string),
-  sign: method(Q, T.int),
+  // sign came with a later quantity library: declared, no overload at 1.37's environment
+  sign: () => undefined,
   isInteger: method(Q, T.bool),
   asInteger: method(Q, T.int),
   asApproximateFloat: method(Q, T.double),
@@ -425,7 +426,9 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
               bad = true;
             }
           });
-        const t = T.list(bad ? T.dyn : elem, els.length);
+        // cel-go does not size the strings of a list literal: what walks them (min, indexOf, join) is unbounded
+        const sizedElem: CelT = elem.k === 'string' || elem.k === 'bytes' ? { k: elem.k, size: UNBOUNDED } : elem;
+        const t = T.list(bad ? T.dyn : sizedElem, els.length);
         if (bad) poisoned.add(t);
         return t;
       }

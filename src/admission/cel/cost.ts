@@ -97,8 +97,6 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
             // kube refuses a named-format check of an unbounded string by a wide margin
             return args + 1 + 100 * trav(sizeOf(a1));
           case 'contains':
-          case 'indexOf':
-          case 'lastIndexOf':
           case 'lowerAscii':
           case 'upperAscii':
           case 'trim':
@@ -125,6 +123,13 @@ export function estimateCost(e: Expr, types: Map<bigint, CelT>, cap = Infinity):
           case 'sum':
           case 'min':
           case 'max':
+          case 'indexOf':
+          case 'lastIndexOf':
+            if (a0?.k === 'list') {
+              const el = a0.elem;
+              return args + 1 + sizeOf(a0) * (strLike(el) ? trav(sizeOf(el)) : 1);
+            }
+            return args + 1 + trav(sizeOf(a0));
           case 'sets.contains':
           case 'sets.equivalent':
           case 'sets.intersects':

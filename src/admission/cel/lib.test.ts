@@ -243,3 +243,96 @@ describe('named formats as kube-apiserver 1.37.2 words them (fmtprobes.celx.exam
     });
   }
 });
+
+describe('valprobes.celx.example.com on kube-apiserver 1.37.2: library results', () => {
+  const RULES: string[] = [
+    "url('https://[::1]:80/p%20q?q=1&q=2').getHostname() == '::1'",
+    "url('https://[::1]:80/p%20q?q=1&q=2').getHost() == '[::1]:80'",
+    "url('https://[::1]:80/p%20q?q=1&q=2').getPort() == '80'",
+    "url('https://[::1]:80/p%20q?q=1&q=2').getEscapedPath() == '/p%20q'",
+    "url('https://[::1]:80/p%20q?q=1&q=2').getQuery() == {'q': ['1', '2']}",
+    "url('https://example.com').getEscapedPath() == ''",
+    "url('/absolute/path').getScheme() == ''",
+    "!isURL('relative/path')",
+    "isURL('https://user:pw@host/x')",
+    "url('https://user:pw@host:8080/x').getHost() == 'host:8080'",
+    "ip('2001:db8::1').family() == 6",
+    "!ip.isCanonical('2001:DB8::1')",
+    "ip('fe80::1').isLinkLocalUnicast()",
+    "ip('ff02::1').isLinkLocalMulticast()",
+    "ip('8.8.8.8').isGlobalUnicast()",
+    "!isIP('::ffff:1.2.3.4')",
+    "!isIP('1.2.3.04')",
+    "cidr('2001:db8::/32').containsIP(ip('2001:db8::1'))",
+    "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+    "!cidr('10.0.0.0/16').containsCIDR(cidr('10.0.0.0/8'))",
+    "string(cidr('2001:db8::1/32').masked()) == '2001:db8::/32'",
+    "string(cidr('10.1.2.3/8').ip()) == '10.1.2.3'",
+    "!isCIDR('10.0.0.0/33')",
+    "quantity('1Ki').isGreaterThan(quantity('1k'))",
+    "quantity('1.5Gi').asInteger() == 1610612736",
+    "quantity('500m').add(quantity('1')).compareTo(quantity('1.5')) == 0",
+    "quantity('1').sub(2).sign() == -1",
+    "!quantity('0.5').isInteger()",
+    "quantity('1e3').asApproximateFloat() == 1000.0",
+    "!isQuantity('1.2.3')",
+    "semver('1.0.0-alpha').isLessThan(semver('1.0.0'))",
+    "semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))",
+    "semver('1.0.0+build').compareTo(semver('1.0.0')) == 0",
+    "!isSemver('1.0')",
+    "!isSemver('v1.0.0')",
+    "semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
+    "[3, 1, 2].sort() == [1, 2, 3] && ['b', 'a'].sort() == ['a', 'b']",
+    "[1, [2, [3]]].flatten().size() == 3",
+    "lists.range(3) == [0, 1, 2]",
+    "[1, 2, 3].slice(1, 3) == [2, 3]",
+    "['a', 'bb'].sortBy(s, -size(s)) == ['bb', 'a']",
+    "{'a': 1, 'b': 2}.transformMap(k, v, v > 1, v * 10) == {'b': 20}",
+    "[1, 2].transformList(i, v, i > 0, v * 10) == [20]",
+    "{'a': 1}.transformMapEntry(k, v, {v: k}) == {1: 'a'}",
+    "optional.of(2).optMap(x, x * 2).value() == 4",
+    "optional.none().optMap(x, x * 2).hasValue() == false",
+    "[1, 2, 3].distinct() == [1, 2, 3] && [1, 1].distinct() == [1]",
+    "'hello %s, %d, %.2f'.format(['x', 3, 1.5]) == 'hello x, 3, 1.50'",
+    "'abc'.lastIndexOf('c') == 2 && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
+    "'ABC'.lowerAscii() == 'abc' && 'abc'.upperAscii() == 'ABC' && 'aaa'.replace('a', 'b', 2) == 'bba'",
+    "strings.quote('a\"b') == '\"a\\\\\"b\"'",
+    "[1, 2, 3].isSorted() && ![3, 1].isSorted() && [1.5, 2.5].sum() == 4.0 && ['b', 'a'].min() == 'a'",
+    "sets.equivalent([1, 1, 2], [2, 1]) && !sets.intersects([1], [2])",
+    "'abc123def'.findAll('[0-9]') == ['1', '2', '3'] && 'xyz'.find('[0-9]') == ''",
+    "timestamp('2024-02-29T12:00:00Z').getDayOfYear() == 59 && timestamp('2024-02-29T12:00:00Z').getMonth() == 1",
+    "duration('1h30m').getMinutes() == 90",
+    "timestamp('2024-01-01T00:00:00Z') - timestamp('2023-12-31T00:00:00Z') == duration('24h')",
+    "type(1) == int && type('a') == string && type([1]) == list",
+    "1u + 2u == 3u && 7 % 3 == 1 && -7 / 2 == -3",
+    "double(2) / 4.0 == 0.5 && int(2.9) == 2 && uint(3) == 3u",
+    "[1, 2].exists(x, x == 2) && [1, 2].all(x, x > 0) && [1, 2].exists_one(x, x > 1)",
+    "{'a': 1}.all(k, k == 'a') && 'a' in {'a': 1}",
+    "[?optional.of(1), ?optional.none()].size() == 1"
+];
+  const props = { s: { type: 'string', maxLength: 5 } };
+  it('kube refused three (sign is not declared for Quantity, a mixed literal, a string list walk)', () => {
+    // 62 uses optional list entries ([?x]), which kube reads and our parser does not (a known gap)
+    const got = failing(RULES, props)
+      .filter(([i]) => i !== 62)
+      .map(([i, m]) => [i, String(m).split('\n')[0]]);
+    expect(got).toEqual([
+      [26, "compilation failed: ERROR: <input>:1:26: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'"],
+      [37, "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'list(dyn)'"],
+      [51, 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)'],
+      [51, 'Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'],
+    ]);
+  });
+  it('of the rest, kube found only 1.5Gi not an integer', () => {
+    const rest = RULES.filter((_, i) => ![26, 37, 51, 62].includes(i));
+    const { rules, errors } = compileCelRules(schema(rest, props), AT);
+    expect(errors).toEqual([]);
+    expect(rules.validate({ spec: { s: 'x' } }, undefined).errors.map((e) => e.message)).toEqual([
+      `spec: Invalid value: "object": cannot convert value to integer evaluating rule: quantity('1.5Gi').asInteger() == 1610612736`,
+    ]);
+  });
+  it('walking a literal list of strings is unbounded for kube, of ints not', () => {
+    const R: string[] = ["[1, 2, 3].isSorted()", "![3, 1].isSorted()", "[1.5, 2.5].sum() == 4.0", "['b', 'a'].min() == 'a'", "[1, 2].max() == 2", "[1,2].indexOf(2) == 1", "['a'].lastIndexOf('a') == 0", "[1, 2].sum() == 3"];
+    expect(failing(R, props).filter(([, m]) => String(m).includes('exceeds budget')).map(([i]) => i)).toEqual([3, 6]);
+  });
+});

@@ -1,12 +1,12 @@
 /**
  * @module admission/cel/lib/conversions
  * Standard functions whose failures @bufbuild/cel words differently from cel-go (or does not fail at all):
- * int/uint/double of a string parsed as Go's strconv does, and the strings extension's charAt and substring
- * with cel-go's range errors. Same names and argument types, so they replace the library's own.
+ * int/uint/double of a string parsed as Go's strconv does, and the strings extension's split with a limit (Go's
+ * SplitN), charAt and substring with cel-go's range errors. Same names and argument types, so they replace the library's own.
  */
 import { celFunc, celMethod, CelScalar, celUint, type CelFunc } from '@bufbuild/cel';
 
-const { STRING, INT, UINT, DOUBLE } = CelScalar;
+const { STRING, INT, UINT, DOUBLE, DYN } = CelScalar;
 const conversion = (to: string) => new Error(`type conversion error from 'string' to '${to}'`);
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -30,6 +30,15 @@ export const conversionFuncs: CelFunc[] = [
     if (/inf/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
     if (/nan/i.test(s)) return NaN;
     return Number(s.replace(/_/g, ''));
+  }),
+  // Go's strings.SplitN: at most n parts, the last holding the rest; 0 gives none, a negative n all
+  celMethod('split', STRING, [STRING, INT], DYN, function (sep, n) {
+    if (n === 0n) return [];
+    const all = sep === '' ? [...this] : this.split(sep);
+    if (n < 0n || BigInt(all.length) <= n) return all;
+    const k = Number(n);
+    if (sep === '') return [...all.slice(0, k - 1), all.slice(k - 1).join('')];
+    return [...all.slice(0, k - 1), all.slice(k - 1).join(sep)];
   }),
   celMethod('charAt', STRING, [INT], STRING, function (i) {
     const cps = [...this];

@@ -11,6 +11,9 @@ const PATTERN = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
 const BIN: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 const DEC: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 
+/** dec: quantities written as a fraction with a binary suffix (`1.5Gi`), which never convert to an integer. */
+const dec = new Set<string>();
+
 /** Q is num/den, den > 0. */
 export interface Q {
   num: bigint;
@@ -30,6 +33,8 @@ export function parseQuantity(s: string): Q | undefined {
   const [ip, fp = ''] = digits.split('.');
   let num = BigInt(`${ip || '0'}${fp}` || '0');
   let den = pow(10n, fp.length);
+  // a fraction with a binary suffix is kept as an inf.Dec by resource.Quantity, which AsInt64 refuses
+  if (suffix in BIN && fp.replace(/0+$/, '') !== '') dec.add(`${neg ? '-' : ''}${digits}${suffix}`);
   if (suffix in BIN) num *= pow(2n, BIN[suffix]!);
   else if (suffix in DEC) {
     const e = DEC[suffix]!;
@@ -56,11 +61,13 @@ function q(v: unknown, fn: string): Q {
   const [num, den] = (need(v, 'Quantity', fn) as string).split('/');
   return { num: BigInt(num!), den: BigInt(den!) };
 }
+const isDec = (v: unknown) => (need(v, 'Quantity', 'asInteger') as string).endsWith('/dec');
 const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? (a < 0n ? -a : a) : gcd(b, a % b));
-/** wrap stores the reduced fraction as text, so equal quantities are equal values (`1` == `1000m`). */
-function wrap(x: Q): CelValue {
+/** wrap stores the reduced fraction as text, so equal quantities are equal values (`1` == `1000m`); `/dec` marks
+ * one that cannot become an integer. */
+function wrap(x: Q, decimal = false): CelValue {
   const g = gcd(x.num, x.den) || 1n;
-  return opaque('Quantity', `${x.num / g}/${x.den / g}`);
+  return opaque('Quantity', `${x.num / g}/${x.den / g}${decimal ? '/dec' : ''}`);
 }
 function toQ(v: unknown, fn: string): Q {
   return typeof v === 'bigint' ? { num: v, den: 1n } : q(v, fn);
@@ -70,7 +77,7 @@ export const quantityFuncs: CelFunc[] = [
   celFunc('quantity', [STRING], DYN, (s) => {
     const x = parseQuantity(s);
     if (!x) throw new Error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-    return wrap(x);
+    return wrap(x, dec.has(s.replace(/^\+/, '')));
   }),
   celFunc('isQuantity', [STRING], BOOL, (s) => parseQuantity(s) !== undefined),
   celMethod('sign', DYN, [], INT, function () {
@@ -78,12 +85,12 @@ export const quantityFuncs: CelFunc[] = [
   }),
   celMethod('isInteger', DYN, [], BOOL, function () {
     const x = q(this, 'isInteger');
-    return x.num % x.den === 0n && x.num / x.den <= INT64_MAX && x.num / x.den >= -INT64_MAX - 1n;
+    return !isDec(this) && x.num % x.den === 0n && x.num / x.den <= INT64_MAX && x.num / x.den >= -INT64_MAX - 1n;
   }),
   celMethod('asInteger', DYN, [], INT, function () {
     const x = q(this, 'asInteger');
     const i = x.num / x.den;
-    if (x.num % x.den !== 0n || i > INT64_MAX || i < -INT64_MAX - 1n) throw new Error('cannot convert value to integer');
+    if (isDec(this) || x.num % x.den !== 0n || i > INT64_MAX || i < -INT64_MAX - 1n) throw new Error('cannot convert value to integer');
     return i;
   }),
   celMethod('asApproximateFloat', DYN, [], DOUBLE, function () {

@@ -3,9 +3,10 @@
  * edits) and every corpus CRD is created on the plane's kube-apiserver (dryRun=All, so the full create path runs,
  * validation and warnings included, and nothing is left behind; fieldValidation=Warn as a file would be read) and
  * kube's answer is compared with the recorded one and with validateCrd's. When kube 1.37 is rebuilt or the cases are
- * edited, this is the suite that says the recorded answers are still kube's.
+ * edited, this is the suite that says the recorded answers are still kube's. With CRD_VALIDATION_RECORD=1 it writes
+ * kube's answers into the cases file instead of comparing them with it (a new case is added there with any `kube`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,12 @@ const env = e2e();
 const agent = new Agent({ connect: { ca: readFileSync(env.caFile, 'utf8') } });
 afterAll(() => agent.close());
 
-const CASES = JSON.parse(readFileSync(new URL('../../src/kinds/crd/testdata/validation-cases.json', import.meta.url), 'utf8')) as CrdCase[];
+const CASES_FILE = new URL('../../src/kinds/crd/testdata/validation-cases.json', import.meta.url);
+const CASES = JSON.parse(readFileSync(CASES_FILE, 'utf8')) as CrdCase[];
+const RECORD = process.env['CRD_VALIDATION_RECORD'] === '1';
+afterAll(() => {
+  if (RECORD) writeFileSync(CASES_FILE, `${JSON.stringify(CASES, null, 1)}\n`);
+});
 
 interface Answer { code: number; message: string | null; warnings: string[] }
 
@@ -49,6 +55,7 @@ function ours(doc: Record<string, unknown>): Answer {
 describe('CRD create validation: kube-apiserver and validateCrd give the same answer', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const kube = await kubeCreate(applyCaseOps(c));
+    if (RECORD) c.kube = kube;
     expect(kube).toEqual(c.kube);
     // A CEL gap (see CEL_GAPS) is the CEL compiler's wording; everything else must be kube's byte for byte.
     if (!CEL_GAPS.has(c.name)) expect(ours(applyCaseOps(c))).toEqual(kube);

@@ -370,6 +370,24 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           }
           return T.opt(base.k === 'map' ? base.val : T.dyn);
         }
+        if (fn === 'k8s.optList') {
+          // the list's optional elements count as their values' type
+          const lit = c.args[0]!;
+          exempt.add(lit.id);
+          const lt = visit(lit, scope);
+          visit(c.args[1]!, scope);
+          const idx = new Set((c.args[1]!.exprKind.value as { elements: Expr[] }).elements.map((x) => Number((x.exprKind.value as { constantKind: { value: bigint } }).constantKind.value)));
+          const els = (lit.exprKind.value as { elements: Expr[] }).elements.map((x, i) => {
+            const t = types.get(x.id) ?? T.dyn;
+            return idx.has(i) && t.k === 'opt' ? t.inner : t;
+          });
+          const first = els[0] ?? T.dyn;
+          els.slice(1).forEach((t, i) => {
+            // optional.none() stands for any type
+            if (!isDyn(t) && !homogeneous(first, t)) err(lit.id, `expected type '${typeName(first)}' but found '${typeName(t)}'`, nodeOffset((lit.exprKind.value as { elements: Expr[] }).elements[i + 1]!));
+          });
+          return T.list(first, (lt as { size?: number }).size);
+        }
         if (fn === 'k8s.optIndex') {
           const ct = visit(c.args[0]!, scope);
           visit(c.args[1]!, scope);

@@ -14,6 +14,7 @@ export type SourceInfo = NonNullable<ParsedExpr['sourceInfo']>;
 
 const OPT_FIELD = '__opt__';
 const OPT_INDEX = '__optidx__';
+const OPT_ELEM = '__optelem__';
 
 /** Preprocessed is the rewritten text and the way back from its offsets to the source's. */
 export interface Preprocessed {
@@ -24,10 +25,32 @@ export interface Preprocessed {
 /** preprocess rewrites `.?name` and index `[?` outside string literals; toSource maps offsets back for messages. */
 export function preprocess(src: string): Preprocessed {
   let out = '';
-  const closers: string[] = [];
+  // open brackets: what closes each, and for a list literal whether an optional element is open
+  const frames: { close: string; list: boolean; elemOpen: boolean }[] = [];
   // [offset in out where an insertion ends, source offset there]
   const marks: [number, number][] = [];
   let i = 0;
+  /** optElement opens `__optelem__(` for a `?` starting a list literal's element. */
+  const optElement = () => {
+    const frame = frames[frames.length - 1];
+    if (!frame?.list) return;
+    let j = i;
+    while (j < src.length && /\s/.test(src[j]!)) j++;
+    if (src[j] !== '?') return;
+    out += src.slice(i, j) + `${OPT_ELEM}(`;
+    i = j + 1;
+    frame.elemOpen = true;
+    marks.push([out.length, i]);
+  };
+  const closeElement = () => {
+    const frame = frames[frames.length - 1];
+    if (frame?.elemOpen) {
+      marks.push([out.length, i]);
+      out += ')';
+      frame.elemOpen = false;
+      marks.push([out.length, i]);
+    }
+  };
   while (i < src.length) {
     const c = src[i]!;
     // string literals, raw or not, single or triple quoted
@@ -49,16 +72,31 @@ export function preprocess(src: string): Preprocessed {
     }
     if (c === '[') {
       const prev = out.trimEnd().slice(-1);
-      if (src[i + 1] === '?' && /[A-Za-z0-9_)\]}'"]/.test(prev)) {
+      const isIndex = /[A-Za-z0-9_)\]}'"]/.test(prev);
+      if (isIndex && src[i + 1] === '?') {
         out += `[${OPT_INDEX}(`;
-        closers.push(')]');
+        frames.push({ close: ')]', list: false, elemOpen: false });
         i += 2;
         marks.push([out.length, i]);
         continue;
       }
-      closers.push(']');
+      frames.push({ close: ']', list: !isIndex, elemOpen: false });
+      out += c;
+      i++;
+      optElement();
+      continue;
+    }
+    if (c === '(' || c === '{') frames.push({ close: c === '(' ? ')' : '}', list: false, elemOpen: false });
+    else if (c === ')' || c === '}') frames.pop();
+    else if (c === ',') {
+      closeElement();
+      out += c;
+      i++;
+      optElement();
+      continue;
     } else if (c === ']') {
-      const close = closers.pop() ?? ']';
+      closeElement();
+      const close = frames.pop()?.close ?? ']';
       if (close.length > 1) marks.push([out.length, i]);
       out += close;
       i++;
@@ -225,9 +263,21 @@ export function transform(e: Expr): Expr {
       }
       return e;
     }
-    case 'listExpr':
+    case 'listExpr': {
       k.value.elements = k.value.elements.map(transform);
-      return e;
+      // optional elements ([?x]): the list goes through k8s.optList with their indexes
+      const optional: Expr[] = [];
+      k.value.elements = k.value.elements.map((el, idx) => {
+        if (el.exprKind.case === 'callExpr' && el.exprKind.value.function === OPT_ELEM && el.exprKind.value.args.length === 1) {
+          optional.push(intConst(BigInt(idx)));
+          return el.exprKind.value.args[0]!;
+        }
+        return el;
+      });
+      if (optional.length === 0) return e;
+      const indexes = node({ case: 'listExpr', value: { $typeName: 'cel.expr.Expr.CreateList', elements: optional, optionalIndices: [] } } as Expr['exprKind']);
+      return call('k8s.optList', [e, indexes]);
+    }
     case 'structExpr':
       for (const en of k.value.entries) {
         if (en.value) en.value = transform(en.value);

@@ -154,6 +154,14 @@ export const optionalFuncs: CelFunc[] = [
       return ok ? [v as CelInput] : [];
     }),
   ),
+  celFunc('k8s.optList', [DYN, DYN], DYN, (l, idx) => {
+    const optional = new Set(items(idx, '[?_]').map((i) => Number(i)));
+    return items(l, '[?_]').flatMap((v, i) => {
+      if (!optional.has(i)) return [v as CelInput];
+      const [ok, x] = opt(v, '[?_]');
+      return ok ? [x as CelInput] : [];
+    });
+  }),
   celFunc('k8s.optSelect', [DYN, STRING], DYN, (t, f) => optAccess(t, f, '_?._')),
   celFunc('k8s.optIndex', [DYN, DYN], DYN, (t, k) => optAccess(t, k, '_[?_]')),
 ];

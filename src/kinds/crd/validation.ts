@@ -5,7 +5,13 @@
  * document), conversion to the internal version (identical per-version schema/subresources/columns/selectable fields
  * move to the top level, so a one-version CRD reports `spec.validation.openAPIV3Schema...`), then
  * ValidateCustomResourceDefinition and the create warnings. Messages, paths and order are kube's, checked against a
- * real kube-apiserver (see validation.test.ts). Where kube iterates a Go map (schema properties) we go in sorted order.
+ * real kube-apiserver (validation.test.ts holds the recorded answers, test/e2e/crd-validation.test.ts re-checks them
+ * live). Where kube iterates a Go map (schema properties) we go in sorted order, one of kube's possible orders.
+ *
+ * Not reproduced: duplicate keys (the document arrives parsed); the warnings of an apiextensions.k8s.io/v1beta1
+ * document (refused either way); ObjectMeta checks of defaults under an embedded resource's metadata; inputs that make
+ * kube-apiserver 1.37.2 itself panic (`$ref`, `$schema`, `items` as a list, `x-kubernetes-preserve-unknown-fields:
+ * false`), which we refuse with the schema errors kube's validation code would report.
  */
 import { compileCelRules } from '../../admission/cel/index.js';
 import { invalid as invalidStatus } from '../../apis/meta/errors.js';

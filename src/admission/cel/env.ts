@@ -1,8 +1,8 @@
 /**
  * @module admission/cel/env
  * The one @bufbuild/cel environment every rule runs in: the standard library, cel-go's strings extension
- * (kube 1.37's: format and quote, no string reverse), cel-go's lists extension, and the Kubernetes libraries; `matches` goes through the RE2
- * translation so it agrees with find/findAll.
+ * (kube 1.37's: format and quote, no string reverse), cel-go's lists extension, and the Kubernetes libraries;
+ * `matches` goes through the RE2 translation so it agrees with find/findAll.
  */
 import { celEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
@@ -15,7 +15,7 @@ import { quantityFuncs } from './lib/quantity.js';
 import { compileRe2 } from './lib/re2.js';
 import { pairsFunc } from './rewrite.js';
 
-/** stringsV2 drops what cel-go's strings extension added after version 2. */
+/** stringsV2 drops what cel-go's strings extension added after kube's version (string reverse). */
 const stringsV2 = [...strings].filter((f) => f.name !== 'reverse');
 
 export const ruleEnv = celEnv({

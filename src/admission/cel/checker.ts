@@ -155,12 +155,22 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
             const t = types.get(x.id) ?? T.dyn;
             return idx.has(i) && t.k === 'opt' ? t.inner : t;
           });
-          const first = els[0] ?? T.dyn;
-          els.slice(1).forEach((t, i) => {
-            // optional.none() stands for any type
-            if (!isDyn(t) && !homogeneous(first, t)) err(lit.id, `expected type '${typeName(first)}' but found '${typeName(t)}'`, nodeOffset((lit.exprKind.value as { elements: Expr[] }).elements[i + 1]!));
+          // optional.none() stands for any type: the first other element sets it
+          const firstAt = els.findIndex((t) => !isDyn(t));
+          const first = els[firstAt] ?? T.dyn;
+          els.forEach((t, i) => {
+            if (i > firstAt && !isDyn(t) && !homogeneous(first, t)) err(lit.id, `expected type '${typeName(first)}' but found '${typeName(t)}'`, nodeOffset((lit.exprKind.value as { elements: Expr[] }).elements[i]!));
           });
           return T.list(first, (lt as { size?: number }).size);
+        }
+        if (fn === 'k8s.optMapLit') {
+          // the optional entries' values count as their values' type
+          const lit = c.args[0]!;
+          exempt.add(lit.id);
+          const mt = visit(lit, scope);
+          visit(c.args[1]!, scope);
+          if (mt.k !== 'map') return mt;
+          return T.map(mt.key, mt.val.k === 'opt' ? mt.val.inner : mt.val, mt.size);
         }
         if (fn === 'k8s.optIndex') {
           const ct = visit(c.args[0]!, scope);
@@ -231,7 +241,7 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           const kt = en.keyKind.case === 'mapKey' ? visit(en.keyKind.value, scope) : T.string;
           const vt = en.value ? visit(en.value, scope) : T.dyn;
           if (i === 0) [key, val] = [kt, vt];
-          else {
+          else if (!exempt.has(x.id)) {
             if (en.keyKind.case === 'mapKey' && !homogeneous(key, kt)) err(x.id, `expected type '${typeName(key)}' but found '${typeName(kt)}'`, nodeOffset(en.keyKind.value));
             if (en.value && !homogeneous(val, vt)) err(x.id, `expected type '${typeName(val)}' but found '${typeName(vt)}'`, nodeOffset(en.value));
           }

@@ -333,3 +333,19 @@ describe('valprobes.celx.example.com on kube-apiserver 1.37.2: library results',
     expect(failing(R, props).filter(([, m]) => String(m).includes('exceeds budget')).map(([i]) => i)).toEqual([3, 6]);
   });
 });
+
+describe('optional literal entries', () => {
+  it('[?x] and {?k: v} keep present values and drop absent ones', async () => {
+    const { compileExpression } = await import('./program.js');
+    for (const r of [
+      "{?'a': optional.of(1), 'b': 2, ?'c': optional.none()} == {'a': 1, 'b': 2}",
+      '[?optional.none(), 1, ?optional.of(2)] == [1, 2]',
+      "{'a': [?optional.of(1)]}['a'] == [1]",
+      "{'x': 1 > 0 ? 'a' : 'b'}['x'] == 'a'",
+    ]) {
+      const c = compileExpression(r, new Map());
+      expect(c.error).toBeUndefined();
+      expect(c.program!.run({}).value).toBe(true);
+    }
+  });
+});

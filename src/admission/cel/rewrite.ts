@@ -15,6 +15,7 @@ export type SourceInfo = NonNullable<ParsedExpr['sourceInfo']>;
 const OPT_FIELD = '__opt__';
 const OPT_INDEX = '__optidx__';
 const OPT_ELEM = '__optelem__';
+const OPT_ENTRY = '__optentry__';
 
 /** Preprocessed is the rewritten text and the way back from its offsets to the source's. */
 export interface Preprocessed {
@@ -26,7 +27,7 @@ export interface Preprocessed {
 export function preprocess(src: string): Preprocessed {
   let out = '';
   // open brackets: what closes each, and for a list literal whether an optional element is open
-  const frames: { close: string; list: boolean; elemOpen: boolean }[] = [];
+  const frames: { close: string; list: boolean; elemOpen: boolean; map?: boolean; optEntry?: boolean }[] = [];
   // [offset in out where an insertion ends, source offset there]
   const marks: [number, number][] = [];
   let i = 0;
@@ -40,6 +41,18 @@ export function preprocess(src: string): Preprocessed {
     out += src.slice(i, j) + `${OPT_ELEM}(`;
     i = j + 1;
     frame.elemOpen = true;
+    marks.push([out.length, i]);
+  };
+  /** optEntry drops the `?` of a map literal's optional entry; its value gets wrapped at the entry's ':'. */
+  const optEntry = () => {
+    const frame = frames[frames.length - 1];
+    if (!frame?.map) return;
+    let j = i;
+    while (j < src.length && /\s/.test(src[j]!)) j++;
+    if (src[j] !== '?') return;
+    out += src.slice(i, j);
+    i = j + 1;
+    frame.optEntry = true;
     marks.push([out.length, i]);
   };
   const closeElement = () => {
@@ -86,13 +99,31 @@ export function preprocess(src: string): Preprocessed {
       optElement();
       continue;
     }
-    if (c === '(' || c === '{') frames.push({ close: c === '(' ? ')' : '}', list: false, elemOpen: false });
-    else if (c === ')' || c === '}') frames.pop();
-    else if (c === ',') {
+    if (c === '(') frames.push({ close: ')', list: false, elemOpen: false });
+    else if (c === '{') {
+      frames.push({ close: '}', list: false, elemOpen: false, map: true });
+      out += c;
+      i++;
+      optEntry();
+      continue;
+    } else if (c === ')') frames.pop();
+    else if (c === '}') {
+      closeElement();
+      frames.pop();
+    } else if (c === ':' && frames[frames.length - 1]?.optEntry) {
+      const frame = frames[frames.length - 1]!;
+      frame.optEntry = false;
+      frame.elemOpen = true;
+      out += `:${OPT_ENTRY}(`;
+      i++;
+      marks.push([out.length, i]);
+      continue;
+    } else if (c === ',') {
       closeElement();
       out += c;
       i++;
       optElement();
+      optEntry();
       continue;
     } else if (c === ']') {
       closeElement();
@@ -278,12 +309,22 @@ export function transform(e: Expr): Expr {
       const indexes = node({ case: 'listExpr', value: { $typeName: 'cel.expr.Expr.CreateList', elements: optional, optionalIndices: [] } } as Expr['exprKind']);
       return call('k8s.optList', [e, indexes]);
     }
-    case 'structExpr':
+    case 'structExpr': {
+      // optional entries ({?k: v}): the map goes through k8s.optMapLit with their keys
+      const keys: Expr[] = [];
       for (const en of k.value.entries) {
         if (en.value) en.value = transform(en.value);
         if (en.keyKind.case === 'mapKey') en.keyKind.value = transform(en.keyKind.value);
+        const v = en.value;
+        if (v && v.exprKind.case === 'callExpr' && v.exprKind.value.function === OPT_ENTRY && v.exprKind.value.args.length === 1) {
+          en.value = v.exprKind.value.args[0]!;
+          if (en.keyKind.case === 'mapKey') keys.push(structuredClone(en.keyKind.value));
+        }
       }
-      return e;
+      if (keys.length === 0) return e;
+      const list = node({ case: 'listExpr', value: { $typeName: 'cel.expr.Expr.CreateList', elements: keys, optionalIndices: [] } } as Expr['exprKind']);
+      return call('k8s.optMapLit', [e, list]);
+    }
     case 'comprehensionExpr': {
       const c = k.value;
       for (const part of ['iterRange', 'accuInit', 'loopCondition', 'loopStep', 'result'] as const) if (c[part]) c[part] = transform(c[part]!);

@@ -162,6 +162,20 @@ export const optionalFuncs: CelFunc[] = [
       return ok ? [x as CelInput] : [];
     });
   }),
+  celFunc('k8s.optMapLit', [DYN, DYN], DYN, (m, keys) => {
+    if (!isCelMap(m)) throw noOverload('{?_: _}');
+    const optional = items(keys, '{?_: _}');
+    const out = new Map<CelInput, CelInput>();
+    for (const [k, v] of m) {
+      if (!optional.some((o) => o === k)) {
+        out.set(k as CelInput, v as CelInput);
+        continue;
+      }
+      const [ok, x] = opt(v, '{?_: _}');
+      if (ok) out.set(k as CelInput, x as CelInput);
+    }
+    return out as never;
+  }),
   celFunc('k8s.optSelect', [DYN, STRING], DYN, (t, f) => optAccess(t, f, '_?._')),
   celFunc('k8s.optIndex', [DYN, DYN], DYN, (t, k) => optAccess(t, k, '_[?_]')),
 ];

@@ -1,7 +1,8 @@
 /**
  * @module admission/cel/rewrite
  * What @bufbuild/cel's parser does not read, brought to forms it does: the optional accessors `x.?f` and
- * `m[?k]` (to k8s.optSelect/k8s.optIndex calls) and cel-go's two-variable comprehensions
+ * `m[?k]` (to k8s.optSelect/k8s.optIndex calls), optional literal entries `[?x]` and `{?k: v}` (to
+ * k8s.optList/k8s.optMapLit over the plain literal), cel-go's two-variable comprehensions
  * `all/exists/existsOne/exists_one(i, v, p)` and `transformList/transformMap/transformMapEntry(i, v, [filter,] e)`
  * (to a one-variable comprehension over k8s.pairs(range), each [key, value] pair standing in for i and v), and
  * the macros sortBy, optMap and optFlatMap (to plain calls and map()).

@@ -423,3 +423,31 @@ describe('positions after an optional accessor', () => {
     expect(msg).toContain(`ERROR: <input>:1:52: found no matching overload for '_==_' applied to '(string, int)'\n | self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1\n | ...................................................^`);
   });
 });
+
+describe('formats typed as CEL types (SchemaDeclType)', () => {
+  it('date-time is a timestamp, duration a duration, byte bytes', () => {
+    const s = withSpec(
+      obj(
+        { at: { type: 'string', format: 'date-time' }, ttl: { type: 'string', format: 'duration' }, raw: { type: 'string', format: 'byte' } },
+        [
+          { rule: "self.at > timestamp('2020-01-01T00:00:00Z')", message: 'too early' },
+          { rule: "self.ttl <= duration('1h')", message: 'too long' },
+          { rule: 'size(self.raw) == 3', message: 'three bytes' },
+          { rule: "self.at.getFullYear() >= 2020 && self.ttl.getMinutes() >= 0 && self.raw == b'abc'" },
+        ],
+      ),
+    );
+    const { rules, errors } = compileCelRules(s, AT);
+    expect(errors).toEqual([]);
+    expect(rules.validate({ spec: { at: '2021-05-01T10:00:00Z', ttl: '30m', raw: 'YWJj' } }, undefined).errors).toEqual([]);
+    expect(rules.validate({ spec: { at: '2019-05-01T10:00:00Z', ttl: '2h', raw: 'YWI=' } }, undefined).errors.map((e) => e.message)).toEqual([
+      'spec: Invalid value: too early',
+      'spec: Invalid value: too long',
+      'spec: Invalid value: three bytes',
+      "spec: Invalid value: failed rule: self.at.getFullYear() >= 2020 && self.ttl.getMinutes() >= 0 && self.raw == b'abc'",
+    ]);
+    expect(compileCelRules(withSpec(obj({ at: { type: 'string', format: 'date-time' } }, [{ rule: "self.at == 'x'" }])), AT).errors[0]!.message).toContain(
+      "found no matching overload for '_==_' applied to '(google.protobuf.Timestamp, string)'",
+    );
+  });
+});

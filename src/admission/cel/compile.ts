@@ -12,7 +12,7 @@ import type { JSONSchema } from '../../apis/meta/json-schema.js';
 import { costFactorMessage, estimateCost, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT } from './cost.js';
 import { compileExpression, type Program } from './program.js';
 import { resolveFieldPath, ruleFieldErrors, ruleJSON, rulesOf, type ValidationRule } from './rules.js';
-import { maxListItems, maxMapProperties, schemaType, T, type CelT } from './types.js';
+import { maxListItems, maxMapProperties, nameObjects, schemaType, T, type CelT } from './types.js';
 
 export interface CompiledRule {
   rule: ValidationRule;
@@ -79,6 +79,8 @@ function compileNode(s: JSONSchema, p: string, root: boolean, cardinality: numbe
       message: `${p}.x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations`,
     });
   } else if (clean && rules.length > 0) {
+    // kube names self's type anew for every compilation (selfType + nanoseconds), so no rule can depend on it
+    nameObjects(type, `selfType${Math.floor(Math.random() * 1e9)}`);
     const vars = new Map<string, CelT>([['self', type]]);
     rules.forEach((r, i) => {
       const rp = `${p}.x-kubernetes-validations[${i}]`;

@@ -447,7 +447,23 @@ describe('formats typed as CEL types (SchemaDeclType)', () => {
       "spec: Invalid value: failed rule: self.at.getFullYear() >= 2020 && self.ttl.getMinutes() >= 0 && self.raw == b'abc'",
     ]);
     expect(compileCelRules(withSpec(obj({ at: { type: 'string', format: 'date-time' } }, [{ rule: "self.at == 'x'" }])), AT).errors[0]!.message).toContain(
-      "found no matching overload for '_==_' applied to '(google.protobuf.Timestamp, string)'",
+      "found no matching overload for '_==_' applied to '(timestamp, string)'",
     );
+  });
+});
+
+describe('type names in overload errors, as kube-apiserver 1.37.2 prints them (tnprobes.celx.example.com)', () => {
+  it('timestamp; objects as the generated self type and its fields; maps and lists by their types', () => {
+    const s = withSpec(
+      obj(
+        { at: { type: 'string', format: 'date-time' }, o: { type: 'object', properties: { a: { type: 'string' } } }, m: { type: 'object', additionalProperties: { type: 'integer' } } as JSONSchema, l: { type: 'array', items: { type: 'string' } } },
+        ["self.at == 'x'", 'self == 1', 'self.o == 1', 'self.m == 1', 'self.l == 1'].map((rule) => ({ rule })),
+      ),
+    );
+    const shown = compileCelRules(s, AT).errors.map((e) => /applied to '(.*)'/.exec(e.message)?.[1]);
+    expect(shown[0]).toBe('(timestamp, string)');
+    expect(shown[1]).toMatch(/^\(selfType\d+, int\)$/);
+    expect(shown[2]).toMatch(/^\(selfType\d+\.o, int\)$/);
+    expect(shown.slice(3)).toEqual(['(map(string, int), int)', '(list(string), int)']);
   });
 });

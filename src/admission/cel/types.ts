@@ -44,18 +44,29 @@ export function typeName(t: CelT): string {
     case 'opt':
       return `optional_type(${typeName(t.inner)})`;
     case 'object':
-      return 'object';
+      return objectNames.get(t) ?? 'object';
     case 'opaque':
       return t.name;
-    case 'timestamp':
-      return 'google.protobuf.Timestamp';
-    case 'duration':
-      return 'google.protobuf.Duration';
     case 'null':
       return 'null_type';
     default:
       return t.k;
   }
+}
+
+/** objectNames: the names cel-go's messages give the object types of the rules being compiled now. */
+const objectNames = new WeakMap<CelT, string>();
+
+/** nameObjects names the object types under `t` as kube's generated self type: `selfType123`, `selfType123.spec`. */
+export function nameObjects(t: CelT, name: string, seen = new Set<CelT>()): void {
+  if (seen.has(t)) return;
+  seen.add(t);
+  if (t.k === 'object') {
+    objectNames.set(t, name);
+    for (const [f, ft] of t.fields) nameObjects(ft, `${name}.${f}`, seen);
+  } else if (t.k === 'list') nameObjects(t.elem, `${name}.@idx`, seen);
+  else if (t.k === 'map') nameObjects(t.val, `${name}.@elem`, seen);
+  else if (t.k === 'opt') nameObjects(t.inner, name, seen);
 }
 
 /** maxRequestSizeBytes bounds what one request can hold (apiserver's 3 MiB), the size of anything unbounded. */

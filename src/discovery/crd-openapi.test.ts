@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResourceDefinition } from '../registry/resource.js';
 import { DISCOVERY_V2_CONTENT_TYPE, type APIGroupDiscoveryList, type APIResourceList } from './discovery.js';
-import type { OpenAPISchema, OpenAPIV3Document } from './openapi.js';
+import type { OpenAPISchema, OpenAPIV3Document, SwaggerDocument } from './openapi.js';
 import { registerDiscoveryRoutes } from './routes.js';
 
 const G = 'samplecontroller.k8s.io';
@@ -33,7 +33,11 @@ const FOO: ResourceDefinition = {
           deploymentName: { type: 'string' },
           size: { type: 'string', 'x-kubernetes-int-or-string': true },
           port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } as never,
+          replicas: { type: 'integer', default: 1 },
+          note: { type: 'string', nullable: true },
+          extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { type: 'string' } } },
         },
+        required: ['deploymentName', 'note'],
       },
     },
   },
@@ -164,5 +168,37 @@ describe('OpenAPI v3 schema of a CRD-defined kind', () => {
     expect(spec().size!.anyOf).toEqual([{ type: 'integer' }, { type: 'string' }]);
     expect(spec().port!.anyOf).toEqual([{ type: 'integer' }, { type: 'string' }]);
     expect(spec().port!.allOf).toBeUndefined();
+  });
+});
+
+describe('OpenAPI of a CRD-defined kind: its list, and Swagger 2.0', () => {
+  it('publishes the list with ListMeta described (no default) and the selectable fields', () => {
+    const list = doc.components.schemas['io.k8s.samplecontroller.v1alpha1.FooList']!;
+    expect(list.properties!.metadata).toEqual({
+      description: 'Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
+      allOf: [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta' }],
+    });
+    expect(list['x-kubernetes-selectable-fields' as keyof OpenAPISchema]).toEqual([{ fieldPath: 'spec.deploymentName' }]);
+  });
+
+  it('converts the schema as ToStructuralOpenAPIV2 does, without defaults, and keeps kube`s CRD routes', async () => {
+    const v2: SwaggerDocument = (await app.inject({ method: 'GET', url: '/openapi/v2' })).json();
+    const foo = v2.definitions['io.k8s.samplecontroller.v1alpha1.Foo']!;
+    const spec = foo.properties!.spec!;
+    // An int-or-string field keeps its declared type; its anyOf goes.
+    expect(spec.properties!.size).toEqual({ type: 'string', 'x-kubernetes-int-or-string': true });
+    expect(spec.properties!.port).toEqual({ 'x-kubernetes-int-or-string': true });
+    expect(spec.properties!.replicas).toEqual({ type: 'integer' });
+    expect(spec.properties!.note).toEqual({});
+    expect(spec.properties!.extra).toEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+    expect(spec.required).toEqual(['deploymentName']);
+    expect(foo.properties!.metadata).toEqual({
+      description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+      $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
+    });
+    const list = (v2.paths[COLLECTION] as Record<string, { consumes: string[]; produces: string[]; parameters?: { name: string }[] }>);
+    expect(list.get!.produces).toEqual(['application/json', 'application/yaml']);
+    expect(list.delete!.parameters!.map((p) => p.name)).toEqual(LIST);
+    expect((v2.paths[ITEM] as Record<string, { consumes: string[] }>).patch!.consumes).toEqual(['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
   });
 });

@@ -361,25 +361,73 @@ function unfold(s: OpenAPISchema): OpenAPISchema {
   return out;
 }
 
+// A described reference as kube's CRD builder writes one (RefSchema WithDescription): no default beside it.
+const describedRef = (d: Dialect, name: string, description: string): OpenAPISchema =>
+  d.v3 ? { description, allOf: [ref(d, name)] } : { description, $ref: d.ref(name) };
+
+// x-kubernetes-selectable-fields, which kube publishes on a CRD's kind and list schemas when it declares any.
+function withSelectableFields(out: OpenAPISchema, def: ResourceDefinition): OpenAPISchema {
+  const selectable = def.selectableFields ?? [];
+  if (selectable.length) out['x-kubernetes-selectable-fields'] = selectable.map((f) => ({ fieldPath: f.field }));
+  return out;
+}
+
 // A CRD's schema as apiextensions-apiserver's openapi builder publishes it: TypeMeta's own apiVersion and kind
 // replacing the CRD's, metadata a described reference to ObjectMeta (no default), the selectable fields listed.
 function customResourceSchema(d: Dialect, def: ResourceDefinition): OpenAPISchema {
+  const gvk = [{ group: def.group, version: def.version, kind: def.kind }];
+  // v2 keeps nothing of a schema that preserves unknown fields at its root (kubectl would refuse the unknown ones).
+  if (!d.v3 && def.schema['x-kubernetes-preserve-unknown-fields'] === true) {
+    return withSelectableFields({ type: 'object', 'x-kubernetes-group-version-kind': gvk }, def);
+  }
   const base = structuredClone(def.schema) as OpenAPISchema;
-  const properties: Record<string, OpenAPISchema> = { ...base.properties, ...typeMeta() };
-  properties.metadata = d.v3
-    ? { description: OBJECT_META_FIELD_DESC, allOf: [ref(d, OBJECT_META)] }
-    : { description: OBJECT_META_FIELD_DESC, $ref: d.ref(OBJECT_META) };
-  let out: OpenAPISchema = { ...base, type: 'object', properties };
+  let out: OpenAPISchema = { ...base, type: 'object' };
   if (def.description) out.description = def.description;
-  out = d.v3 ? unfold(out) : toV2Schema(out);
-  const selectable = def.selectableFields ?? [];
-  if (selectable.length) out['x-kubernetes-selectable-fields'] = selectable.map((f) => ({ fieldPath: f.field }));
-  out['x-kubernetes-group-version-kind'] = [{ group: def.group, version: def.version, kind: def.kind }];
+  out = d.v3 ? unfold(out) : crdToV2Schema(out);
+  out.properties = { ...out.properties, ...typeMeta(), metadata: describedRef(d, OBJECT_META, OBJECT_META_FIELD_DESC) };
+  withSelectableFields(out, def);
+  out['x-kubernetes-group-version-kind'] = gvk;
+  return out;
+}
+
+/**
+ * crdToV2Schema is ToStructuralOpenAPIV2 (apiextensions-apiserver controller/openapi/v2) with the defaults dropped, as
+ * kube publishes a CRD in Swagger 2.0: no junctors, a nullable field untyped and without items or properties, a field
+ * preserving unknown fields without items or properties (and untyped if an object), an array without items untyped,
+ * and nullable fields not required.
+ */
+function crdToV2Schema(s: OpenAPISchema): OpenAPISchema {
+  const out: OpenAPISchema = { ...s };
+  if (out.properties) out.properties = Object.fromEntries(Object.entries(out.properties).map(([k, v]) => [k, crdToV2Schema(v)]));
+  if (out.items) out.items = crdToV2Schema(out.items);
+  if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = crdToV2Schema(out.additionalProperties);
+  const raw = out as Record<string, unknown>;
+  for (const k of ['allOf', 'oneOf', 'anyOf', 'not', 'default']) delete raw[k];
+  const nullable = (x: unknown) => typeof x === 'object' && x !== null && (x as OpenAPISchema).nullable === true;
+  if (out.required && out.properties) {
+    const props = s.properties ?? {};
+    const kept = out.required.filter((f) => !nullable(props[f]));
+    if (kept.length) out.required = kept;
+    else delete out.required;
+  }
+  if (nullable(s.additionalProperties)) delete out.required;
+  if (out.nullable) {
+    delete out.type;
+    delete out.items;
+    delete out.properties;
+  }
+  delete out.nullable;
+  if (out['x-kubernetes-preserve-unknown-fields'] === true) {
+    delete out.items;
+    delete out.properties;
+  }
+  if (out.items === undefined && out.type === 'array') delete out.type;
+  if (out['x-kubernetes-preserve-unknown-fields'] === true && out.type === 'object') delete out.type;
   return out;
 }
 
 function listSchema(d: Dialect, def: ResourceDefinition): OpenAPISchema {
-  return {
+  const out: OpenAPISchema = {
     description: `${def.listKind} is a list of ${def.kind}`,
     type: 'object',
     required: ['items'],
@@ -391,10 +439,12 @@ function listSchema(d: Dialect, def: ResourceDefinition): OpenAPISchema {
         items: ref(d, schemaName(def.group, def.version, def.kind)),
       },
       kind: str(KIND_DESC),
-      metadata: objectField(d, LIST_META, LIST_META_FIELD_DESC),
+      // kube's CRD builder describes the reference without a default (the generic installer's types carry one).
+      metadata: isCustomResource(def) ? describedRef(d, LIST_META, LIST_META_FIELD_DESC) : objectField(d, LIST_META, LIST_META_FIELD_DESC),
     },
     'x-kubernetes-group-version-kind': [{ group: def.group, version: def.version, kind: def.listKind }],
   };
+  return isCustomResource(def) ? withSelectableFields(out, def) : out;
 }
 
 function sortKeys<T>(rec: Record<string, T>): Record<string, T> {

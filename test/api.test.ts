@@ -139,7 +139,7 @@ describe('create', () => {
     const fields = r.body.details.causes.map((c: any) => c.field);
     expect(fields).toEqual(expect.arrayContaining(['metadata.name', 'metadata.labels', 'spec.gitRepo', 'spec.replicas', 'spec.syncIntervalSeconds', 'spec.serviceType']));
     const replicas = r.body.details.causes.find((c: any) => c.field === 'spec.replicas');
-    expect(replicas).toMatchObject({ reason: 'FieldValueInvalid', message: 'Invalid value: 500: must be less than or equal to 100' });
+    expect(replicas).toMatchObject({ reason: 'FieldValueInvalid', message: 'Invalid value: 500: spec.replicas in body should be less than or equal to 100' });
     expect(r.body.message).toContain('Website.extensions.example.com "Bad_Name" is invalid');
   });
 

@@ -143,7 +143,7 @@ describe('Website in v1 and v1alpha1', () => {
     expect(clusterIP.body.details.causes).toEqual([{ reason: 'FieldValueForbidden', field: 'spec.service.nodePort', message: 'Forbidden: may only be set when type is NodePort or LoadBalancer' }]);
     const range = await call(agent, `${server.url}${V1}`, 'POST', v1Site('low-port', { service: { nodePort: 80 } }));
     expect(range.status).toBe(422);
-    expect(range.body.message).toContain('spec.service.nodePort: Invalid value: 80: must be greater than or equal to 30000');
+    expect(range.body.message).toContain('spec.service.nodePort: Invalid value: 80: spec.service.nodePort in body should be greater than or equal to 30000');
     const reserved = await call(agent, `${server.url}${V1}`, 'POST', v1Site('reserved', {}, { annotations: { [PORT_ANNOTATION]: '30500' } }));
     expect(reserved.status).toBe(422);
     expect(reserved.body.details.causes[0].field).toBe(`metadata.annotations[${PORT_ANNOTATION}]`);

@@ -31,7 +31,7 @@ export function transformObject(def: ResourceDefinition, obj: KubeObject, target
 export function transformList(def: ResourceDefinition, items: KubeObject[], listMeta: ListMeta, target: Target, includeObject: IncludeObject, noHeaders = false): unknown {
   switch (target.kind) {
     case 'Object':
-      return { kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: listMeta, items };
+      return { kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: objectListMeta(def, listMeta), items };
     case 'PartialObjectMetadata':
     case 'PartialObjectMetadataList':
       return {
@@ -45,10 +45,15 @@ export function transformList(def: ResourceDefinition, items: KubeObject[], list
   }
 }
 
+// A custom resource's list is an UnstructuredList, whose metadata always has `continue` (SetContinue("") sets it).
+function objectListMeta(def: ResourceDefinition, listMeta: ListMeta): ListMeta {
+  return def.customResource && listMeta.continue === undefined ? { ...listMeta, continue: '' } : listMeta;
+}
+
 /** encodedList is transformList's Object case for items that are already JSON text: the same bytes, joined. */
 export function encodedList(def: ResourceDefinition, listMeta: ListMeta, items: Uint8Array[]): Buffer {
   // The envelope up to and including `"items":[`, then the items, then `]}`.
-  const head = JSON.stringify({ kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: listMeta, items: [] }).slice(0, -2);
+  const head = JSON.stringify({ kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: objectListMeta(def, listMeta), items: [] }).slice(0, -2);
   const parts: Uint8Array[] = [Buffer.from(head)];
   items.forEach((item, i) => {
     if (i > 0) parts.push(COMMA);

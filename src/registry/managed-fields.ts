@@ -246,6 +246,8 @@ export interface ApplyScope {
   view?: { apiVersion: string; field: (p: Path) => string } | undefined;
   /** The namespace the configuration itself names (kube names the patch object, not the request, in its errors). */
   namespace?: string | undefined;
+  /** The configuration as sent, before pruning: what is typed against the schema (unknown fields do not type). */
+  sent?: unknown;
 }
 
 // prune is Updater.prune: what the applier owned before and no longer applies goes, unless someone owns it now.
@@ -271,8 +273,10 @@ export function serverSideApply(
 ): KubeObject {
   const { managedFields: _applied, ...appliedMeta } = applied.metadata;
   const appliedValue = { ...applied, metadata: appliedMeta };
-  // ObjectToTyped: a configuration that cannot be typed is refused before anything else, as a bare 500.
-  const untypable = typeErrors(appliedValue, m.type);
+  // ObjectToTyped: a configuration that cannot be typed is refused before anything else, as a bare 500. It is the
+  // configuration as sent (metadata as decoded), so a field the schema does not declare is one of its errors.
+  const sent = scope.sent !== null && typeof scope.sent === 'object' && !Array.isArray(scope.sent) ? { ...(scope.sent as Record<string, unknown>), metadata: appliedMeta } : appliedValue;
+  const untypable = typeErrors(sent, m.type);
   if (untypable) {
     const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
     const gvk = `${group ? `${group}/` : ''}${version}, Kind=${applied.kind ?? ''}`;

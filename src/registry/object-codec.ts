@@ -9,7 +9,7 @@ import { cloneJsonSharing } from '../apis/meta/json-clone.js';
 import type { FieldValidation, KubeObject } from '../apis/meta/types.js';
 import { decodeObjectMeta, GoDecodeError, interpretTypeMeta } from '../apis/meta/decode.js';
 import { goMarshal } from '../apis/meta/go-json.js';
-import type { SchemaAdmission } from '../admission/schema.js';
+import { CoercionError, type SchemaAdmission } from '../admission/schema.js';
 import { decodeFailure, groupOf, type DecodeMode } from './decode-errors.js';
 import { duplicatesOf } from './duplicate-fields.js';
 import type { ResourceDefinition } from './resource.js';
@@ -72,7 +72,15 @@ export class ObjectCodec {
     }
     const ours = groupOf(tm.apiVersion) === this.#def.group && tm.kind === this.#def.kind;
     // Pruning and unknown fields apply to our own kind only (unstructuredSchemaCoercer.apply).
-    if (ours) unknown.push(...this.#schema.pruneUnknown(obj as unknown as Record<string, unknown>));
+    if (ours) {
+      try {
+        unknown.push(...this.#schema.pruneUnknown(obj as unknown as Record<string, unknown>));
+      } catch (e) {
+        // An embedded resource the decoder cannot coerce (an apiVersion not a string, metadata that does not decode).
+        if (e instanceof CoercionError) throw failure(e.message, false, tm);
+        throw e;
+      }
+    }
     const warnings: string[] = [];
     // The decoder's duplicate members come first, then the pruned unknown fields (strict decoding error order).
     const strict = [...duplicatesOf(body).map((f) => `duplicate field ${JSON.stringify(f)}`), ...unknown.map((f) => `unknown field ${JSON.stringify(f)}`)];

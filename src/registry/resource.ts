@@ -66,11 +66,21 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * its value for an object (undefined: the field is absent, which matches as kube's does).
    */
   selectableFields?: readonly SelectableField<T>[];
+  /**
+   * customResource: a kind defined by a CRD, answered as apiextensions-apiserver answers (unstructured lists whose
+   * metadata always has `continue`; discovery's custom-resource verb order).
+   */
+  customResource?: boolean;
   /** A deprecated served version: the Warning every request to it gets (a CRD's deprecationWarning). */
   deprecationWarning?: string;
   subresources: { status: boolean; scale?: ScaleMapping<T> };
   /** Semantic validation beyond the schema, run after defaulting. `old` is set on update. */
   validate?(obj: T, old: T | undefined): FieldError[];
+  /**
+   * The values behind a CRD's scale paths, checked after the schema whatever it found (the custom resource
+   * validator's ValidateScaleSpec and, on every write, ValidateScaleStatus; a write to /status checks status only).
+   */
+  validateScalePaths?(obj: T, sub: 'main' | 'status'): FieldError[];
   /**
    * Validation rules (a CRD's x-kubernetes-validations), run after the schema as kube runs them: unless the schema
    * found a type, required, enum or size error, which the rules were not written for. `old` is set on update.

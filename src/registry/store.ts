@@ -202,7 +202,7 @@ export class ResourceStore {
   /** create runs the create pipeline (201 on success). */
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<WriteResult> {
     const { obj, warnings } = this.#codec.decode(body, namespace, undefined, opts.fieldValidation, 'create');
-    return this.#create(namespace, obj, opts, warnings, { kind: 'update', manager: opts.manager });
+    return carryWarnings(warnings, this.#create(namespace, obj, opts, warnings, { kind: 'update', manager: opts.manager }));
   }
 
   // #create runs the create pipeline on a decoded object.
@@ -226,12 +226,12 @@ export class ResourceStore {
   /** update replaces the object (PUT) or its status (PUT /status). */
   async update(namespace: string | undefined, name: string, body: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult> {
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'update');
-    return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
+    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
       // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
       this.#preconditions.checkUidPrecondition(cur, obj.metadata.uid, namespace, name);
       this.#preconditions.requireResourceVersion(obj, name);
       return this.#strategy.prepareUpdate(cur, cloneJson(obj), sub, { kind: 'update', manager: opts.manager });
-    });
+    }));
   }
 
   /**
@@ -245,10 +245,14 @@ export class ResourceStore {
     if (sub === 'status') await this.get(namespace, name);
     checkApplyBody(body, this.apiVersion, this.def.kind);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'apply');
+    return carryWarnings(warnings, this.#apply(namespace, name, obj, body, opts, sub, warnings));
+  }
+
+  async #apply(namespace: string | undefined, name: string, obj: KubeObject, body: unknown, opts: ApplyOptions, sub: Subresource, warnings: string[]): Promise<WriteResult & { created: boolean }> {
     if (sub === 'main' && this.def.subresources.status) delete obj['status'];
     const sent = (body as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace;
     const namespaceSent = typeof sent === 'string' ? sent : undefined;
-    const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status', namespace: namespaceSent } : { part: 'main', namespace: namespaceSent };
+    const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status', namespace: namespaceSent, sent: body } : { part: 'main', namespace: namespaceSent, sent: body };
     for (let attempt = 0; ; attempt++) {
       const cur = this.#canExist(namespace, name) ? await this.#storage.get(this.key(namespace, name)) : undefined;
       if (!cur) {
@@ -275,7 +279,7 @@ export class ResourceStore {
   /** patch applies a merge or JSON patch to the current object (or its status) and updates it. */
   async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult> {
     const warnings: string[] = [];
-    return this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
+    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
       const patchWarnings: string[] = [];
       const patched = patchObject(cur, type, patch, this.def.kind, this.def.group, name, opts.fieldValidation, patchWarnings);
       if (type === 'application/merge-patch+json') mergePatchDuplicates(patch, patched, opts.fieldValidation, patchWarnings);
@@ -283,7 +287,7 @@ export class ResourceStore {
       warnings.splice(0, warnings.length, ...patchWarnings, ...w);
       this.#preconditions.requireResourceVersion(obj, name);
       return this.#strategy.prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager });
-    });
+    }));
   }
 
   /** getScale resolves with the autoscaling/v1 Scale view of the object. */
@@ -453,6 +457,19 @@ export class ResourceStore {
   // #guaranteedUpdate runs tryUpdate atomically against the stored object (or only computes it for dryRun).
   async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
     return guaranteedUpdate(this.#storage, this.gr, this.#existingKey(namespace, name), name, opts.dryRun, decodeWarnings, update);
+  }
+}
+
+/**
+ * carryWarnings gives a failed write the warnings it had gathered: kube records warnings in the request as they
+ * arise, so a write refused after decoding (422, 409) still sends the unknown fields it warned about.
+ */
+async function carryWarnings<T>(warnings: readonly string[], write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (e) {
+    if (e instanceof StatusError && warnings.length) e.warnings = [...warnings];
+    throw e;
   }
 }
 

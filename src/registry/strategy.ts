@@ -127,12 +127,15 @@ export class WriteStrategy {
     next.metadata.resourceVersion = cur.metadata.resourceVersion;
     // Defaults first, as the custom resource codec applies them while decoding: a body that leaves a defaulted field
     // out does not change the spec, so it does not bump the generation.
-    const schemaErrs = this.#schema.defaultAndValidate(next as unknown as Record<string, unknown>);
+    // An update ratchets (an unchanged invalid value is not refused again); /status validates the status alone.
+    const nextValue = next as unknown as Record<string, unknown>;
+    const curValue = cur as unknown as Record<string, unknown>;
+    const schemaErrs = sub === 'status' ? this.#schema.defaultAndValidateStatusUpdate(nextValue, curValue) : this.#schema.defaultAndValidateUpdate(nextValue, curValue);
     if (sub === 'main' && !isDeepStrictEqual(specOf(next), specOf(cur))) {
       next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
       if (this.#systemStatus) next['status'] = this.#systemStatus(next);
     }
-    this.#validate(next, cur, schemaErrs);
+    this.#validate(next, cur, schemaErrs, sub);
     if (own.kind === 'update') {
       const managedFields = trackUpdate(this.managed, cur, next, own.manager, sub, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined), sent);
       if (managedFields.length > 0) next.metadata.managedFields = managedFields;
@@ -143,15 +146,16 @@ export class WriteStrategy {
   }
 
   // #validate defaults and validates a complete object; every problem is one cause of a single 422.
-  #validate(obj: KubeObject, old: KubeObject | undefined, schemaErrs?: FieldError[]): void {
+  #validate(obj: KubeObject, old: KubeObject | undefined, schemaErrs?: FieldError[], sub: Subresource = 'main'): void {
     const errs: FieldError[] = [];
     const opts = { namespaced: this.#def.namespaced };
     errs.push(...(old ? validateObjectMetaUpdate(obj.metadata, old.metadata, opts) : validateObjectMetaCreate(obj.metadata, opts)));
     errs.push(...(schemaErrs ?? this.#schema.defaultAndValidate(obj as unknown as Record<string, unknown>)));
+    errs.push(...(this.#def.validateScalePaths?.(obj, sub) ?? []));
     if (errs.length === 0) errs.push(...(this.#def.validate?.(obj, old) ?? []));
     if (this.#def.validateRules) {
       // customresource strategy.go hasBlockingErr: the rules do not run on an object of the wrong shape, and say so.
-      if (errs.some((e) => BLOCKING.has(e.type))) errs.push(invalidField('<nil>', 'null', RULES_NOT_CHECKED));
+      if (errs.some((e) => BLOCKING.has(e.type))) errs.push(invalidField('<nil>', null, RULES_NOT_CHECKED));
       else errs.push(...this.#def.validateRules(obj, old));
     }
     if (errs.length > 0) throw invalid(this.#def.kind, this.#def.group, obj.metadata.name || obj.metadata.generateName || '', errs);

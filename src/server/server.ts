@@ -31,6 +31,7 @@ import { decodeJsonPatchBody } from '../registry/patch.js';
 import { servedDefinitions, type KindDefinition, type ResourceDefinition } from '../registry/resource.js';
 import type { CreateAdmission, ResourceStore } from '../registry/store.js';
 import { kindRoutes } from '../endpoints/kind-routes.js';
+import { sendWarnings } from '../endpoints/warning-header.js';
 import { isStorageError } from '../storage/errors.js';
 import { storageStatus } from '../registry/storage-status.js';
 import type { Storage } from '../storage/interface.js';
@@ -235,6 +236,7 @@ export function createServer(cfg: ServerConfig): ApiServer {
     if (status.status.details?.retryAfterSeconds) reply.header('retry-after', String(status.status.details.retryAfterSeconds));
     // A 415 names the body types taken here in an Accept header too (RFC 9110 §15.5.16), for clients that fall back.
     if (status.acceptedMediaTypes) reply.header('accept', status.acceptedMediaTypes.join(', '));
+    if (status.warnings) sendWarnings(reply, status.warnings);
     reply.code(status.code).type('application/json').send(status.status);
   });
   app.setNotFoundHandler((req, reply) => {

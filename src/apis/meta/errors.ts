@@ -19,7 +19,9 @@ export class StatusError extends Error {
   readonly status: Status;
   /** For a 415: the media types a body may have here, which the answer's `Accept` header lists (RFC 9110 §15.5.16). */
   acceptedMediaTypes?: readonly string[];
-  constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'>, options?: { cause?: unknown }) {
+  /** The warnings the request gathered before it failed: they are sent with the error, as kube sends them. */
+  warnings?: readonly string[];
+  constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status' | 'code'> & { code: number }, options?: { cause?: unknown }) {
     super(status.message ?? status.reason ?? 'error', options);
     // metav1.Status's field order, so the JSON is kube's byte for byte: message, reason, details, then code.
     const { message, reason, details, code } = status;
@@ -29,7 +31,7 @@ export class StatusError extends Error {
     };
   }
   get code(): number {
-    return this.status.code;
+    return this.status.code ?? 500;
   }
   get reason(): string | undefined {
     return this.status.reason;
@@ -143,11 +145,14 @@ export const tooLargeResourceVersion = (requested: string, current: string) =>
     details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
   });
 
-/** successStatus: the Status a delete returns once the object is gone. */
+/**
+ * successStatus: the Status a delete returns once the object is gone, as the generic registry store's finalizeDelete
+ * builds it: without a code (only a deleter that returns nothing gets handlers/delete.go's Status with code 200).
+ */
 export function successStatus(gr: GroupResource, name: string, uid: string | undefined): Status {
   const details: StatusDetails = { name, group: gr.group, kind: gr.resource };
   if (uid) details.uid = uid;
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details, code: 200 };
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
 
 /**

@@ -74,7 +74,8 @@ export interface Status {
   message?: string;
   reason?: string;
   details?: StatusDetails;
-  code: number;
+  /** Absent in the Success of a delete by the generic store (successStatus). */
+  code?: number;
 }
 
 /** TableColumnDefinition mirrors metav1.TableColumnDefinition. */

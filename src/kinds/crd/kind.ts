@@ -14,6 +14,7 @@ import { printerColumnsOf, selectableFieldValue } from '../../registry/crd-colum
 import type { Kind } from '../../registry/kind-controller.js';
 import { getAt, setAt } from '../../registry/object-paths.js';
 import type { ConvertedVersion, ResourceDefinition, ScaleMapping, VersionConversion } from '../../registry/resource.js';
+import { scaleValidation } from './scale-validation.js';
 import type { CrdScale, CrdVersion, CustomResourceDefinition } from './types.js';
 
 /** crdKind builds the kind a CRD defines: its storage version and its other served versions. */
@@ -65,10 +66,12 @@ function versionDefinition(crd: CustomResourceDefinition, v: CrdVersion): Resour
     description: schema.description ?? '',
     printerColumns: printerColumnsOf(v.additionalPrinterColumns ?? []),
     columnsComplete: true,
+    customResource: true,
     subresources: {
       status: v.subresources?.status !== undefined,
       ...(v.subresources?.scale ? { scale: scaleMapping(v.subresources.scale) } : {}),
     },
+    ...(v.subresources?.scale ? { validateScalePaths: scaleValidation(v.subresources.scale) } : {}),
     selectableFields: (v.selectableFields ?? []).map((f) => ({ field: f.jsonPath.slice(1), value: selectableFieldValue(f.jsonPath) })),
     ...(v.deprecated ? { deprecationWarning: v.deprecationWarning ?? defaultDeprecationWarning(crd, v.name) } : {}),
   };

@@ -89,6 +89,11 @@ function convert(s: JSONSchema): MergeType {
   if (s.type === 'object' || s.properties || s.additionalProperties !== undefined) {
     const fields = new Map<string, FieldType>();
     for (const [k, p] of Object.entries(s.properties ?? {})) fields.set(k, { type: convert(p), ...(p.default !== undefined ? { default: p.default } : {}) });
+    // An embedded resource always has its type and object metadata (the structural schema adds them).
+    if (s['x-kubernetes-embedded-resource']) {
+      for (const k of ['apiVersion', 'kind']) if (!fields.has(k)) fields.set(k, { type: SCALAR });
+      if (!fields.has('metadata')) fields.set('metadata', { type: DEDUCED_MAP });
+    }
     let element: MergeType | undefined;
     if (typeof s.additionalProperties === 'object') element = convert(s.additionalProperties);
     else if (s.additionalProperties === true || preserve) element = DEDUCED;

@@ -264,36 +264,44 @@ export function ensureNamedFieldsAreMembers(set: FieldSet, t: MergeType): FieldS
 }
 
 /**
- * typeErrors is what ObjectToTyped refuses in an applied configuration, in structured-merge-diff's words: an item of
- * a set or list map that appears twice, a list map item without its keys (and no defaults for them), a set of maps.
- * Wrong scalar types are left to validation. The first error only, as kube reports it for one bad list.
+ * typeErrors is what ObjectToTyped refuses in an applied configuration, in structured-merge-diff's words (its
+ * validating walker, typed/validate.go): a field the schema does not declare where no other field may be, an item
+ * of a set or list map that appears twice, a list map item without its keys (and no defaults for them), a set of
+ * maps. Wrong scalar types are left to validation. Every error, joined as ValidationErrors.Error joins them (kube
+ * lists them in its map iteration order, here the object's).
  */
 export function typeErrors(v: unknown, t: MergeType): string | undefined {
-  const walk = (v: unknown, t: MergeType, path: Path): string | undefined => {
+  const errs: string[] = [];
+  const walk = (v: unknown, t: MergeType, path: Path): void => {
     const r = resolve(t, v);
-    if (r.kind === 'scalar') return undefined;
+    if (r.kind === 'scalar') return;
     if (r.kind === 'list') {
-      if (!Array.isArray(v) || r.atomic) return undefined;
+      if (!Array.isArray(v) || r.atomic) return;
       const seen = new Set<string>();
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
         const pe = itemElement(r, item);
-        if (pe === undefined) return `${pathString(path)}: element ${i}: ${missingKeys(r, item)}`;
-        if (seen.has(pe)) return `${pathString(path)}: duplicate entries for key ${pathString([pe])}`;
+        // Without its path element nothing deeper in the list can be reported: the walker bails on this list.
+        if (pe === undefined) {
+          errs.push(`${pathString(path)}: element ${i}: ${missingKeys(r, item)}`);
+          return;
+        }
+        if (seen.has(pe)) errs.push(`${pathString(path)}: duplicate entries for key ${pathString([pe])}`);
         seen.add(pe);
-        const e = walk(item, r.element, [...path, pe]);
-        if (e) return e;
+        walk(item, r.element, [...path, pe]);
       }
-      return undefined;
+      return;
     }
-    if (!isObject(v) || r.atomic) return undefined;
+    if (!isObject(v) || r.atomic) return;
     for (const [k, val] of Object.entries(v)) {
-      const e = walk(val, fieldType(r, k).type, [...path, fieldElement(k)]);
-      if (e) return e;
+      const f = fieldType(r, k);
+      if (!f.declared && r.element === undefined) errs.push(`${pathString([...path, fieldElement(k)])}: field not declared in schema`);
+      else walk(val, f.type, [...path, fieldElement(k)]);
     }
-    return undefined;
   };
-  return walk(v, t, []);
+  walk(v, t, []);
+  if (errs.length <= 1) return errs[0];
+  return ['errors:', ...errs.map((e) => `  ${e}`)].join('\n');
 }
 
 // missingKeys words why a list item has no path element, in listItemToPathElement's words (typed/helpers.go).

@@ -202,3 +202,24 @@ describe('OpenAPI of a CRD-defined kind: its list, and Swagger 2.0', () => {
     expect((v2.paths[ITEM] as Record<string, { consumes: string[] }>).patch!.consumes).toEqual(['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
   });
 });
+
+describe('the OpenAPI v3 document of a group/version of CRDs', () => {
+  it('is the document kube`s CRD builder writes: its info, no security, metav1 as kube publishes it beside a CRD', () => {
+    expect(doc.info).toEqual({ title: 'Kubernetes CRD Swagger', version: 'v0.1.0' });
+    expect(doc.security).toBeUndefined();
+    expect(doc.components.securitySchemes).toBeUndefined();
+    const objectMeta = doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']!;
+    expect(objectMeta.properties!.creationTimestamp!.allOf).toEqual([{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time' }]);
+    expect(doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Time']).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(doc.components.schemas['io.k8s.api.autoscaling.v1.ScaleSpec']!.properties!.replicas!.default).toBe(0);
+  });
+
+  it('leaves a code-defined kind`s document as the generic installer`s', async () => {
+    const bar: OpenAPIV3Document = (await app.inject({ method: 'GET', url: '/openapi/v3/apis/bars.example.com/v1' })).json();
+    expect(bar.info.title).toBe('website-apiserver');
+    expect(bar.security).toEqual([{ BearerToken: [] }]);
+    expect(bar.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Time']).toBeUndefined();
+    const list = (bar.paths['/apis/bars.example.com/v1/namespaces/{namespace}/bars'] as Record<string, { description: string }>).get!;
+    expect(list.description).toBe('list or watch objects of kind Bar');
+  });
+});

@@ -1,9 +1,22 @@
 /**
  * @module discovery/openapi-model
- * The dialect-neutral model of the OpenAPI paths of one kind (operations, parameters, bodies, responses), which
- * discovery/openapi renders as OpenAPI v3 or Swagger 2.0, and the operation-ID and tag names kube gives a group.
+ * The published schema type, the dialect-neutral model of the OpenAPI paths of one kind (operations, parameters,
+ * bodies, responses), which discovery/openapi renders as OpenAPI v3 or Swagger 2.0, and the operation-ID and tag names
+ * kube gives a group.
  */
+import type { JSONSchema } from '../registry/resource.js';
 import type { GroupVersionKind } from './discovery.js';
+
+/** OpenAPISchema is a schema as published: JSONSchema plus `$ref` and `allOf`, which the published documents need. */
+export interface OpenAPISchema extends Omit<JSONSchema, 'type' | 'properties' | 'additionalProperties' | 'items'> {
+  type?: string;
+  properties?: Record<string, OpenAPISchema>;
+  additionalProperties?: OpenAPISchema | boolean;
+  items?: OpenAPISchema;
+  $ref?: string;
+  allOf?: OpenAPISchema[];
+  anyOf?: OpenAPISchema[];
+}
 
 /** Param is one query or path parameter. */
 export interface Param {

@@ -8,7 +8,7 @@
  * See API-CONVENTIONS §1.3 and mistake #15.
  */
 import { SUPPORTED_PATCH_TYPES } from '../registry/patch.js';
-import type { JSONSchema, ResourceDefinition } from '../registry/resource.js';
+import type { ResourceDefinition } from '../registry/resource.js';
 import {
   groupVersions,
   isCustomResource,
@@ -16,27 +16,20 @@ import {
   versionInfo,
   type GroupVersionKind,
 } from './discovery.js';
+import { crdMetaDefinitions } from './crd-meta-definitions.js';
 import { crdKindPaths } from './openapi-crd-paths.js';
-import { operationGroupVersion, operationTag, type Operation, type Param, type PathItem } from './openapi-model.js';
+import { operationGroupVersion, operationTag, type OpenAPISchema, type Operation, type Param, type PathItem } from './openapi-model.js';
 
-/** OpenAPISchema is a schema as published: JSONSchema plus `$ref` and `allOf`, which the published documents need. */
-export interface OpenAPISchema extends Omit<JSONSchema, 'type' | 'properties' | 'additionalProperties' | 'items'> {
-  type?: string;
-  properties?: Record<string, OpenAPISchema>;
-  additionalProperties?: OpenAPISchema | boolean;
-  items?: OpenAPISchema;
-  $ref?: string;
-  allOf?: OpenAPISchema[];
-  anyOf?: OpenAPISchema[];
-}
+export type { OpenAPISchema };
 
 /** OpenAPIV3Document is the subset of an OpenAPI 3.0 document we produce. */
 export interface OpenAPIV3Document {
   openapi: '3.0.0';
   info: { title: string; version: string };
   paths: Record<string, Record<string, unknown>>;
-  components: { schemas: Record<string, OpenAPISchema>; securitySchemes: Record<string, unknown> };
-  security: Record<string, string[]>[];
+  /** securitySchemes and security are absent from a document of CRDs, as kube's CRD builder writes none. */
+  components: { schemas: Record<string, OpenAPISchema>; securitySchemes?: Record<string, unknown> };
+  security?: Record<string, string[]>[];
 }
 
 /** SwaggerDocument is the subset of a Swagger 2.0 document we produce. */
@@ -451,8 +444,9 @@ function sortKeys<T>(rec: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(rec).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-function schemasFor(d: Dialect, kinds: readonly ResourceDefinition[]): Record<string, OpenAPISchema> {
-  const defs = metaDefinitions(d, kinds.some((k) => k.subresources.scale));
+function schemasFor(d: Dialect, kinds: readonly ResourceDefinition[], crdDocument = false): Record<string, OpenAPISchema> {
+  const withScale = kinds.some((k) => k.subresources.scale);
+  const defs = crdDocument ? crdMetaDefinitions(withScale) : metaDefinitions(d, withScale);
   for (const def of kinds) {
     defs[schemaName(def.group, def.version, def.kind)] = kindSchema(d, def);
     defs[schemaName(def.group, def.version, def.listKind)] = listSchema(d, def);
@@ -678,6 +672,15 @@ function pathsFor(d: Dialect, kinds: readonly ResourceDefinition[]): Record<stri
 export function openApiV3GroupVersion(kinds: readonly ResourceDefinition[], group: string, version: string): OpenAPIV3Document | undefined {
   const defs = kinds.filter((k) => k.group === group && k.version === version);
   if (defs.length === 0) return undefined;
+  // A group/version of CRDs alone is the document apiextensions-apiserver's builder writes, with its info and metav1.
+  if (defs.every(isCustomResource)) {
+    return {
+      openapi: '3.0.0',
+      info: { title: 'Kubernetes CRD Swagger', version: 'v0.1.0' },
+      paths: pathsFor(V3, defs),
+      components: { schemas: schemasFor(V3, defs, true) },
+    };
+  }
   return {
     openapi: '3.0.0',
     info: { title: 'website-apiserver', version: versionInfo().gitVersion },

@@ -280,7 +280,10 @@ export function serverSideApply(
   if (untypable) {
     const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
     const gvk = `${group ? `${group}/` : ''}${version}, Kind=${applied.kind ?? ''}`;
-    throw new StatusError({ code: 500, message: `failed to create typed patch object (${scope.namespace ?? ''}/${appliedMeta.name ?? ''}; ${gvk}): ${untypable}` });
+    const e = new StatusError({ code: 500, message: `failed to create typed patch object (${scope.namespace ?? ''}/${appliedMeta.name ?? ''}; ${gvk}): ${untypable}` });
+    // Refused before the body is decoded: no unknown-field warning has been recorded yet.
+    e.warnings = [];
+    throw e;
   }
   let owners = decode(live?.metadata.managedFields, m);
   const base = live ?? emptyObject(applied);

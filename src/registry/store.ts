@@ -468,7 +468,7 @@ async function carryWarnings<T>(warnings: readonly string[], write: Promise<T>):
   try {
     return await write;
   } catch (e) {
-    if (e instanceof StatusError && warnings.length) e.warnings = [...warnings];
+    if (e instanceof StatusError && warnings.length && e.warnings === undefined) e.warnings = [...warnings];
     throw e;
   }
 }

@@ -276,10 +276,15 @@ export function typeErrors(v: unknown, t: MergeType): string | undefined {
     const r = resolve(t, v);
     if (r.kind === 'scalar') return;
     if (r.kind === 'list') {
-      if (!Array.isArray(v) || r.atomic) return;
+      if (!Array.isArray(v)) return;
       const seen = new Set<string>();
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
+        // An atomic list's items are typed too, by index: atomicity is about ownership, not about the schema.
+        if (r.atomic) {
+          walk(item, r.element, [...path, `i:${i}`]);
+          continue;
+        }
         const pe = itemElement(r, item);
         // Without its path element nothing deeper in the list can be reported: the walker bails on this list.
         if (pe === undefined) {
@@ -292,11 +297,16 @@ export function typeErrors(v: unknown, t: MergeType): string | undefined {
       }
       return;
     }
-    if (!isObject(v) || r.atomic) return;
+    if (!isObject(v)) return;
     for (const [k, val] of Object.entries(v)) {
       const f = fieldType(r, k);
-      if (!f.declared && r.element === undefined) errs.push(`${pathString([...path, fieldElement(k)])}: field not declared in schema`);
-      else walk(val, f.type, [...path, fieldElement(k)]);
+      // The walker stops visiting a map at its first undeclared field (visitMapItems returns false). kube iterates
+      // a Go map, so which of several undeclared fields it names varies; this names the first in the object.
+      if (!f.declared && r.element === undefined) {
+        errs.push(`${pathString([...path, fieldElement(k)])}: field not declared in schema`);
+        return;
+      }
+      walk(val, f.type, [...path, fieldElement(k)]);
     }
   };
   walk(v, t, []);

@@ -36,6 +36,7 @@ const FOO: ResourceDefinition = {
           replicas: { type: 'integer', default: 1 },
           note: { type: 'string', nullable: true },
           extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { type: 'string' } } },
+          template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
         },
         required: ['deploymentName', 'note'],
       },
@@ -169,6 +170,21 @@ describe('OpenAPI v3 schema of a CRD-defined kind', () => {
     expect(spec().port!.anyOf).toEqual([{ type: 'integer' }, { type: 'string' }]);
     expect(spec().port!.allOf).toBeUndefined();
   });
+
+  it('gives an embedded resource apiVersion, kind and metadata, kind and apiVersion required', () => {
+    expect(spec().template).toEqual({
+      type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true,
+      required: ['kind', 'apiVersion'],
+      properties: {
+        apiVersion: { type: 'string', description: 'apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources' },
+        kind: { type: 'string', description: 'kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds' },
+        metadata: {
+          description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+          allOf: [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }],
+        },
+      },
+    });
+  });
 });
 
 describe('OpenAPI of a CRD-defined kind: its list, and Swagger 2.0', () => {
@@ -191,6 +207,8 @@ describe('OpenAPI of a CRD-defined kind: its list, and Swagger 2.0', () => {
     expect(spec.properties!.replicas).toEqual({ type: 'integer' });
     expect(spec.properties!.note).toEqual({});
     expect(spec.properties!.extra).toEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+    // Where unknown fields are kept, v2 adds nothing to an embedded resource (kubectl would refuse the unknown ones).
+    expect(spec.properties!.template).toEqual({ 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true });
     expect(spec.required).toEqual(['deploymentName']);
     expect(foo.properties!.metadata).toEqual({
       description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",

@@ -378,9 +378,35 @@ function customResourceSchema(d: Dialect, def: ResourceDefinition): OpenAPISchem
   if (def.description) out.description = def.description;
   out = d.v3 ? unfold(out) : crdToV2Schema(out);
   out.properties = { ...out.properties, ...typeMeta(), metadata: describedRef(d, OBJECT_META, OBJECT_META_FIELD_DESC) };
+  addEmbeddedProperties(d, out);
   withSelectableFields(out, def);
   out['x-kubernetes-group-version-kind'] = gvk;
   return out;
+}
+
+const EMBEDDED_API_VERSION_DESC =
+  'apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources';
+const EMBEDDED_KIND_DESC =
+  'kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds';
+
+// addEmbeddedProperties gives every x-kubernetes-embedded-resource object apiVersion, kind and metadata, kind and
+// apiVersion required, as kube's CRD builder does; in v2 not where unknown fields are kept (kubectl would refuse them).
+function addEmbeddedProperties(d: Dialect, s: OpenAPISchema): void {
+  for (const v of Object.values(s.properties ?? {})) addEmbeddedProperties(d, v);
+  if (s.items) addEmbeddedProperties(d, s.items);
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') addEmbeddedProperties(d, s.additionalProperties);
+  if (!d.v3 && s['x-kubernetes-preserve-unknown-fields'] === true) return;
+  if (s['x-kubernetes-embedded-resource'] !== true) return;
+  s.properties = {
+    ...s.properties,
+    apiVersion: str(EMBEDDED_API_VERSION_DESC),
+    kind: str(EMBEDDED_KIND_DESC),
+    metadata: describedRef(d, OBJECT_META, OBJECT_META_FIELD_DESC),
+  };
+  const required = [...(s.required ?? [])];
+  if (!required.includes('kind')) required.push('kind');
+  if (!required.includes('apiVersion')) required.push('apiVersion');
+  s.required = required;
 }
 
 /**

@@ -8,7 +8,31 @@
 import type { OpenAPISchema } from './openapi-model.js';
 
 // The group/versions whose DeleteOptions kube-apiserver's scheme registers, in the order it lists them.
-const DELETE_OPTIONS_GROUPS: readonly [string, readonly string[]][] = [["", ["v1"]], ["admissionregistration.k8s.io", ["v1", "v1alpha1", "v1beta1"]], ["apps", ["v1", "v1beta1", "v1beta2"]], ["authentication.k8s.io", ["v1", "v1alpha1", "v1beta1"]], ["authorization.k8s.io", ["v1", "v1beta1"]], ["autoscaling", ["v1", "v2"]], ["batch", ["v1", "v1beta1"]], ["certificates.k8s.io", ["v1", "v1alpha1", "v1beta1"]], ["coordination.k8s.io", ["v1", "v1alpha2", "v1beta1"]], ["discovery.k8s.io", ["v1", "v1beta1"]], ["events.k8s.io", ["v1", "v1beta1"]], ["extensions", ["v1beta1"]], ["flowcontrol.apiserver.k8s.io", ["v1", "v1beta1", "v1beta2", "v1beta3"]], ["internal.apiserver.k8s.io", ["v1alpha1"]], ["lifecycle.k8s.io", ["v1alpha1"]], ["networking.k8s.io", ["v1", "v1beta1"]], ["node.k8s.io", ["v1", "v1alpha1", "v1beta1"]], ["policy", ["v1", "v1beta1"]], ["rbac.authorization.k8s.io", ["v1", "v1alpha1", "v1beta1"]], ["resource.k8s.io", ["v1", "v1alpha3", "v1beta1", "v1beta2"]], ["scheduling.k8s.io", ["v1", "v1alpha3", "v1beta1"]], ["storage.k8s.io", ["v1", "v1alpha1", "v1beta1"]], ["storagemigration.k8s.io", ["v1", "v1beta1"]]];
+const DELETE_OPTIONS_GROUPS: readonly [string, readonly string[]][] = [
+  ["", ["v1"]],
+  ["admissionregistration.k8s.io", ["v1", "v1alpha1", "v1beta1"]],
+  ["apps", ["v1", "v1beta1", "v1beta2"]],
+  ["authentication.k8s.io", ["v1", "v1alpha1", "v1beta1"]],
+  ["authorization.k8s.io", ["v1", "v1beta1"]],
+  ["autoscaling", ["v1", "v2"]],
+  ["batch", ["v1", "v1beta1"]],
+  ["certificates.k8s.io", ["v1", "v1alpha1", "v1beta1"]],
+  ["coordination.k8s.io", ["v1", "v1alpha2", "v1beta1"]],
+  ["discovery.k8s.io", ["v1", "v1beta1"]],
+  ["events.k8s.io", ["v1", "v1beta1"]],
+  ["extensions", ["v1beta1"]],
+  ["flowcontrol.apiserver.k8s.io", ["v1", "v1beta1", "v1beta2", "v1beta3"]],
+  ["internal.apiserver.k8s.io", ["v1alpha1"]],
+  ["lifecycle.k8s.io", ["v1alpha1"]],
+  ["networking.k8s.io", ["v1", "v1beta1"]],
+  ["node.k8s.io", ["v1", "v1alpha1", "v1beta1"]],
+  ["policy", ["v1", "v1beta1"]],
+  ["rbac.authorization.k8s.io", ["v1", "v1alpha1", "v1beta1"]],
+  ["resource.k8s.io", ["v1", "v1alpha3", "v1beta1", "v1beta2"]],
+  ["scheduling.k8s.io", ["v1", "v1alpha3", "v1beta1"]],
+  ["storage.k8s.io", ["v1", "v1alpha1", "v1beta1"]],
+  ["storagemigration.k8s.io", ["v1", "v1beta1"]],
+];
 
 const META: Record<string, OpenAPISchema> = {
   "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions": {

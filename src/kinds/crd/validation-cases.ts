@@ -11,13 +11,6 @@ import YAML from 'yaml';
 /** CORPUS_DIR is /work/shared/crds, found relative to the repository root (../shared/crds). */
 export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'crds');
 
-/**
- * CEL_GAPS are the recorded cases where our answer differs in the CEL compiler's words (admission/cel,
- * compileCelRules), not in anything this module decides: kube words a syntax error as cel-go's ANTLR parser does, and
- * it does not compile a messageExpression once its rule failed to compile.
- */
-export const CEL_GAPS: ReadonlySet<string> = new Set(['CEL rule with a syntax error', 'CEL rule with a non-bool result and a bad messageExpression']);
-
 /** CrdCase is one mutation of a corpus CRD and what kube-apiserver answered to its create. */
 export interface CrdCase {
   name: string;

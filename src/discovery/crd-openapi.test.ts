@@ -1,6 +1,6 @@
 /**
  * @module discovery/crd-openapi.test
- * Discovery and OpenAPI v3 of a CRD-defined kind (columnsComplete) over HTTP, beside a code-defined kind in the same
+ * Discovery and OpenAPI v3 of a CRD-defined kind (customResource) over HTTP, beside a code-defined kind in the same
  * server: what kube-apiserver 1.37.2 answers for the same CRD (recorded by test/e2e/crd-differential.test.ts from the
  * corpus' samplecontroller.k8s.io Foo), where the CRD's shape differs from the generic installer's.
  */
@@ -19,7 +19,7 @@ const scale = { specReplicas: () => 1, setSpecReplicas: () => undefined, statusR
 // A CRD's definition as src/kinds/crd builds it: complete columns, its own apiVersion/kind descriptions.
 const FOO: ResourceDefinition = {
   group: G, version: V, kind: 'Foo', listKind: 'FooList', plural: 'foos', singular: 'foo', shortNames: [], categories: [],
-  namespaced: true, description: 'Foo is a sample.', printerColumns: [], columnsComplete: true,
+  namespaced: true, description: 'Foo is a sample.', printerColumns: [], columnsComplete: true, customResource: true,
   selectableFields: [{ field: 'spec.deploymentName', value: () => undefined }],
   subresources: { status: true, scale },
   schema: {
@@ -47,7 +47,7 @@ const FOO: ResourceDefinition = {
 // A code-defined kind served beside it in another group: the generic installer's shape.
 const BAR: ResourceDefinition = {
   ...FOO, group: 'bars.example.com', version: 'v1', kind: 'Bar', listKind: 'BarList', plural: 'bars', singular: 'bar',
-  columnsComplete: undefined, selectableFields: undefined,
+  columnsComplete: undefined, customResource: undefined, selectableFields: undefined,
 };
 
 let app: FastifyInstance;

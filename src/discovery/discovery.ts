@@ -129,10 +129,10 @@ export const RESOURCE_VERBS: readonly string[] = ['create', 'delete', 'deletecol
 export const CRD_RESOURCE_VERBS: readonly string[] = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 
 /**
- * isCustomResource: the kind comes from a CustomResourceDefinition (its printer columns are the CRD's, complete), so
- * its discovery entries are shaped as apiextensions-apiserver shapes them rather than as the generic installer does.
+ * isCustomResource: the kind comes from a CustomResourceDefinition, so its discovery entries and OpenAPI are shaped as
+ * apiextensions-apiserver shapes them rather than as the generic installer does.
  */
-export const isCustomResource = (def: ResourceDefinition): boolean => def.columnsComplete === true;
+export const isCustomResource = (def: ResourceDefinition): boolean => def.customResource === true;
 
 const resourceVerbs = (def: ResourceDefinition) => [...(isCustomResource(def) ? CRD_RESOURCE_VERBS : RESOURCE_VERBS)];
 

@@ -68,7 +68,7 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   selectableFields?: readonly SelectableField<T>[];
   /**
    * customResource: a kind defined by a CRD, answered as apiextensions-apiserver answers (unstructured lists whose
-   * metadata always has `continue`; discovery's custom-resource verb order).
+   * metadata always has `continue`; discovery's custom-resource verb order; the CRD OpenAPI builder's documents).
    */
   customResource?: boolean;
   /** A deprecated served version: the Warning every request to it gets (a CRD's deprecationWarning). */

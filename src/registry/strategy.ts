@@ -14,6 +14,7 @@ import type { KubeObject, ObjectMeta } from '../apis/meta/types.js';
 import { finalizerWarnings, generateName, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apis/meta/validation.js';
 import { rfc3339 } from '../apis/meta/go-time.js';
 import type { SchemaAdmission } from '../admission/schema.js';
+import { typedShapeErrors } from '../admission/typed-shape.js';
 import { trackUpdate, type FieldVersions, type Managed } from './managed-fields.js';
 import { mergeTypeOf } from './merge/schema.js';
 import type { ResourceDefinition } from './resource.js';
@@ -152,6 +153,8 @@ export class WriteStrategy {
     errs.push(...(old ? validateObjectMetaUpdate(obj.metadata, old.metadata, opts) : validateObjectMetaCreate(obj.metadata, opts)));
     errs.push(...(schemaErrs ?? this.#schema.defaultAndValidate(obj as unknown as Record<string, unknown>)));
     errs.push(...(this.#def.validateScalePaths?.(obj, sub) ?? []));
+    // A kind with Go types must not store what its Go clients could not decode (a custom resource may).
+    if (!this.#def.customResource) errs.push(...typedShapeErrors(this.#def.schema, obj));
     if (errs.length === 0) errs.push(...(this.#def.validate?.(obj, old) ?? []));
     if (this.#def.validateRules) {
       // customresource strategy.go hasBlockingErr: the rules do not run on an object of the wrong shape, and say so.

@@ -7,7 +7,7 @@
  * compares every answer with a real one).
  */
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOptions } from '../src/cmd/options.js';
 import { run, type Running } from '../src/cmd/run.js';
@@ -15,8 +15,9 @@ import { CrdRefused } from '../src/kinds/crd/index.js';
 import { kubectlRun } from './helpers/kubectl-run.js';
 import { table } from './helpers/kubectl-table.js';
 import { cleanupTempDirs, tempDir } from './helpers/server-process.js';
+import { CRD_CORPUS } from './helpers/crd-corpus.mjs';
 
-const SEEDS = resolve(import.meta.dirname, '../../shared/crds/seeds');
+const SEEDS = join(CRD_CORPUS, 'seeds');
 const CRONTAB_CRD = join(SEEDS, 'stable.example.com_crontabs.yaml');
 const CRONTAB = join(SEEDS, 'stable.example.com_crontabs.example.yaml');
 

@@ -14,10 +14,11 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { JSONSchema } from '../apis/meta/json-schema.js';
 import { CoercionError, compileSchemaAdmission } from './schema.js';
+import { CRD_CORPUS } from '../../test/helpers/crd-corpus.mjs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = join(repo, 'test', 'fixtures', 'schema-admission');
-const shared = join(repo, '..', 'shared', 'crds');
+const shared = CRD_CORPUS;
 
 interface Cause { field: string; reason: string; message: string }
 interface Recorded {

@@ -28,9 +28,9 @@ import {
   type ManifestFile,
   type ServingCertificate,
 } from './render.js';
+import { CRD_CORPUS } from '../../test/helpers/crd-corpus.mjs';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const CRDS = path.resolve(REPO, '../shared/crds');
+const CRDS = CRD_CORPUS;
 const CRONTABS = path.join(CRDS, 'seeds/stable.example.com_crontabs.yaml');
 const CERTIFICATES = path.join(CRDS, 'cert-manager.io_certificates.yaml');
 const POLICY_REPORTS = path.join(CRDS, 'wgpolicyk8s.io_policyreports.yaml');

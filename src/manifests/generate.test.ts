@@ -13,11 +13,12 @@ import { kinds } from '../kinds/index.js';
 import { readCrdFiles } from './crd-files.js';
 import { writeManifests } from './generate.js';
 import { CRD_FILE, CRD_MOUNT_DIR, SERVING_CERTIFICATE_FILE } from './render.js';
+import { CRD_CORPUS } from '../../test/helpers/crd-corpus.mjs';
 
 const DAY_MS = 86_400_000;
 const CLI = path.resolve(import.meta.dirname, '../../dist/cmd/manifests.js');
 const REPO_MANIFESTS = path.resolve(import.meta.dirname, '../../manifests');
-const CRDS = path.resolve(import.meta.dirname, '../../../shared/crds');
+const CRDS = CRD_CORPUS;
 const CRONTABS = path.join(CRDS, 'seeds/stable.example.com_crontabs.yaml');
 
 const tempDirs: string[] = [];

@@ -6,13 +6,11 @@
  * cost of CEL per write can be measured as the difference between the two.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { CRD_CORPUS } from '../helpers/crd-corpus.mjs';
 
-const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-/** The shared corpus of real-world CRDs, beside the repository (also in CI, which lays shared/ next to its clone). */
-export const CRD_CORPUS = join(REPO, '..', 'shared', 'crds');
+/** The shared corpus of real-world CRDs (test/helpers/crd-corpus.mjs says where it is looked for). */
+export { CRD_CORPUS };
 
 /**
  * @typedef {object} CrdKind what one CRD file serves, as the benchmark addresses it

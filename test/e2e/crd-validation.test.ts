@@ -1,5 +1,5 @@
 /**
- * CRD validation, live: every recorded case of src/kinds/crd/testdata/validation-cases.json (a corpus CRD with some
+ * CRD validation, live: every recorded case of test/fixtures/crd-validation/validation-cases.json (a corpus CRD with some
  * edits) and every corpus CRD is created on the plane's kube-apiserver (dryRun=All, so the full create path runs,
  * validation and warnings included, and nothing is left behind; fieldValidation=Warn as a file would be read) and
  * kube's answer is compared with the recorded one and with validateCrd's. When kube 1.37 is rebuilt or the cases are
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { applyCaseOps, CORPUS_DIR, type CrdCase } from '../../src/kinds/crd/validation-cases.js';
+import { applyCaseOps, CASES_FILE, CORPUS_DIR, type CrdCase } from '../helpers/crd-validation-cases.js';
 import { crdInvalidMessage, DECODE_ERROR_FIELD, validateCrd } from '../../src/kinds/crd/validation.js';
 import { e2e } from './harness/state.js';
 
@@ -19,7 +19,6 @@ const env = e2e();
 const agent = new Agent({ connect: { ca: readFileSync(env.caFile, 'utf8') } });
 afterAll(() => agent.close());
 
-const CASES_FILE = new URL('../../src/kinds/crd/testdata/validation-cases.json', import.meta.url);
 const CASES = JSON.parse(readFileSync(CASES_FILE, 'utf8')) as CrdCase[];
 const RECORD = process.env['CRD_VALIDATION_RECORD'] === '1';
 afterAll(() => {

@@ -28,6 +28,7 @@ import {
   renderManifests,
   type K8sObject,
 } from '../../src/manifests/render.js';
+import { CRD_CORPUS } from '../helpers/crd-corpus.mjs';
 
 const env = e2e();
 const admin = env.kubeconfig.admin;
@@ -147,7 +148,7 @@ describe('kubectl apply --dry-run=server', () => {
   it('accepts a bundle rendered with a CRD file by `npm run manifests -- --crd PATH`, the ConfigMap holding the file as kube stores it', async () => {
     const ns = `manifests-crd-${tag}`;
     const dir = join(tmp, 'crd');
-    const crdFile = resolve(REPO, '../shared/crds/seeds/stable.example.com_crontabs.yaml');
+    const crdFile = join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml');
     const out = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
       execFile('npm', ['run', '-s', 'manifests', '--', '--namespace', ns, '--out', dir, '--crd', crdFile], { cwd: REPO, timeout: 120_000 }, (err, stdout, stderr) =>
         res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));

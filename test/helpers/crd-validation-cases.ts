@@ -1,15 +1,18 @@
 /**
- * @module kinds/crd/validation-cases
- * The recorded kube-apiserver answers for CRD mutations (testdata/validation-cases.json) and how to rebuild each
- * mutated document from the shared corpus. Used by validation.test.ts and the live e2e comparison; not by the server.
+ * The recorded kube-apiserver answers for CRD mutations (test/fixtures/crd-validation/validation-cases.json) and how
+ * to rebuild each mutated document from the shared corpus. Used by src/kinds/crd/validation.test.ts and the live e2e
+ * comparison (test/e2e/crd-validation.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import YAML from 'yaml';
+import { CRD_CORPUS } from './crd-corpus.mjs';
 
-/** CORPUS_DIR is /work/shared/crds, found relative to the repository root (../shared/crds). */
-export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'crds');
+/** CORPUS_DIR is the shared CRD corpus (crd-corpus.mjs). */
+export const CORPUS_DIR = CRD_CORPUS;
+
+/** CASES_FILE holds kube-apiserver's recorded answers. */
+export const CASES_FILE = new URL('../fixtures/crd-validation/validation-cases.json', import.meta.url);
 
 /** CrdCase is one mutation of a corpus CRD and what kube-apiserver answered to its create. */
 export interface CrdCase {

@@ -5,8 +5,9 @@ import YAML from 'yaml';
 import type { JSONSchema } from '../../apis/meta/json-schema.js';
 import { compileSchemaAdmission } from '../schema.js';
 import { compileCelRules } from './index.js';
+import { CRD_CORPUS } from '../../../test/helpers/crd-corpus.mjs';
 
-const CRDS = join(process.cwd(), '../shared/crds');
+const CRDS = CRD_CORPUS;
 const AT = 'spec.validation.openAPIV3Schema';
 
 function crdFiles(): string[] {

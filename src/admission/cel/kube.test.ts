@@ -214,7 +214,7 @@ describe('budgetprobes.celx.example.com on kube-apiserver 1.37.2: the estimate a
   });
 });
 
-describe('recorded kube answers for the shirts CRD (src/kinds/crd/testdata/validation-cases.json)', () => {
+describe('recorded kube answers for the shirts CRD (test/fixtures/crd-validation/validation-cases.json)', () => {
   const shirt = (rules: object[]) =>
     compileCelRules(withSpec(obj({ color: { type: 'string' }, size: { type: 'string' } }, rules)), AT).errors.map((e) => e.message);
   it('a syntax error: a rule cut off after an operator', () => {

@@ -1,6 +1,6 @@
 /**
  * validateCrd against kube-apiserver 1.37.2's own answers: the shared CRD corpus must be accepted with kube's
- * (empty) warnings, and each mutation in testdata/validation-cases.json must be refused with the Status message and
+ * (empty) warnings, and each mutation in test/fixtures/crd-validation/validation-cases.json must be refused with the Status message and
  * warnings kube returned when the same document was created on a real kube-apiserver
  * (test/e2e/crd-validation.test.ts re-records and compares them live).
  */
@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { crdInvalidMessage, DECODE_ERROR_FIELD, validateCrd, WEBHOOK_UNSUPPORTED } from './validation.js';
-import { applyCaseOps, CORPUS_DIR, type CrdCase } from './validation-cases.js';
+import { applyCaseOps, CASES_FILE, CORPUS_DIR, type CrdCase } from '../../../test/helpers/crd-validation-cases.js';
 
-const CASES = JSON.parse(readFileSync(new URL('./testdata/validation-cases.json', import.meta.url), 'utf8')) as CrdCase[];
+const CASES = JSON.parse(readFileSync(CASES_FILE, 'utf8')) as CrdCase[];
 
 const corpus = [
   ...readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.yaml') && !f.endsWith('.example.yaml')),

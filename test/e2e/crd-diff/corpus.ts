@@ -4,13 +4,14 @@
  * each with its example objects and what a sequence needs to know of each served version.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import YAML from 'yaml';
+import { CRD_CORPUS } from '../../helpers/crd-corpus.mjs';
 
 export type Json = any;
 
 /** CRDS is the shared corpus, relative to the repository root (test/e2e/crd-diff/ → ../../../../shared/crds). */
-export const CRDS = resolve(import.meta.dirname, '../../../../shared/crds');
+export const CRDS = CRD_CORPUS;
 
 export interface ServedVersion {
   name: string;

@@ -38,7 +38,7 @@ export interface SchemaAdmission {
    * `metadata` is not looked at (apis/meta/decode.ts decodes it). Throws CoercionError for an embedded resource kube's
    * decoder refuses (a 400).
    */
-  pruneUnknown(obj: Record<string, unknown>): string[];
+  pruneUnknown(obj: Record<string, unknown>, opts?: { keepNulls?: boolean }): string[];
   /**
    * applyDefaults drops non-nullable nulls without a default and fills schema defaults in place, as kube's codec does
    * on every decode: a request body, and an object read from storage (defaulting on read).
@@ -72,28 +72,33 @@ export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
     pruneNulls(obj, root);
     if (defaults) applySchemaDefaults(obj, root);
   };
+  // Validation defaults what is missing (or null with a default) but keeps other nulls: those the decoder did not
+  // drop (an applied configuration's, which no decoder sees) are the schema's type errors, as kube reports them.
+  const defaultOnly = (obj: Record<string, unknown>): void => {
+    if (defaults) applySchemaDefaults(obj, root);
+  };
   return {
-    pruneUnknown: (obj) => {
+    pruneUnknown: (obj, opts) => {
       const unknown = pruneObject(root, obj);
-      pruneNulls(obj, root);
+      if (!opts?.keepNulls) pruneNulls(obj, root);
       if (embedded) coerceEmbedded('', root, obj, unknown);
       return unknown;
     },
     applyDefaults,
     defaultAndValidate: (obj) => {
-      applyDefaults(obj);
+      defaultOnly(obj);
       return structureErrors(obj, validateValues(root, obj));
     },
     defaultAndValidateStatus: (obj) => {
-      applyDefaults(obj);
+      defaultOnly(obj);
       return structureErrors(obj, statusErrors(obj));
     },
     defaultAndValidateUpdate: (obj, old) => {
-      applyDefaults(obj);
+      defaultOnly(obj);
       return structureErrors(obj, validateValues(root, obj, '', old), old);
     },
     defaultAndValidateStatusUpdate: (obj, old) => {
-      applyDefaults(obj);
+      defaultOnly(obj);
       return structureErrors(obj, statusErrors(obj, old), old);
     },
   };

@@ -74,7 +74,8 @@ export class ObjectCodec {
     // Pruning and unknown fields apply to our own kind only (unstructuredSchemaCoercer.apply).
     if (ours) {
       try {
-        unknown.push(...this.#schema.pruneUnknown(obj as unknown as Record<string, unknown>));
+        // An applied configuration is merged as sent (kube decodes it as plain YAML): its nulls are not dropped.
+        unknown.push(...this.#schema.pruneUnknown(obj as unknown as Record<string, unknown>, { keepNulls: mode === 'apply' }));
       } catch (e) {
         // An embedded resource the decoder cannot coerce (an apiVersion not a string, metadata that does not decode).
         if (e instanceof CoercionError) throw failure(e.message, false, tm);

@@ -7,10 +7,19 @@
  */
 import { invalid, type FieldError } from '../../apis/meta/field-path.js';
 import type { KubeObject } from '../../apis/meta/types.js';
-import { goTypeName, goValueString } from './go-format.js';
+import { formatGoValue } from '../../registry/json-path.js';
 import type { CrdScale } from './types.js';
 
 const MAX_INT32 = 2 ** 31 - 1;
+
+// goTypeName is %T of a value unstructured JSON decoding produces (a whole number is int64).
+function goTypeName(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  return Array.isArray(v) ? '[]interface {}' : 'map[string]interface {}';
+}
 
 type Read<T> = { value: T; error?: string };
 
@@ -19,7 +28,7 @@ function nested(obj: unknown, fields: readonly string[]): { found: boolean; valu
   let cur: unknown = obj;
   for (let i = 0; i < fields.length; i++) {
     if (typeof cur !== 'object' || cur === null || Array.isArray(cur)) {
-      return { found: false, error: `.${fields.slice(0, i + 1).join('.')} accessor error: ${goValueString(cur)} is of the type ${goTypeName(cur)}, expected map[string]interface{}` };
+      return { found: false, error: `.${fields.slice(0, i + 1).join('.')} accessor error: ${formatGoValue(cur)} is of the type ${goTypeName(cur)}, expected map[string]interface{}` };
     }
     const o = cur as Record<string, unknown>;
     const f = fields[i] as string;
@@ -35,7 +44,7 @@ function nestedInt64(obj: unknown, fields: readonly string[]): Read<number> {
   if (r.error) return { value: 0, error: r.error };
   if (!r.found) return { value: 0 };
   if (typeof r.value === 'number' && Number.isInteger(r.value)) return { value: r.value };
-  return { value: 0, error: `.${fields.join('.')} accessor error: ${goValueString(r.value)} is of the type ${goTypeName(r.value)}, expected int64` };
+  return { value: 0, error: `.${fields.join('.')} accessor error: ${formatGoValue(r.value)} is of the type ${goTypeName(r.value)}, expected int64` };
 }
 
 function nestedString(obj: unknown, fields: readonly string[]): Read<string> {
@@ -43,7 +52,7 @@ function nestedString(obj: unknown, fields: readonly string[]): Read<string> {
   if (r.error) return { value: '', error: r.error };
   if (!r.found) return { value: '' };
   if (typeof r.value === 'string') return { value: r.value };
-  return { value: '', error: `.${fields.join('.')} accessor error: ${goValueString(r.value)} is of the type ${goTypeName(r.value)}, expected string` };
+  return { value: '', error: `.${fields.join('.')} accessor error: ${formatGoValue(r.value)} is of the type ${goTypeName(r.value)}, expected string` };
 }
 
 const fieldsOf = (path: string) => path.replace(/^\./, '').split('.');

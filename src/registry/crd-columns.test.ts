@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../apis/meta/types.js';
 import {
-  CREATION_TIMESTAMP_DESCRIPTION, type CrdColumn, cellForJSONValue, humanDuration, humanReadableDate, parseGoRFC3339,
+  CREATION_TIMESTAMP_DESCRIPTION, type CrdColumn, cellForJSONValue, humanReadableDate, parseGoRFC3339,
   printerColumnsOf, selectableFieldValue,
 } from './crd-columns.js';
+import { humanDuration } from './table.js';
 
 interface RecordedTable {
   version: string;

@@ -10,6 +10,7 @@
 import type { KubeObject } from '../apis/meta/types.js';
 import { compileJsonPath, GoFloat, isGoInt, formatGoValue, printJsonPathValue } from './json-path.js';
 import type { PrinterColumn } from './resource.js';
+import { humanDuration } from './table.js';
 
 /** CrdColumn is one additionalPrinterColumns entry (apiextensions.k8s.io/v1 CustomResourceColumnDefinition). */
 export interface CrdColumn { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string }
@@ -123,28 +124,6 @@ export function parseGoRFC3339(s: string): number | undefined {
   }
   const frac = m[7] ? Number(`0.${m[7]}`) * 1000 : 0;
   return utc(y, mo, d, h, mi, sec) + frac - offset;
-}
-
-/** humanDuration is apimachinery's duration.HumanDuration of a duration in milliseconds. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.trunc(ms / 60_000);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.trunc(ms / 3_600_000);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${hours / 24}d` : `${Math.trunc(hours / 24)}d${hours % 24}h`;
-  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.trunc(hours / 24) % 365;
-    const y = Math.trunc(hours / 24 / 365);
-    return dy === 0 ? `${y}y` : `${y}y${dy}d`;
-  }
-  return `${Math.trunc(hours / 24 / 365)}y`;
 }
 
 /** selectableFieldValue: the field selector value kube derives for a CRD selectableField (jsonPath) of an object:

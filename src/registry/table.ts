@@ -88,26 +88,32 @@ export function toTable(def: ResourceDefinition, objects: KubeObject[], listMeta
   };
 }
 
-/** humanAge renders the time since `timestamp` like kubectl: 45s, 3m20s, 5h, 2d3h, 120d, 3y45d. */
+/** humanAge renders the time since `timestamp` as kube's tables do: 45s, 3m20s, 5h, 2d3h, 120d, 3y45d. */
 export function humanAge(timestamp: string | undefined, now = Date.now()): string {
   if (!timestamp) return '<unknown>';
   const t = Date.parse(timestamp);
   if (Number.isNaN(t)) return '<unknown>';
-  const seconds = Math.floor((now - t) / 1000);
+  return humanDuration(now - t);
+}
+
+/** humanDuration is apimachinery's duration.HumanDuration of a duration in milliseconds. */
+export function humanDuration(ms: number): string {
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
+  const minutes = Math.trunc(ms / 60_000);
   if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
   if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
+  const hours = Math.trunc(ms / 3_600_000);
   if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
   if (hours < 48) return `${hours}h`;
-  if (hours < 192) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
+  if (hours < 24 * 8) return hours % 24 === 0 ? `${hours / 24}d` : `${Math.trunc(hours / 24)}d${hours % 24}h`;
+  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
   if (hours < 24 * 365 * 8) {
-    const days = Math.floor(hours / 24);
-    return days % 365 === 0 ? `${Math.floor(days / 365)}y` : `${Math.floor(days / 365)}y${days % 365}d`;
+    const dy = Math.trunc(hours / 24) % 365;
+    const y = Math.trunc(hours / 24 / 365);
+    return dy === 0 ? `${y}y` : `${y}y${dy}d`;
   }
-  return `${Math.floor(hours / 24 / 365)}y`;
+  return `${Math.trunc(hours / 24 / 365)}y`;
 }

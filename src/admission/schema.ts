@@ -44,6 +44,8 @@ export interface SchemaAdmission {
    * on every decode: a request body, and an object read from storage (defaulting on read).
    */
   applyDefaults(obj: Record<string, unknown>): void;
+  /** hasDefaults: the schema declares a default somewhere (else applyDefaults only drops nulls). */
+  readonly hasDefaults: boolean;
   /** defaultAndValidate applies the defaults, then returns every schema violation in kube's order. */
   defaultAndValidate(obj: Record<string, unknown>): FieldError[];
   /**
@@ -62,8 +64,20 @@ export interface SchemaAdmission {
   defaultAndValidateStatusUpdate(obj: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
 }
 
-/** compileSchemaAdmission compiles a kind's schema once (never on the request path). */
+// One compilation per schema object: the store and the start-up defaults walk of a kind share it.
+const compiled = new WeakMap<JSONSchema, SchemaAdmission>();
+
+/** compileSchemaAdmission compiles a kind's schema once (never on the request path); the same schema, the same result. */
 export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
+  let a = compiled.get(schema);
+  if (!a) {
+    a = compileOnce(schema);
+    compiled.set(schema, a);
+  }
+  return a;
+}
+
+function compileOnce(schema: JSONSchema): SchemaAdmission {
   const root = compile(schema);
   const defaults = hasDefaults(root);
   const lists = hasListTypes(root);
@@ -85,6 +99,7 @@ export function compileSchemaAdmission(schema: JSONSchema): SchemaAdmission {
       return unknown;
     },
     applyDefaults,
+    hasDefaults: defaults,
     defaultAndValidate: (obj) => {
       defaultOnly(obj);
       return structureErrors(obj, validateValues(root, obj));

@@ -65,25 +65,13 @@ export function kindRoutes(kind: KindDefinition, storage: Storage, opts: Omit<St
  * default shows it. The migration walk stores them; reads until it is done apply them (versioned-storage).
  */
 function storedDefaults(schema: JSONSchema): ((obj: KubeObject) => KubeObject | null) | undefined {
-  if (!declaresDefault(schema)) return undefined;
   const admission = compileSchemaAdmission(schema);
+  if (!admission.hasDefaults) return undefined;
   return (obj) => {
     const copy = cloneJson(obj);
     admission.applyDefaults(copy as unknown as Record<string, unknown>);
     return isDeepStrictEqual(copy, obj) ? null : copy;
   };
-}
-
-// declaresDefault tells whether a `default` appears anywhere in a schema (in schemas only: an enum value or an
-// example holding a `default` member is data).
-function declaresDefault(s: unknown): boolean {
-  if (typeof s !== 'object' || s === null || Array.isArray(s)) return false;
-  const o = s as Record<string, unknown>;
-  if (Object.hasOwn(o, 'default')) return true;
-  const props = o['properties'];
-  if (typeof props === 'object' && props !== null && Object.values(props).some(declaresDefault)) return true;
-  if ([o['items'], o['additionalProperties'], o['not']].some(declaresDefault)) return true;
-  return [o['allOf'], o['anyOf'], o['oneOf']].some((list) => Array.isArray(list) && list.some(declaresDefault));
 }
 
 /**

@@ -2,10 +2,12 @@
 /**
  * @module bench/bench
  * `npm run bench [-- --quick] [--targets ours,crd,ceiling,ours-etcd,ours-aggregated,crd-aggregated] [--crd auto|build|off] [--out BASE]`
- * `npm run bench -- --scale [N] [--kind website|crd] [--crd-file PATH] [--targets ours,ours-etcd] [--memory-limit Q|off] [--out BASE]`
+ * `npm run bench -- --scale [N] [--kind website|crd] [--crd-file PATH] [--targets ours,ours-etcd] [--memory-limit Q|off] [--data-dir DIR] [--out BASE]`
  * (scale.mjs: N objects stored, default 1,000,000, of Website or, with `--kind crd`, of a CRD-defined kind served
  * with `--crd` (crd-kinds.mjs; the CronTab seed unless --crd-file names another namespaced CRD of the corpus); ours runs
- * in a memory cgroup limited to Q, by default the StatefulSet's memory limit, where cgroups can be made: cgroup.mjs)
+ * in a memory cgroup limited to Q, by default the StatefulSet's memory limit, where cgroups can be made: cgroup.mjs;
+ * `--data-dir DIR` keeps ours' store in DIR, and a later run with the same DIR, N and kind measures it again without
+ * filling it: a long fill may share the machine, the measurements need it idle)
  * `npm run bench -- --mix [--quick]`: only the six-kind CEL workload (crd-mix.mjs), which the full and quick runs
  * also run after the others, writing BASE-crd-mix.json and .md: ours and kube-apiserver + etcd serving six CRDs of the
  * corpus, each again with the CRDs' CEL rules removed (kube's only in the full run), so CEL's cost per write shows.
@@ -18,7 +20,7 @@
  * The CRD baseline needs the e2e binaries: `--crd auto` (default) uses them when already built.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, arch, tmpdir, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,7 +92,7 @@ const PARAMS = {
 function parseFlags(argv) {
   const flags = {
     mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0, memoryLimit: '',
-    kind: 'website', crdFile: '', mix: false,
+    kind: 'website', crdFile: '', mix: false, dataDir: '',
   };
   let targetsGiven = false;
   for (let i = 0; i < argv.length; i++) {
@@ -108,18 +110,21 @@ function parseFlags(argv) {
     else if (name === '--kind') flags.kind = value();
     else if (name === '--crd-file') flags.crdFile = value();
     else if (name === '--mix') flags.mix = true;
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --mix | --scale [N] [--kind website|crd] [--crd-file PATH] [--memory-limit Q|off]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
+    else if (name === '--data-dir') flags.dataDir = resolve(value());
+    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --mix | --scale [N] [--kind website|crd] [--crd-file PATH] [--memory-limit Q|off] [--data-dir DIR]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
   }
   if (!['website', 'crd'].includes(flags.kind)) throw new Error('--kind must be website or crd');
   if ((flags.kind !== 'website' || flags.crdFile) && !flags.scale) throw new Error('--kind and --crd-file apply to --scale only');
   if (flags.crdFile && flags.kind !== 'crd') throw new Error('--crd-file needs --kind crd');
   if (flags.mix && flags.scale) throw new Error('--mix and --scale are separate runs');
+  if (flags.dataDir && !flags.scale) throw new Error('--data-dir applies to --scale only');
   if (flags.kind === 'crd') flags.crdFile = resolve(flags.crdFile || join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml'));
   if (flags.scale) {
     if (!Number.isSafeInteger(flags.scale) || flags.scale < 1000) throw new Error('--scale: N must be an integer of at least 1000');
     // Only our server: the question is how it holds up, not how it compares.
     if (!targetsGiven) flags.targets = ['ours'];
     flags.targets = flags.targets.filter((t) => t === 'ours' || t === 'ours-etcd');
+    if (flags.dataDir && flags.targets.join() !== 'ours') throw new Error('--data-dir keeps the store of the target ours only: add --targets ours');
     flags.out ||= join(REPO, '.cache', 'bench', `scale-${flags.kind === 'crd' ? 'crd-' : ''}${flags.scale}`);
     // The container's limit, unless told otherwise.
     flags.memoryLimit ||= manifests.SERVER_RESOURCES.limits.memory;
@@ -329,21 +334,25 @@ async function scaleRun(flags, binDir, machine, work, log) {
   // The limit the record states: off when no cgroup could be made.
   let memoryLimit = flags.memoryLimit;
   /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
+  // With --data-dir, ours' store (and certificates) outlive the run; a record in it says what fills it.
+  const oursDir = flags.dataDir || join(work, 'ours');
+  const filled = flags.dataDir ? readFilled(flags.dataDir, flags.scale, kind.title) : undefined;
+  if (filled) log(`${flags.dataDir} holds ${flags.scale} ${kind.title} filled ${filled.date}: measuring without filling`);
   const starters = {
     ours: async () => {
       const variant = { id: 'ours', label: 'website-apiserver (lmdb)', args, dataDir: '' };
-      if (flags.memoryLimit === 'off') return startOurs(join(work, 'ours'), variant);
+      if (flags.memoryLimit === 'off') return startOurs(oursDir, variant);
       const cgroup = openMemoryCgroup(`website-bench-${process.pid}`, parseQuantity(flags.memoryLimit));
       if (typeof cgroup === 'string') {
         log(`no memory cgroup, ours runs unlimited: ${cgroup}`);
         cgroupNotes.push(`ours ran without a memory limit: ${cgroup}.`);
         memoryLimit = 'off';
-        return startOurs(join(work, 'ours'), variant);
+        return startOurs(oursDir, variant);
       }
       log(`ours runs in the cgroup v${cgroup.version} ${cgroup.path}, memory limited to ${flags.memoryLimit}, no swap`);
       cgroupNotes.push(`ours ran in a memory cgroup (v${cgroup.version}) limited to ${flags.memoryLimit} without swap, as a container with that memory limit (\`--memory-limit\`, by default the StatefulSet's); the cgroup row's value is the highest anonymous memory sampled each second, peakMiB the kernel's peak of anonymous and file pages together (page cache counts towards the limit and is reclaimed at it).`);
       try {
-        const target = await startOurs(join(work, 'ours'), { ...variant, cgroup });
+        const target = await startOurs(oursDir, { ...variant, cgroup });
         return {
           ...target,
           stop: async () => {
@@ -363,7 +372,8 @@ async function scaleRun(flags, binDir, machine, work, log) {
   /** @type {{id: string, label: string}[]} */
   const targets = [];
   await eachTarget(flags.targets, starters, log, async (id, target) => {
-    for (const [f, v] of Object.entries(await runScale(target, params, log, kind))) (figures[f] ??= {})[id] = v;
+    const reuse = id === 'ours' && flags.dataDir ? { filled, record: (/** @type {Record<string, unknown>} */ fill) => writeFilled(flags.dataDir, { objects: flags.scale, kind: kind.title, date: new Date().toISOString(), loadAverage: loadavg().map((x) => Math.round(x * 10) / 10), fill }) } : undefined;
+    for (const [f, v] of Object.entries(await runScale(target, params, log, kind, reuse))) (figures[f] ??= {})[id] = v;
   }, async () => {}, targets);
   const results = {
     ...recordHead('scale', started, machine, { ...params, memoryLimit, ...(crdKind ? { crdFile: basename(crdKind.file) } : {}) }, targets),
@@ -376,6 +386,7 @@ async function scaleRun(flags, binDir, machine, work, log) {
       'get: one request at a time per connection, `concurrency` connections; page: one pager reading every page of a cluster-wide list at limit 500; rss after the lists.',
       'dataMdb counts the mappings of data.mdb in the server process; disk is the data directory\'s allocated blocks divided by N.',
       ...cgroupNotes,
+      ...(filled ? [`The store was filled by an earlier run (${filled.date}, load average ${filled.loadAverage.join('/')} at its end) and kept with --data-dir; this run measured it without filling it again, so its fill row is that run's and the memory rows start from a server that had not written them.`] : []),
     ],
   };
   mkdirSync(dirname(flags.out), { recursive: true });
@@ -385,6 +396,35 @@ async function scaleRun(flags, binDir, machine, work, log) {
   process.stdout.write(md);
   log(`wrote ${flags.out}.json and .md in ${results.durationSeconds} s`);
   if (Object.values(figures).some((byTarget) => Object.values(byTarget).some((f) => 'error' in f))) process.exitCode = 1;
+}
+
+/**
+ * @typedef {{objects: number, kind: string, date: string, loadAverage: number[], fill: Record<string, unknown>}} Filled
+ * what a --data-dir store holds: N objects of a kind, filled on that date, and the fill's figure
+ */
+
+/**
+ * readFilled is the record of a --data-dir store when it holds `objects` of `kind`; undefined when it is new. A store
+ * holding anything else is refused: measuring it would report the wrong N.
+ * @param {string} dir
+ * @param {number} objects
+ * @param {string} kind
+ * @returns {Filled | undefined}
+ */
+function readFilled(dir, objects, kind) {
+  const file = join(dir, 'filled.json');
+  if (!existsSync(file)) {
+    if (existsSync(join(dir, 'ours', 'data'))) throw new Error(`${dir} has a store but no filled.json (its fill did not finish): remove it or choose another --data-dir`);
+    return undefined;
+  }
+  const f = /** @type {Filled} */ (JSON.parse(readFileSync(file, 'utf8')));
+  if (f.objects !== objects || f.kind !== kind) throw new Error(`${dir} holds ${f.objects} ${f.kind}, not ${objects} ${kind}`);
+  return f;
+}
+
+/** @param {string} dir @param {Filled} f */
+function writeFilled(dir, f) {
+  writeFileSync(join(dir, 'filled.json'), JSON.stringify(f, null, 2) + '\n');
 }
 
 /**

@@ -5,8 +5,8 @@
  * Shapes follow k8s.io/apimachinery meta/v1 types and k8s.io/api apidiscovery/v2; see API-CONVENTIONS §1.1–1.2, §1.4.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ResourceDefinition } from '../registry/resource.js';
+import { buildInfo } from '../util/build-info.js';
 
 /** GroupVersionKind names one kind, as in discovery `responseKind` and OpenAPI `x-kubernetes-group-version-kind`. */
 export interface GroupVersionKind {
@@ -298,29 +298,22 @@ export const KUBE_MAJOR = '1';
 /** KUBE_MINOR: see KUBE_MAJOR. */
 export const KUBE_MINOR = '35';
 
-// packageVersion reads `version` from the repository's package.json (two levels up from both src/ and dist/).
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
-// Read once: /version and every OpenAPI document carry it.
-const PACKAGE_VERSION = packageVersion();
+// Read once: /version and every OpenAPI document carry them (util/build-info: package.json and the git checkout).
+const BUILD = buildInfo();
 
 // Go's GOARCH spelling, which clients expect in `platform`.
 const GOARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' };
 
-/** versionInfo builds the `/version` answer; gitVersion is a valid semver so clients that parse it succeed. */
+/**
+ * versionInfo builds the `/version` answer in kube's version.Info shape; gitVersion is a valid semver so clients that
+ * parse it succeed, and gitCommit is the checkout's commit when the server runs from one ('' otherwise).
+ */
 export function versionInfo(): VersionInfo {
   return {
     major: KUBE_MAJOR,
     minor: KUBE_MINOR,
-    gitVersion: `v${KUBE_MAJOR}.${KUBE_MINOR}.0-website-apiserver.${PACKAGE_VERSION}`,
-    gitCommit: '',
+    gitVersion: `v${KUBE_MAJOR}.${KUBE_MINOR}.0-website-apiserver.${BUILD.version}`,
+    gitCommit: BUILD.gitCommit,
     gitTreeState: '',
     buildDate: '',
     goVersion: '',

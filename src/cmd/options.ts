@@ -2,13 +2,14 @@
  * @module cmd/options
  * Command-line flags, each also settable through an environment variable `WEBSITE_APISERVER_<FLAG>` (dashes
  * become underscores; repeatable flags take a comma-separated list). Flags win over the environment.
- * parseOptions returns every problem at once rather than stopping at the first.
+ * parseOptions returns every problem at once rather than stopping at the first, each as one line (an unknown flag
+ * with the closest known one); main.ts prints them with a hint to --help rather than the whole usage.
  */
 import type { AccessMode } from '../cluster/access.js';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { kinds } from '../kinds/index.js';
-import { LOG_LEVELS } from '../observability/logger.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../observability/logger.js';
 import { DEFAULT_ETCD_PREFIX } from '../storage/etcd-defaults.js';
 
 /** Options is the validated configuration of one server process. */
@@ -21,6 +22,8 @@ export interface Options {
   readonly tlsPrivateKeyFile: string | undefined;
   readonly tlsSans: readonly string[];
   readonly logLevel: string;
+  /** --log-format: `text` (pino-pretty, for a person) or `json` (one object a line); by default text on a terminal. */
+  readonly logFormat: LogFormat;
   /** Change events kept for resuming watches and older list snapshots. */
   readonly watchHistoryEvents: number;
   /** How long change events are kept, in ms. */
@@ -110,6 +113,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable (comma-separated in the environment variable).' },
   { name: 'crd', multiple: true, help: 'A CustomResourceDefinition file (YAML or JSON, several documents allowed) or a directory of them, whose kinds are served as kube-apiserver would serve them, beside Website; repeatable (comma-separated in the environment variable). A CRD kube would refuse stops the start with kube\'s message.' },
   { name: 'log-level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
+  { name: 'log-format', help: 'text (readable lines, for a terminal) or json (one JSON object a line, for a log collector); by default text when stdout is a terminal, else json.' },
   { name: 'watch-history-events', default: '100000', help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.' },
   { name: 'watch-history-age', default: '15m', help: 'How long changes are kept for resuming watches (a duration such as 90s, 15m, 1h30m).' },
   { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
@@ -185,29 +189,112 @@ export function servedSummary(): string {
 
 /** usage is the --help text. */
 export function usage(): string {
-  const lines = ['Usage: website-apiserver [flags]', '       website-apiserver backup|restore --help', '', `Serves ${servedSummary()} over HTTPS, in lmdb or etcd.`, '', 'Flags:'];
+  const lines = [
+    'Usage: website-apiserver [flags]',
+    '       website-apiserver backup|restore --help',
+    '       website-apiserver version',
+    '',
+    `Serves ${servedSummary()} over HTTPS, in lmdb or etcd.`,
+    '',
+    'Flags:',
+  ];
   for (const f of FLAGS) {
     const def = f.default !== undefined ? ` (default ${JSON.stringify(f.default)})` : '';
     lines.push(`  --${f.name}${f.multiple ? ' (repeatable)' : ''}${def}`, `      ${f.help} Env: ${envName(f.name)}.`);
   }
-  lines.push('  --help', '      Print this help and exit.');
+  lines.push('  -h, --help', '      Print this help and exit.', '  --version', '      Print the version (and the git commit when known) and exit.');
   return lines.join('\n');
 }
 
-/** ParseResult is either options, a request for help, or the list of errors. */
-export type ParseResult = { kind: 'ok'; options: Options } | { kind: 'help' } | { kind: 'error'; errors: string[] };
+/** USAGE_HINT follows the errors of a bad command line instead of the whole usage. */
+export const USAGE_HINT = "Run 'website-apiserver --help' for usage.";
 
-/** parseOptions reads argv and env into validated Options. */
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResult {
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = { help: { type: 'boolean' } };
-    for (const f of FLAGS) spec[f.name] = f.multiple ? { type: 'string', multiple: true } : { type: 'string' };
-    values = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false }).values as typeof values;
-  } catch (e) {
-    return { kind: 'error', errors: [(e as Error).message] };
+/** ParseResult is either options, a request for help or the version, or the list of errors (one line each). */
+export type ParseResult = { kind: 'ok'; options: Options } | { kind: 'help' } | { kind: 'version' } | { kind: 'error'; errors: string[] };
+
+/** ParseContext is what the defaults depend on besides the environment. */
+export interface ParseContext {
+  /** stdout is a terminal: --log-format defaults to text. */
+  readonly stdoutIsTTY?: boolean;
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps of neighbours between a and b (optimal string
+// alignment), for suggesting the flag a typo meant.
+function editDistance(a: string, b: string): number {
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // Two letters swapped count as one edit.
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cur[j] = Math.min(cur[j] as number, (before[j - 2] as number) + 1);
+    }
+    before = prev;
+    prev = cur;
   }
+  return prev[b.length] as number;
+}
+
+/** suggestFlag names the known flag closest to an unknown one (a typo or a missing part), if one is close enough. */
+export function suggestFlag(name: string, known: readonly string[]): string | undefined {
+  let best: { flag: string; d: number } | undefined;
+  for (const flag of known) {
+    const d = flag.startsWith(name) || name.startsWith(flag) ? Math.min(1, editDistance(name, flag)) : editDistance(name, flag);
+    if (!best || d < best.d) best = { flag, d };
+  }
+  return best && best.d <= Math.max(1, Math.floor(name.length / 4)) ? best.flag : undefined;
+}
+
+type Values = Record<string, string | string[] | boolean | undefined>;
+
+// readArgs reads argv as flags, collecting every problem (unknown flags, missing values, stray arguments) instead of
+// stopping at the first as parseArgs' strict mode does.
+function readArgs(argv: string[]): { values: Values; errors: string[] } {
+  const booleans = ['help', 'version'];
+  const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } };
+  for (const f of FLAGS) spec[f.name] = f.multiple ? { type: 'string', multiple: true } : { type: 'string' };
+  const { tokens } = parseArgs({ args: argv, options: spec, strict: false, allowPositionals: true, tokens: true });
+  const values: Values = {};
+  const errors: string[] = [];
+  const known = [...booleans, ...FLAGS.map((f) => f.name)];
+  for (const t of tokens) {
+    if (t.kind === 'positional') {
+      errors.push(`unexpected argument ${JSON.stringify(t.value)}: flags are --name=value, and the only commands are backup, restore and version`);
+      continue;
+    }
+    if (t.kind !== 'option') continue;
+    const f = spec[t.name];
+    if (!f) {
+      const near = t.rawName.startsWith('--') ? suggestFlag(t.name, known) : undefined;
+      errors.push(`unknown flag: ${t.rawName}${near ? ` (did you mean --${near}?)` : ''}`);
+      continue;
+    }
+    if (f.type === 'boolean') {
+      if (t.inlineValue) errors.push(`${t.rawName} takes no value, got "${t.value}"`);
+      else values[t.name] = true;
+      continue;
+    }
+    // A flag followed by another flag (`--port --data-dir x`) lacks its value; `--name=-value` gives one starting with a dash.
+    if (t.value === undefined || (!t.inlineValue && t.value.startsWith('-') && t.value.length > 1)) {
+      errors.push(`flag needs a value: ${t.rawName} (write ${t.rawName}=VALUE)`);
+      continue;
+    }
+    if (f.multiple) values[t.name] = [...((values[t.name] as string[] | undefined) ?? []), t.value];
+    else values[t.name] = t.value;
+  }
+  return { values, errors };
+}
+
+/**
+ * parseOptions reads argv and env into validated Options. A command line that cannot be read (unknown flags, missing
+ * values) is reported alone; otherwise every bad value is.
+ */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: ParseContext = {}): ParseResult {
+  const { values, errors: argErrors } = readArgs(argv);
+  if (argErrors.length) return { kind: 'error', errors: argErrors };
   if (values['help']) return { kind: 'help' };
+  if (values['version']) return { kind: 'version' };
   const get = (name: string): string | undefined => {
     const v = values[name];
     if (typeof v === 'string') return v;
@@ -223,6 +310,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
   if (!isIP(bindAddress)) errors.push(`--bind-address: must be an IP address, got "${bindAddress}"`);
   const logLevel = get('log-level') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) errors.push(`--log-level: must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const logFormat = get('log-format') ?? (context.stdoutIsTTY ? 'text' : 'json');
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) errors.push(`--log-format: must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const tlsCertFile = get('tls-cert-file') || undefined;
   const tlsPrivateKeyFile = get('tls-private-key-file') || undefined;
   if (!!tlsCertFile !== !!tlsPrivateKeyFile) errors.push('--tls-cert-file and --tls-private-key-file must be given together');
@@ -271,7 +360,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ParseResul
     kind: 'ok',
     options: Object.freeze({
       port, bindAddress, dataDir, certDir, tlsCertFile, tlsPrivateKeyFile,
-      tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)), logLevel,
+      tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)), logLevel, logFormat: logFormat as LogFormat,
       watchHistoryEvents, watchHistoryAgeMs: durations['watch-history-age'] as number,
       watchBookmarkIntervalMs: durations['watch-bookmark-interval'] as number,
       kubeconfig: get('kubeconfig') || undefined,

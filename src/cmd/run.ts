@@ -93,7 +93,7 @@ export async function run(o: Options, served: readonly Kind[] = kinds): Promise<
 }
 
 async function start(o: Options, served: readonly Kind[], lock: DataDirLock | undefined, stale: { holder: LockHolder | undefined } | undefined, crds: LoadedCrds | undefined): Promise<Running> {
-  const logger = createLogger(o.logLevel);
+  const logger = createLogger(o.logLevel, o.logFormat);
   for (const w of crds?.warnings ?? []) logger.warn(w);
   for (const crd of crds?.crds ?? []) {
     logger.info({ crd: crd.metadata.name, versions: crd.spec.versions.filter((v) => v.served).map((v) => v.name) }, 'serving CustomResourceDefinition');

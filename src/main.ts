@@ -1,16 +1,17 @@
 #!/usr/bin/env node
 /**
  * @module main
- * Entry point: the `backup` and `restore` subcommands (cmd/backup), else the server: parse flags, run, and on
- * SIGTERM/SIGINT shut down as kube-apiserver does (server/graceful-shutdown.ts: stop accepting, end watches, answer
- * the requests begun, flush the store) and exit 0; exit 1 if that outlives its flags' bound (shutdownDeadlineMs).
+ * Entry point: `version` (and --version) prints the version, the `backup` and `restore` subcommands (cmd/backup),
+ * else the server: parse flags, run, and on SIGTERM/SIGINT shut down as kube-apiserver does
+ * (server/graceful-shutdown.ts: stop accepting, end watches, answer the requests begun, flush the store) and exit 0;
+ * exit 1 if that outlives its flags' bound (shutdownDeadlineMs).
+ * Exit codes: 2 for a bad command line (one line per problem and a hint to --help), 1 for a start that failed (one
+ * line when the operator can act on it, cmd/start-failure.ts; a stack otherwise).
  */
-import { run } from './cmd/run.js';
-import { parseOptions, usage } from './cmd/options.js';
-import { CrdRefused } from './kinds/crd/index.js';
+import { resolve } from 'node:path';
+import { parseOptions, usage, USAGE_HINT } from './cmd/options.js';
 import { shutdownDeadlineMs } from './server/graceful-shutdown.js';
-import { DataDirInUse } from './storage/data-dir-lock.js';
-import { StoreDamaged } from './storage/lmdb-integrity.js';
+import { versionLine } from './util/build-info.js';
 
 const command = process.argv[2];
 if (command === 'backup' || command === 'restore') {
@@ -20,19 +21,36 @@ if (command === 'backup' || command === 'restore') {
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.exit(code);
 }
+if (command === 'version' && process.argv.length === 3) {
+  process.stdout.write(`${versionLine()}\n`);
+  process.exit(0);
+}
 
-const parsed = parseOptions(process.argv.slice(2), process.env);
+const parsed = parseOptions(process.argv.slice(2), process.env, { stdoutIsTTY: process.stdout.isTTY === true });
 if (parsed.kind === 'help') {
   process.stdout.write(`${usage()}\n`);
   process.exit(0);
 }
+if (parsed.kind === 'version') {
+  process.stdout.write(`${versionLine()}\n`);
+  process.exit(0);
+}
 if (parsed.kind === 'error') {
-  process.stderr.write(`${parsed.errors.join('\n')}\n\n${usage()}\n`);
+  process.stderr.write(`${parsed.errors.map((e) => `website-apiserver: ${e}\n`).join('')}${USAGE_HINT}\n`);
   process.exit(2);
 }
 
+// shellWord quotes a path for a POSIX shell when it needs it.
+const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+const { checkTlsFiles, startFailureMessage } = await import('./cmd/start-failure.js');
 try {
+  checkTlsFiles(parsed.options);
+  const { run } = await import('./cmd/run.js');
   const running = await run(parsed.options);
+  // What to do next, as the last line of the start: kubectl with the admin kubeconfig (certificates/self-signed.ts).
+  const kubeconfig = resolve(parsed.options.certDir, 'kubeconfig');
+  running.server.app.log.info({ kubeconfig }, `to use it: export KUBECONFIG=${shellWord(kubeconfig)}`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -58,8 +76,8 @@ try {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 } catch (e) {
-  // An operator's error (the data dir in use, a damaged store, a CRD refused) is its one line; anything else comes with its stack.
-  const message = e instanceof DataDirInUse || e instanceof StoreDamaged || e instanceof CrdRefused ? e.message : ((e as Error).stack ?? String(e));
+  // An operator's error (the port in use, an unreadable file, the data dir in use...) is its one line; anything else comes with its stack.
+  const message = startFailureMessage(e, parsed.options) ?? (e instanceof Error && e.stack ? e.stack : String(e));
   process.stderr.write(`website-apiserver: ${message}\n`);
   process.exit(1);
 }

@@ -1,6 +1,8 @@
-// Builds dist/ when it is missing or older than any file under src/, so `npm start` always runs current code.
+// Builds dist/ when it is missing or older than any file under src/, so `npm start` always runs current code: tsc
+// (type-check, dist/ modules) then the bundle dist/main.js loads (scripts/bundle.mjs). A dist/main.js that tsc alone
+// rewrote (it works, unbundled and slower to start) is bundled again too.
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 function newest(dir) {
@@ -11,7 +13,10 @@ function newest(dir) {
   }
   return t;
 }
-const out = 'dist/main.js';
-if (!existsSync(out) || statSync(out).mtimeMs < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) {
+const bundle = 'dist/bundle/main.js';
+const bundled = existsSync(bundle) && existsSync('dist/main.js') && readFileSync('dist/main.js', 'utf8').includes('./bundle/main.js');
+const inputs = Math.max(newest('src'), statSync('tsconfig.json').mtimeMs, statSync('scripts/bundle.mjs').mtimeMs, statSync('package-lock.json').mtimeMs);
+if (!bundled || statSync(bundle).mtimeMs < inputs) {
   execSync('npx tsc -p tsconfig.json', { stdio: 'inherit' });
+  execSync('node scripts/bundle.mjs', { stdio: 'inherit' });
 }

@@ -1,7 +1,7 @@
-// Flags: the watch history and bookmarks (Go-style durations, defaults, environment variables, precedence, errors) and cluster delegation.
+// Flags: the command line (every problem one line, -h, --version), --log-format, the watch history and bookmarks (Go-style durations, defaults, environment variables, precedence, errors) and cluster delegation.
 import { describe, expect, it } from 'vitest';
 import { kinds } from '../kinds/index.js';
-import { envName, parseByteSize, parseDuration, parseOptions, usage, type Options, type ParseResult } from './options.js';
+import { envName, FLAGS, parseByteSize, parseDuration, parseOptions, suggestFlag, usage, type Options, type ParseResult } from './options.js';
 
 function ok(r: ParseResult): Options {
   if (r.kind !== 'ok') throw new Error(`expected options, got ${JSON.stringify(r)}`);
@@ -204,5 +204,76 @@ describe('storage backend flags', () => {
     expect(errors(parseOptions(['--storage-backend', 'etcd'], {}))).toEqual(['--etcd-servers: required with --storage-backend=etcd']);
     expect(errors(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'localhost:2379'], {}))).toEqual(['--etcd-servers: "localhost:2379" is not an http:// or https:// URL of a server']);
     expect(errors(parseOptions(['--etcd-certfile', 'c.crt'], {}))).toEqual(['--etcd-certfile and --etcd-keyfile must be given together']);
+  });
+});
+
+describe('the command line', () => {
+  it('-h and --help ask for the usage, --version for the version, before any value is checked', () => {
+    expect(parseOptions(['-h'], {}).kind).toBe('help');
+    expect(parseOptions(['--help'], {}).kind).toBe('help');
+    expect(parseOptions(['--port', 'abc', '-h'], {}).kind).toBe('help');
+    expect(parseOptions(['--version'], {}).kind).toBe('version');
+    expect(parseOptions(['--version'], { WEBSITE_APISERVER_PORT: 'abc' }).kind).toBe('version');
+  });
+
+  it('documents -h, --version, the version command and --log-format in the usage', () => {
+    const text = usage();
+    expect(text).toContain('-h, --help');
+    expect(text).toContain('  --version\n');
+    expect(text).toContain('website-apiserver version');
+    expect(text).toContain('--log-format');
+    expect(text).toContain(envName('log-format'));
+  });
+
+  it('reports each problem of the command line as one line, every one of them', () => {
+    expect(errors(parseOptions(['--bogus'], {}))).toEqual(['unknown flag: --bogus']);
+    expect(errors(parseOptions(['--prot', '8443'], {}))).toEqual(['unknown flag: --prot (did you mean --port?)']);
+    expect(errors(parseOptions(['--prot=8443', '--data-dri', '/tmp/d', '-x'], {}))).toEqual([
+      'unknown flag: --prot (did you mean --port?)',
+      'unknown flag: --data-dri (did you mean --data-dir?)',
+      'unknown flag: -x',
+    ]);
+    expect(errors(parseOptions(['--port'], {}))).toEqual(['flag needs a value: --port (--port VALUE or --port=VALUE)']);
+    expect(errors(parseOptions(['--port', '--data-dir', '/tmp/d'], {}))).toEqual(['flag needs a value: --port (--port VALUE or --port=VALUE)']);
+    expect(errors(parseOptions(['serve'], {}))).toEqual([expect.stringMatching(/^unexpected argument "serve": /)]);
+    expect(errors(parseOptions(['--help=yes'], {}))).toEqual(['--help takes no value, got "yes"']);
+    for (const e of errors(parseOptions(['--bogus', '--port', 'x', 'y', '--', 'z'], {}))) expect(e).not.toContain('\n');
+  });
+
+  it('reads values as before: --name value, --name=value, a dash as a value, the last of a repeated flag, repeatable flags', () => {
+    const o = ok(parseOptions(['--port', '1234', '--port=2345', '--audit-log-path', '-', '--audit-policy-file', 'p.yaml', '--tls-san', 'a.test', '--tls-san=b.test'], {}));
+    expect(o.port).toBe(2345);
+    expect(o.auditLogPath).toBe('-');
+    expect(o.tlsSans).toEqual(['a.test', 'b.test']);
+    // A value starting with a dash needs the = form.
+    expect(errors(parseOptions(['--audit-log-maxage=-1'], {}))).toEqual(["--audit-log-maxage -1 can't be a negative number"]);
+  });
+
+  it('suggests the nearest flag only when it is near', () => {
+    const known = FLAGS.map((f) => f.name);
+    expect(suggestFlag('log-formt', known)).toBe('log-format');
+    expect(suggestFlag('tls-cert', known)).toBe('tls-cert-file');
+    expect(suggestFlag('bogus', known)).toBeUndefined();
+    expect(suggestFlag('x', known)).toBeUndefined();
+  });
+});
+
+describe('--log-format', () => {
+  it('defaults to text on a terminal and json otherwise', () => {
+    expect(ok(parseOptions([], {})).logFormat).toBe('json');
+    expect(ok(parseOptions([], {}, { stdoutIsTTY: false })).logFormat).toBe('json');
+    expect(ok(parseOptions([], {}, { stdoutIsTTY: true })).logFormat).toBe('text');
+  });
+
+  it('takes the flag or its variable, the flag first, whatever stdout is', () => {
+    expect(ok(parseOptions(['--log-format', 'json'], {}, { stdoutIsTTY: true })).logFormat).toBe('json');
+    expect(ok(parseOptions(['--log-format=text'], {}, { stdoutIsTTY: false })).logFormat).toBe('text');
+    expect(ok(parseOptions([], { WEBSITE_APISERVER_LOG_FORMAT: 'text' })).logFormat).toBe('text');
+    expect(ok(parseOptions(['--log-format=json'], { WEBSITE_APISERVER_LOG_FORMAT: 'text' }, { stdoutIsTTY: true })).logFormat).toBe('json');
+  });
+
+  it('refuses another format, naming it', () => {
+    expect(errors(parseOptions(['--log-format', 'yaml'], {}))).toEqual(['--log-format: must be one of text, json, got "yaml"']);
+    expect(errors(parseOptions([], { WEBSITE_APISERVER_LOG_FORMAT: 'logfmt' }))).toEqual(['--log-format: must be one of text, json, got "logfmt"']);
   });
 });

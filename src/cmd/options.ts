@@ -7,7 +7,6 @@
  */
 import type { AccessMode } from '../cluster/access.js';
 import { isIP } from 'node:net';
-import { parseArgs } from 'node:util';
 import { kinds } from '../kinds/index.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../observability/logger.js';
 import { DEFAULT_ETCD_PREFIX } from '../storage/etcd-defaults.js';
@@ -248,40 +247,53 @@ export function suggestFlag(name: string, known: readonly string[]): string | un
 
 type Values = Record<string, string | string[] | boolean | undefined>;
 
-// readArgs reads argv as flags, collecting every problem (unknown flags, missing values, stray arguments) instead of
-// stopping at the first as parseArgs' strict mode does.
+// readArgs reads argv as flags (`--name value`, `--name=value`, `-h`; `--` ends them), collecting every problem
+// (unknown flags, missing values, stray arguments) instead of stopping at the first as parseArgs' strict mode does.
+// A word after an unknown flag is taken as its value, so a typo is one problem, not two.
 function readArgs(argv: string[]): { values: Values; errors: string[] } {
-  const booleans = ['help', 'version'];
-  const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } };
-  for (const f of FLAGS) spec[f.name] = f.multiple ? { type: 'string', multiple: true } : { type: 'string' };
-  const { tokens } = parseArgs({ args: argv, options: spec, strict: false, allowPositionals: true, tokens: true });
+  const booleans = new Set(['help', 'version']);
+  const strings = new Map(FLAGS.map((f) => [f.name, f]));
+  const known = [...booleans, ...strings.keys()];
   const values: Values = {};
   const errors: string[] = [];
-  const known = [...booleans, ...FLAGS.map((f) => f.name)];
-  for (const t of tokens) {
-    if (t.kind === 'positional') {
-      errors.push(`unexpected argument ${JSON.stringify(t.value)}: flags are --name=value, and the only commands are backup, restore and version`);
+  const isFlag = (word: string | undefined) => word !== undefined && word.startsWith('-') && word !== '-';
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      for (const word of argv.slice(i + 1)) errors.push(`unexpected argument ${JSON.stringify(word)}: the server takes flags only`);
+      break;
+    }
+    if (!isFlag(arg)) {
+      errors.push(`unexpected argument ${JSON.stringify(arg)}: the server takes flags only (--name=value); its commands are backup, restore and version`);
       continue;
     }
-    if (t.kind !== 'option') continue;
-    const f = spec[t.name];
-    if (!f) {
-      const near = t.rawName.startsWith('--') ? suggestFlag(t.name, known) : undefined;
-      errors.push(`unknown flag: ${t.rawName}${near ? ` (did you mean --${near}?)` : ''}`);
+    const eq = arg.indexOf('=');
+    const raw = eq < 0 ? arg : arg.slice(0, eq);
+    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
+    const name = raw === '-h' ? 'help' : raw.startsWith('--') ? raw.slice(2) : undefined;
+    if (name !== undefined && booleans.has(name)) {
+      if (inline !== undefined) errors.push(`${raw} takes no value, got ${JSON.stringify(inline)}`);
+      else values[name] = true;
       continue;
     }
-    if (f.type === 'boolean') {
-      if (t.inlineValue) errors.push(`${t.rawName} takes no value, got "${t.value}"`);
-      else values[t.name] = true;
+    const flag = name === undefined ? undefined : strings.get(name);
+    if (!flag) {
+      const near = name ? suggestFlag(name, known) : undefined;
+      errors.push(`unknown flag: ${raw}${near ? ` (did you mean --${near}?)` : ''}`);
+      if (inline === undefined && argv[i + 1] !== undefined && !isFlag(argv[i + 1])) i++;
       continue;
     }
-    // A flag followed by another flag (`--port --data-dir x`) lacks its value; `--name=-value` gives one starting with a dash.
-    if (t.value === undefined || (!t.inlineValue && t.value.startsWith('-') && t.value.length > 1)) {
-      errors.push(`flag needs a value: ${t.rawName} (write ${t.rawName}=VALUE)`);
-      continue;
+    let value = inline;
+    if (value === undefined) {
+      // The next word, unless it is another flag: `--port --data-dir x` lacks the port (`--name=-1` gives a dash).
+      if (argv[i + 1] === undefined || isFlag(argv[i + 1])) {
+        errors.push(`flag needs a value: ${raw} (${raw} VALUE or ${raw}=VALUE)`);
+        continue;
+      }
+      value = argv[++i] as string;
     }
-    if (f.multiple) values[t.name] = [...((values[t.name] as string[] | undefined) ?? []), t.value];
-    else values[t.name] = t.value;
+    if (flag.multiple) values[flag.name] = [...((values[flag.name] as string[] | undefined) ?? []), value];
+    else values[flag.name] = value;
   }
   return { values, errors };
 }

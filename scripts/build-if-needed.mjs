@@ -17,6 +17,9 @@ const bundle = 'dist/bundle/main.js';
 const bundled = existsSync(bundle) && existsSync('dist/main.js') && readFileSync('dist/main.js', 'utf8').includes('./bundle/main.js');
 const inputs = Math.max(newest('src'), statSync('tsconfig.json').mtimeMs, statSync('scripts/bundle.mjs').mtimeMs, statSync('package-lock.json').mtimeMs);
 if (!bundled || statSync(bundle).mtimeMs < inputs) {
+  process.stderr.write(`building dist/ (TypeScript, about 30 s the first time)…\n`);
+  const started = Date.now();
   execSync('npx tsc -p tsconfig.json', { stdio: 'inherit' });
   execSync('node scripts/bundle.mjs', { stdio: 'inherit' });
+  process.stderr.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 }

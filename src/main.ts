@@ -50,7 +50,10 @@ try {
   const running = await run(parsed.options);
   // What to do next, as the last line of the start: kubectl with the admin kubeconfig (certificates/self-signed.ts).
   const kubeconfig = resolve(parsed.options.certDir, 'kubeconfig');
-  running.server.app.log.info({ kubeconfig }, `to use it: export KUBECONFIG=${shellWord(kubeconfig)}`);
+  // (In text its path is the message already; JSON has it as a field too.)
+  const next = `to use it: export KUBECONFIG=${shellWord(kubeconfig)}`;
+  if (parsed.options.logFormat === 'text') running.server.app.log.info(next);
+  else running.server.app.log.info({ kubeconfig }, next);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

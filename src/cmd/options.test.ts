@@ -1,5 +1,6 @@
 // Flags: the command line (every problem one line, -h, --version), --log-format, the watch history and bookmarks (Go-style durations, defaults, environment variables, precedence, errors) and cluster delegation.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { kinds } from '../kinds/index.js';
 import { envName, FLAGS, parseByteSize, parseDuration, parseOptions, suggestFlag, usage, type Options, type ParseResult } from './options.js';
 
@@ -275,5 +276,20 @@ describe('--log-format', () => {
   it('refuses another format, naming it', () => {
     expect(errors(parseOptions(['--log-format', 'yaml'], {}))).toEqual(['--log-format: must be one of text, json, got "yaml"']);
     expect(errors(parseOptions([], { WEBSITE_APISERVER_LOG_FORMAT: 'logfmt' }))).toEqual(['--log-format: must be one of text, json, got "logfmt"']);
+  });
+});
+
+describe('the README', () => {
+  it('lists every flag in its Flags table, with its variable, and names -h and --version', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('## Flags'), readme.indexOf('\n## ', readme.indexOf('## Flags') + 1));
+    for (const f of FLAGS) {
+      const row = table.split('\n').find((l) => new RegExp(`^\\| [^|]*\`--${f.name}\``).test(l));
+      expect(row, f.name).toBeDefined();
+      // A row of several flags (the etcd TLS files) names the first variable and `…`.
+      expect(row?.includes(envName(f.name)) || row?.includes('`…'), f.name).toBe(true);
+    }
+    expect(table).toContain('`-h`');
+    expect(table).toContain('--version');
   });
 });

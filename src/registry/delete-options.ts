@@ -33,6 +33,12 @@ export function checkDeleteOptions(o: DeleteOptions): void {
   if (errs.length) throw invalidOptions('DeleteOptions', errs);
 }
 
+/** UNSAFE_DELETE_VERB is the verb an unsafe delete needs besides `delete`. */
+export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
+
+/** UNSAFE_DELETE_QUERY is the query a DELETE of an object whose stored data does not decode needs. */
+export const UNSAFE_DELETE_QUERY = 'ignoreStoreReadErrorWithClusterBreakingPotential=true';
+
 /**
  * unsafeDeleteRefused is the answer to ignoreStoreReadErrorWithClusterBreakingPotential on an object storage can
  * read (`keyText` is its etcd key): the unsafe deleter only removes what storage cannot decode

@@ -10,9 +10,10 @@
  *   storage write with resourceVersion precondition (409; an update through guaranteed-update.ts) — skipped entirely
  *   for dryRun=All.
  *
- * Beside them: patches (patch.ts), /scale (scale.ts), the preconditions of updates and deletes (preconditions.ts), a
- * delete's options and finalizers (delete-options.ts), the types of the store's interface (store-types.ts). Handlers
- * stay thin: they parse the request and call one method here.
+ * Beside them: patches (patch.ts), the preconditions of updates and deletes (preconditions.ts), a
+ * delete's options and finalizers (delete-options.ts), the types of the store's interface (store-types.ts). The
+ * subresources are stores of their own over this one (status-store.ts, scale-store.ts), and the REST map
+ * (rest-map.ts) builds them all for the handlers, which parse the request and call one method.
  */
 import {
   alreadyExists, conflict, expired, notFound, OBJECT_MODIFIED, StatusError, successStatus, type GroupResource,
@@ -30,7 +31,7 @@ import type { ResourceDefinition } from './resource.js';
 import type { ApplyOptions, CollectionLister, CreateAdmission, DeleteResult, Selectors, StoreOptions, WriteOptions, WriteResult } from './store-types.js';
 import { checkApplyBody, ObjectCodec } from './object-codec.js';
 import { WriteStrategy, type Ownership, type Subresource } from './strategy.js';
-import { serverSideApply, type ApplyScope, type FieldVersions } from './managed-fields.js';
+import { serverSideApply, type ApplyScope, type FieldVersions, type Managed } from './managed-fields.js';
 import { mergePatchDuplicates, patchObject, type PatchType } from './patch.js';
 import { ScaleSubresource } from './scale.js';
 import { checkDeleteOptions, markDeleting, unsafeDeleteRefused, type DeleteOptions } from './delete-options.js';
@@ -223,8 +224,14 @@ export class ResourceStore {
     }
   }
 
-  /** update replaces the object (PUT) or its status (PUT /status). */
-  async update(namespace: string | undefined, name: string, body: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult> {
+  /**
+   * update replaces the object (PUT), or with `sub` 'status' its status (what StatusStore and a kind's controllers
+   * write status through).
+   */
+  update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<WriteResult>;
+  update(namespace: string | undefined, name: string, body: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult>;
+  async update(namespace: string | undefined, name: string, body: unknown, subOrOpts: Subresource | WriteOptions, maybeOpts?: WriteOptions): Promise<WriteResult> {
+    const [sub, opts] = partAndOptions(subOrOpts, maybeOpts);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'update');
     return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
       // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
@@ -276,8 +283,11 @@ export class ResourceStore {
     }
   }
 
-  /** patch applies a merge or JSON patch to the current object (or its status) and updates it. */
-  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult> {
+  /** patch applies a merge or JSON patch to the current object (or, with `sub` 'status', its status) and updates it. */
+  patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<WriteResult>;
+  patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult>;
+  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, subOrOpts: Subresource | WriteOptions, maybeOpts?: WriteOptions): Promise<WriteResult> {
+    const [sub, opts] = partAndOptions(subOrOpts, maybeOpts);
     const warnings: string[] = [];
     return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
       const patchWarnings: string[] = [];
@@ -288,6 +298,19 @@ export class ResourceStore {
       this.#preconditions.requireResourceVersion(obj, name);
       return this.#strategy.prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager });
     }));
+  }
+
+  /**
+   * updateFrom is the update a subresource's store makes of the whole object (kube's ScaleREST updates through the
+   * main store with an UpdatedObjectInfo): `next` derives the object to store from the current one, with how the
+   * write owns its fields (`managed` is what a server-side apply needs), and the result goes through the main
+   * resource's update strategy like any update. 404 when the object is missing.
+   */
+  async updateFrom(namespace: string | undefined, name: string, opts: WriteOptions, next: (cur: KubeObject, managed: Managed) => { object: KubeObject; own: Ownership }): Promise<WriteResult> {
+    return this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
+      const { object, own } = next(cur, this.#strategy.managed);
+      return this.#strategy.prepareUpdate(cur, object, 'main', own);
+    });
   }
 
   /** getScale resolves with the autoscaling/v1 Scale view of the object. */
@@ -458,6 +481,13 @@ export class ResourceStore {
   async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
     return guaranteedUpdate(this.#storage, this.gr, this.#existingKey(namespace, name), name, opts.dryRun, decodeWarnings, update);
   }
+}
+
+// partAndOptions reads the arguments of update and patch: the part written ('main' unless named) and the options.
+function partAndOptions(subOrOpts: Subresource | WriteOptions, opts: WriteOptions | undefined): [Subresource, WriteOptions] {
+  if (typeof subOrOpts !== 'string') return ['main', subOrOpts];
+  if (!opts) throw new Error('update and patch of a subresource take options');
+  return [subOrOpts, opts];
 }
 
 /**

@@ -6,11 +6,11 @@
  * server's authorization hook gives each request `authorizeVerb`, which asks the server's authorizer (standalone:
  * every authenticated user; delegated: a SubjectAccessReview) about the request with another verb.
  */
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { forbidden, internalError, type GroupResource } from '../apis/meta/errors.js';
 import type { Decision } from '../auth/authorizer.js';
 import { addAuditAnnotation } from '../observability/audit.js';
-import { etcdKey, type UnreadableObject } from '../storage/corrupt-object.js';
+import { UNSAFE_DELETE_VERB } from '../registry/delete-options.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,8 +19,7 @@ declare module 'fastify' {
   }
 }
 
-/** UNSAFE_DELETE_VERB is the verb an unsafe delete needs besides `delete`. */
-export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
+export { UNSAFE_DELETE_QUERY, UNSAFE_DELETE_VERB } from '../registry/delete-options.js';
 
 /**
  * UNSAFE_DELETE_AUDIT_ANNOTATION is the audit annotation (empty value) handlers/delete.go adds to the event of every
@@ -44,23 +43,4 @@ export async function authorizeUnsafeDelete(req: FastifyRequest, gr: GroupResour
     throw forbidden(gr, name, `error while checking permission for "${UNSAFE_DELETE_VERB}", ${(e as Error).message}`);
   }
   if (!decision.allowed) throw forbidden(gr, name, `not permitted to do "${UNSAFE_DELETE_VERB}", reason: ${decision.reason}`);
-}
-
-/** UNSAFE_DELETE_QUERY is the query a DELETE of an object whose stored data does not decode needs. */
-export const UNSAFE_DELETE_QUERY = 'ignoreStoreReadErrorWithClusterBreakingPotential=true';
-
-/**
- * logSkippedUnreadable is the one line a walk over every stored object (`walk`: the metadata repair, the storage
- * version migration) writes for an object it passed over because its stored data does not decode: its etcd-style
- * key, why, and the request that removes it (served in `apiVersion`, `<group>/<version>`).
- */
-export function logSkippedUnreadable(log: Pick<FastifyBaseLogger, 'warn'>, walk: string, apiVersion: string, o: UnreadableObject): void {
-  const { resource, namespace, name } = o.key;
-  const plural = resource.slice(resource.lastIndexOf('/') + 1);
-  const path = `/apis/${apiVersion}/${namespace ? `namespaces/${encodeURIComponent(namespace)}/` : ''}${plural}/${encodeURIComponent(name)}?${UNSAFE_DELETE_QUERY}`;
-  log.warn(
-    { key: etcdKey(o.key), ...(namespace ? { namespace } : {}), name, reason: o.reason, delete: `kubectl delete --raw '${path}'` },
-    `${walk} skipped ${etcdKey(o.key)}: its stored data does not decode (${o.reason}), so it cannot be read, listed, watched or ` +
-      `backed up; delete it with DELETE ${path} (kubectl delete --raw '${path}'; needs the verbs delete and ${UNSAFE_DELETE_VERB})`,
-  );
 }

@@ -33,7 +33,6 @@ import { checkApplyBody, ObjectCodec } from './object-codec.js';
 import { WriteStrategy, type Ownership, type Subresource } from './strategy.js';
 import { serverSideApply, type ApplyScope, type FieldVersions, type Managed } from './managed-fields.js';
 import { mergePatchDuplicates, patchObject, type PatchType } from './patch.js';
-import { ScaleSubresource } from './scale.js';
 import { checkDeleteOptions, markDeleting, unsafeDeleteRefused, type DeleteOptions } from './delete-options.js';
 import { Preconditions } from './preconditions.js';
 import { guaranteedUpdate } from './guaranteed-update.js';
@@ -61,7 +60,6 @@ export class ResourceStore {
   readonly #fields: FieldVersions | undefined;
   readonly #codec: ObjectCodec;
   readonly #strategy: WriteStrategy;
-  readonly #scale: ScaleSubresource;
   readonly #preconditions: Preconditions;
 
   constructor(def: ResourceDefinition, storage: Storage, opts: StoreOptions = {}) {
@@ -74,7 +72,6 @@ export class ResourceStore {
     this.#resourceKey = `${def.group}/${def.plural}`;
     this.#codec = new ObjectCodec(def, schema);
     this.#strategy = new WriteStrategy(def, this.gr, schema, opts.standalone, this.#fields);
-    this.#scale = new ScaleSubresource(def, this.gr);
     this.#preconditions = new Preconditions(def, this.gr);
   }
 
@@ -311,62 +308,6 @@ export class ResourceStore {
       const { object, own } = next(cur, this.#strategy.managed);
       return this.#strategy.prepareUpdate(cur, object, 'main', own);
     });
-  }
-
-  /** getScale resolves with the autoscaling/v1 Scale view of the object. */
-  async getScale(namespace: string | undefined, name: string): Promise<KubeObject> {
-    return this.#scale.toScale(await this.get(namespace, name));
-  }
-
-  /**
-   * applyScale is server-side apply on /scale: the body is an autoscaling/v1 Scale whose spec.replicas is applied
-   * to the object's replicas field, owned by the manager under subresource "scale"; conflicts read in the Scale's
-   * terms (`using autoscaling/v1`, `.spec.replicas`), as kube's ScaleHandler maps them. Never creates (404).
-   */
-  async applyScale(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions): Promise<KubeObject> {
-    await this.get(namespace, name);
-    checkApplyBody(body, 'autoscaling/v1', 'Scale');
-    const decoded = this.#scale.decode(body, name, 'apply', opts.fieldValidation).scale;
-    const scale = { replicas: (body as { spec?: { replicas?: unknown } }).spec?.replicas, resourceVersion: decoded.metadata.resourceVersion };
-    const scope: ApplyScope = { part: 'main', subresource: 'scale', view: { apiVersion: 'autoscaling/v1', field: () => '.spec.replicas' } };
-    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
-      if (scale.resourceVersion && scale.resourceVersion !== cur.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
-      const applied = this.#scale.appliedReplicas(cur, scale.replicas, name);
-      const merged = serverSideApply(this.#strategy.managed, cur, applied, opts.manager, opts.force, rfc3339(new Date()), scope);
-      return this.#strategy.prepareUpdate(cur, merged, 'main', { kind: 'apply' });
-    });
-    return this.#scale.toScale(res.object);
-  }
-
-  /**
-   * updateScale sets spec.replicas from a Scale (PUT /scale). The body is a typed autoscaling/v1 Scale: a missing
-   * spec.replicas is 0 (what a Go client sends to scale to zero, the field being omitempty), and a uid in it is a
-   * precondition, as for any update.
-   */
-  async updateScale(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, raw?: Uint8Array): Promise<WriteResult> {
-    const { scale, warnings } = this.#scale.decode(body, name, 'update', opts.fieldValidation, raw);
-    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
-      this.#preconditions.checkUidPrecondition(cur, scale.metadata.uid, namespace, name);
-      return this.#applyScale(cur, { replicas: scale.spec.replicas, resourceVersion: scale.metadata.resourceVersion }, opts.manager);
-    });
-    return { object: this.#scale.toScale(res.object), warnings };
-  }
-
-  /** patchScale patches the Scale view and applies its spec.replicas (PATCH /scale, used by kubectl scale). */
-  async patchScale(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<WriteResult> {
-    let warnings: string[] = [];
-    const res = await this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
-      const patched = patchObject(this.#scale.toScale(cur), type, patch, this.def.kind, this.def.group, name, opts.fieldValidation);
-      const decoded = this.#scale.decode(patched, name, 'patch', opts.fieldValidation);
-      warnings = decoded.warnings;
-      return this.#applyScale(cur, { replicas: decoded.scale.spec.replicas, resourceVersion: decoded.scale.metadata.resourceVersion }, opts.manager);
-    });
-    return { object: this.#scale.toScale(res.object), warnings };
-  }
-
-  // #applyScale sets the object's replicas from a decoded Scale, judged by the object's own validation.
-  #applyScale(cur: KubeObject, scale: { replicas: number; resourceVersion: string | undefined }, manager: string): KubeObject | null {
-    return this.#strategy.prepareUpdate(cur, this.#scale.withReplicas(cur, scale), 'main', { kind: 'update', manager, subresource: 'scale' });
   }
 
   /** validateDeleteOptions is ValidateDeleteOptions, reported as the delete handlers do (422, DeleteOptions ""). */

@@ -7,7 +7,8 @@
  *   the Auditor (observability/audit.ts) as kube's filters report to the audit context →
  *   content-type parsing (JSON, merge/json patch, YAML, read by body-decoding.ts with kube's errors and a depth
  *   limit; 415 otherwise; 413 over 3 MiB) →
- *   route: discovery | OpenAPI | resource handlers (registry → storage → watch) →
+ *   route: discovery | OpenAPI | resource handlers, installed from the REST map (endpoints/installer.ts →
+ *   endpoints/handlers → registry → storage → watch) →
  *   error handler: every failure becomes a metav1.Status.
  * Shutdown follows kube-apiserver's graceful termination (graceful-shutdown.ts), ahead of every hook above.
  */
@@ -30,7 +31,8 @@ import { routeUpgrades } from '../endpoints/watch-websocket.js';
 import { decodeJsonPatchBody } from '../registry/patch.js';
 import { servedDefinitions, type KindDefinition, type ResourceDefinition } from '../registry/resource.js';
 import type { CreateAdmission, ResourceStore } from '../registry/store.js';
-import { kindRoutes } from '../endpoints/kind-routes.js';
+import { buildRestMap, type RestMap } from '../registry/rest-map.js';
+import { installRestMap } from '../endpoints/installer.js';
 import { sendWarnings } from '../endpoints/warning-header.js';
 import { isStorageError } from '../storage/errors.js';
 import { storageStatus } from '../registry/storage-status.js';
@@ -114,6 +116,8 @@ export interface ApiServer {
   app: FastifyInstance;
   /** registry is the Prometheus registry /metrics serves (the controllers add theirs to it). */
   registry: Registry;
+  /** restMap is every served resource and its store, built before any route (the routes are installed from it). */
+  restMap: RestMap;
   /** storeOf is a served kind's store in its storage version (the one its controllers read and write). */
   storeOf(kind: KindDefinition): ResourceStore;
   /**
@@ -251,13 +255,23 @@ export function createServer(cfg: ServerConfig): ApiServer {
   if (hasStoreResources(cfg.storage)) registerStorageMetrics(metrics.registry, cfg.storage);
   registerDiscoveryRoutes(app, served);
   if (cfg.standalone) registerStandaloneCoreRoutes(app, served, cfg.storage);
-  const stores = new Map<KindDefinition, ResourceStore>();
-  // One plugin per kind: its versions' routes, in their own encapsulated context.
-  for (const kind of cfg.kinds) {
-    const { stores: served, plugin } = kindRoutes(kind, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone }, watches);
-    if (served[0]) stores.set(kind, served[0]);
-    void app.register(plugin);
-  }
+  // The REST map is built apart from HTTP; the routes are installed from it, one plugin per group/version.
+  const restMap = buildRestMap(cfg.kinds, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone });
+  installRestMap(app, restMap, watches);
+  // Its start-up tasks (storage version migrations, stored metadata repairs) run in the background once serving
+  // starts, so a large store does not delay readiness, and stop when the server closes (kube's post-start hooks).
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.addHook('onReady', async () => {
+    for (const task of restMap.startupTasks) {
+      void task.run({ closing: () => closing, log: app.log });
+      // Started a microtask apart, as the route plugins' onReady hooks started them before: a kind's migration and
+      // its metadata repair walk the same objects and meet in the order they always did.
+      await Promise.resolve();
+    }
+  });
 
   // closeAllConnections only knows connections that finished the TLS handshake; one that never does (a TCP probe,
   // a port scanner, a stalled client) would keep close() waiting for the 120 s handshake timeout. Track those by
@@ -290,11 +304,8 @@ export function createServer(cfg: ServerConfig): ApiServer {
   return {
     app,
     registry: metrics.registry,
-    storeOf(kind) {
-      const store = stores.get(kind);
-      if (!store) throw new Error(`kind ${kind.storage.kind} is not served`);
-      return store;
-    },
+    restMap,
+    storeOf: (kind) => restMap.storeOf(kind),
     async shutdown(preShutdown) {
       const report = await graceful.run(preShutdown);
       await app.close();

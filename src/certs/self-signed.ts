@@ -290,18 +290,21 @@ function canonicalIp(ip: string): string {
   return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
 }
 
+/** InvalidSan refuses a --tls-san that is neither an IP address nor a DNS name; its message is one line. */
+export class InvalidSan extends Error {}
+
 function parseSan(raw: string): San {
   const v = raw.trim();
   if (isIP(v) !== 0) {
     try {
       return { type: 'IP', value: canonicalIp(v) };
     } catch {
-      throw new Error(`invalid SAN ${JSON.stringify(raw)}: IP address not usable in a certificate`);
+      throw new InvalidSan(`invalid SAN ${JSON.stringify(raw)}: IP address not usable in a certificate`);
     }
   }
   const name = v.toLowerCase().replace(/\.$/, '');
   if (name.length === 0 || name.length > 253 || !DNS_NAME.test(name)) {
-    throw new Error(`invalid SAN ${JSON.stringify(raw)}: neither an IP address nor a DNS name`);
+    throw new InvalidSan(`invalid SAN ${JSON.stringify(raw)}: neither an IP address nor a DNS name`);
   }
   return { type: 'DNS', value: name };
 }

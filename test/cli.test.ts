@@ -1,7 +1,7 @@
 /**
  * The command line as a person meets it (`node dist/main.js`): --version and `version`, -h, a bad command line as its
  * errors and one hint (exit 2), the common start failures as one line on stderr (exit 1: the port in use, TLS files
- * that cannot be used, a data dir in use), text logs with --log-format=text (all out at exit), the `export KUBECONFIG`
+ * that cannot be used, an invalid SAN or audit policy, a data dir in use), text logs with --log-format=text (all out at exit), the `export KUBECONFIG`
  * line after `serving`, /version's commit, and build-if-needed saying that it builds.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -140,6 +140,14 @@ describe('a start that fails for a reason of the operator', () => {
     for (const [c, k, message] of cases) {
       expect(oneLine(await main([...dirs(), '--port', '0', '--tls-cert-file', c, '--tls-private-key-file', k])), `${c} ${k}`).toMatch(message);
     }
+  });
+
+  it('names a --tls-san that is no name and an --audit-policy-file that cannot be read, with kube\'s message', async () => {
+    expect(oneLine(await main([...dirs(), '--port', '0', '--tls-san', 'bad!name']))).toBe('website-apiserver: --tls-san: invalid SAN "bad!name": neither an IP address nor a DNS name');
+    const policy = join(tempDir('cli-audit-'), 'policy.yaml');
+    expect(oneLine(await main([...dirs(), '--port', '0', '--audit-policy-file', policy]))).toBe(
+      `website-apiserver: --audit-policy-file: loading audit policy file: failed to read file path "${policy}": open ${policy}: no such file or directory`,
+    );
   });
 
   it('names the data dir in use', async () => {

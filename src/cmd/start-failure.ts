@@ -1,13 +1,15 @@
 /**
  * @module cmd/start-failure
  * The one line an operator reads when the server cannot start for a reason of theirs: the port taken, a file a flag
- * names unreadable, the data dir in use, a damaged store, a CRD refused. main.ts prints it on stderr and exits 1; an
+ * names unreadable, the data dir in use, a damaged store, a CRD refused, an invalid --tls-san or audit policy. main.ts prints it on stderr and exits 1; an
  * error not recognized here is a bug, printed with its stack.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { InvalidSan } from '../certs/self-signed.js';
 import { CrdRefused } from '../kinds/crd/index.js';
+import { PolicyError } from '../observability/audit-policy.js';
 import { DataDirInUse } from '../storage/data-dir-lock.js';
 import { StoreDamaged } from '../storage/lmdb-integrity.js';
 import type { Options } from './options.js';
@@ -94,6 +96,9 @@ function fileFailure(e: SystemError, o: Options): string | undefined {
  */
 export function startFailureMessage(e: unknown, o: Options): string | undefined {
   if (e instanceof StartFailure || e instanceof DataDirInUse || e instanceof StoreDamaged || e instanceof CrdRefused) return e.message;
+  // A --tls-san that is no name, an --audit-policy-file kube would refuse (kube's message).
+  if (e instanceof InvalidSan) return `--tls-san: ${e.message}`;
+  if (e instanceof PolicyError) return `--audit-policy-file: ${e.message}`;
   if (!(e instanceof Error)) return undefined;
   const sys = e as SystemError;
   if (sys.syscall === 'listen' || sys.syscall === 'bind') return listenFailure(sys, o);

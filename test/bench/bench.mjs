@@ -414,7 +414,7 @@ async function scaleRun(flags, binDir, machine, work, log) {
 function readFilled(dir, objects, kind) {
   const file = join(dir, 'filled.json');
   if (!existsSync(file)) {
-    if (existsSync(join(dir, 'ours', 'data'))) throw new Error(`${dir} has a store but no filled.json (its fill did not finish): remove it or choose another --data-dir`);
+    if (existsSync(join(dir, 'data'))) throw new Error(`${dir} has a store but no filled.json (its fill did not finish): remove it or choose another --data-dir`);
     return undefined;
   }
   const f = /** @type {Filled} */ (JSON.parse(readFileSync(file, 'utf8')));

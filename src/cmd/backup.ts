@@ -37,7 +37,7 @@ from this process; the server is not stopped). FILE "-" is stdout.
 Flags:
   --to FILE        Where to write the backup (written as FILE.tmp-<pid>, then renamed). Required.
   --data-dir DIR   The server's data directory (default "./data"). Env: ${envName('data-dir')}.
-  --help           Print this help and exit.`;
+  -h, --help       Print this help and exit.`;
 
 const RESTORE_USAGE = `Usage: website-apiserver restore --from FILE --data-dir DIR [--bump-revision N] [--replace]
 
@@ -54,7 +54,7 @@ Flags:
   --replace            Replace the database DIR holds (its server must be stopped; refused while a process has
                        it open). It is kept as DIR/data.mdb.replaced-<time>, and resourceVersions also continue
                        past its own revision.
-  --help               Print this help and exit.`;
+  -h, --help           Print this help and exit.`;
 
 /** runDataCommand runs `backup` or `restore` with the arguments after the subcommand; resolves with the exit code. */
 export async function runDataCommand(command: DataCommand, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -62,7 +62,7 @@ export async function runDataCommand(command: DataCommand, argv: string[], env: 
   let values: Record<string, string | boolean | undefined>;
   try {
     const names = command === 'backup' ? ['to', 'data-dir'] : ['from', 'data-dir', 'bump-revision'];
-    const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
+    const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
     if (command === 'restore') options['replace'] = { type: 'boolean' };
     for (const name of names) options[name] = { type: 'string' };
     values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as typeof values;

@@ -62,7 +62,7 @@ describe('--version, version and -h', () => {
     }
   });
 
-  it('-h prints what --help prints and exits 0', async () => {
+  it('-h prints what --help prints and exits 0, for backup and restore too', async () => {
     const short = await main(['-h']);
     const long = await main(['--help']);
     expect(short.code).toBe(0);
@@ -70,6 +70,12 @@ describe('--version, version and -h', () => {
     expect(short.stdout).toMatch(/^Usage: website-apiserver \[flags\]\n/);
     expect(short.stdout).toContain('--log-format');
     expect(short.stdout).toContain('-h, --help');
+    for (const command of ['backup', 'restore']) {
+      const h = await main([command, '-h']);
+      expect(h.code, command).toBe(0);
+      expect(h.stdout).toBe((await main([command, '--help'])).stdout);
+      expect(h.stdout).toMatch(new RegExp(`^Usage: website-apiserver ${command} `));
+    }
   });
 });
 

@@ -23,12 +23,16 @@ const REPAIR_PAGE_SIZE = 500;
  * dropped, name and namespace (for a `namespaced` kind) from the key, each an ordinary write to `key(namespace,
  * name)`. Reads a page at a time, yielding between pages; `stopped` ends it early, `onRepair` hears of each repair.
  * An object whose stored data does not decode at all is passed over (it stays for the unsafe delete), `onUnreadable`
- * hears of it once, and the walk goes on; any other failure ends it.
+ * hears of it once, and the walk goes on; any other failure ends it. A pass that checked every object and found
+ * none unreadable is marked in the store (Storage.mark): every object written since decodes (admission sees to
+ * it), so later starts skip the pass (`skipped`).
  */
 export async function repairStoredMetadata(
   storage: Storage, objects: KeyPrefix, key: (namespace: string, name: string) => ObjectKey, namespaced: boolean,
   onRepair: (r: MetadataRepair) => void, stopped: () => boolean, onUnreadable: (o: UnreadableObject) => void = () => undefined,
-): Promise<{ checked: number; repaired: number; unreadable: number }> {
+): Promise<{ checked: number; repaired: number; unreadable: number; skipped?: true }> {
+  const mark = `metadata-repaired/${objects.resource}`;
+  if (storage.marked?.(mark)) return { checked: 0, repaired: 0, unreadable: 0, skipped: true };
   let checked = 0;
   let repaired = 0;
   let unreadable = 0;
@@ -53,5 +57,6 @@ export async function repairStoredMetadata(
       onRepair({ namespace, name, dropped });
     }
   }
+  if (!stopped() && unreadable === 0) await storage.mark?.(mark);
   return { checked, repaired, unreadable };
 }

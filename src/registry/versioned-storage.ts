@@ -124,6 +124,15 @@ class StorageVersionView implements Storage {
     return this.inner.waitForRevision(revision, timeoutMs);
   }
 
+  // Marks are of the store, whichever version views it.
+  marked(name: string): boolean {
+    return this.inner.marked?.(name) ?? false;
+  }
+
+  async mark(name: string): Promise<void> {
+    await this.inner.mark?.(name);
+  }
+
   async get(key: ObjectKey): Promise<KubeObject | undefined> {
     const obj = await this.inner.get(key);
     return obj && this.out(obj);

@@ -172,6 +172,23 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
       open.clear();
     });
 
+    describe('marks', () => {
+      it('keeps the marks it was given and no other (a backend without marks has neither method)', async () => {
+        const s = await fresh();
+        if (!s.mark || !s.marked) {
+          expect([s.mark, s.marked]).toEqual([undefined, undefined]);
+          return;
+        }
+        expect(s.marked('metadata-repaired/x')).toBe(false);
+        const before = s.currentRevision();
+        await s.mark('metadata-repaired/x');
+        expect(s.marked('metadata-repaired/x')).toBe(true);
+        expect(s.marked('metadata-repaired/y')).toBe(false);
+        // A mark is no write of an object: no revision, no event.
+        expect(s.currentRevision()).toBe(before);
+      });
+    });
+
     describe('writes', () => {
       it('gives every write a revision greater than every earlier one, and currentRevision follows the writes', async () => {
         const s = await fresh();

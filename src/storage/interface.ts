@@ -204,6 +204,13 @@ export interface Storage {
    * true again once one commits; reads and watches are served either way. Absent: always writable.
    */
   writable?(): boolean;
+  /**
+   * marked and mark record that a one-time pass over the store is done (the repair of what older builds stored), so
+   * later starts skip it: a pass over 1M objects is seconds of CPU after every start. Marks live with the data (a
+   * restored backup carries its own). Absent: such passes run at every start.
+   */
+  marked?(name: string): boolean;
+  mark?(name: string): Promise<void>;
   /** close flushes and closes the backend; pending writes finish first. */
   close(): Promise<void>;
 }

@@ -56,6 +56,9 @@ const COMPACT_BATCH = 1000;
 /** Set once the object counts are kept (a store written before them is counted once at open). */
 const COUNTED = 'counted';
 
+/** markKey is the `meta` key recording that a one-time pass called `name` is done (Storage.mark). */
+const markKey = (name: string) => `done:${name}`;
+
 /** countKey is the `meta` key of how many objects a resource holds in all namespaces, or in one. */
 export function countKey(resource: string, namespace?: string): string {
   return `count:${JSON.stringify(namespace === undefined ? [resource] : [resource, namespace])}`;
@@ -246,6 +249,14 @@ export class LmdbStorage implements Storage {
 
   currentRevision(): number {
     return this.#meta.get(REVISION) ?? 0;
+  }
+
+  marked(name: string): boolean {
+    return this.#meta.get(markKey(name)) !== undefined;
+  }
+
+  async mark(name: string): Promise<void> {
+    await this.#transact(() => this.#meta.put(markKey(name), Date.now()));
   }
 
   compactedRevision(): number {

@@ -19,6 +19,7 @@ export class MemoryStorage implements Storage {
   readonly #history: MemoryHistory;
   readonly #feed: ChangeFeed;
   #revision = 0;
+  readonly #marks = new Set<string>();
 
   constructor(opts: { historyEvents?: number } = {}) {
     this.#history = new MemoryHistory(0, opts.historyEvents ?? 10_000);
@@ -31,6 +32,14 @@ export class MemoryStorage implements Storage {
 
   currentRevision(): number {
     return this.#revision;
+  }
+
+  marked(name: string): boolean {
+    return this.#marks.has(name);
+  }
+
+  async mark(name: string): Promise<void> {
+    this.#marks.add(name);
   }
 
   compactedRevision(): number {

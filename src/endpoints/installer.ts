@@ -60,18 +60,24 @@ const canGet = (s: RestStorage) => typeof s.get === 'function';
 const canUpdate = (s: RestStorage) => 'update' in s && typeof s.update === 'function';
 const canPatch = (s: RestStorage) => 'patch' in s && 'apply' in s;
 const canDelete = (s: RestStorage) => 'delete' in s && typeof s.delete === 'function';
+const canList = (s: RestStorage) => 'list' in s && 'watch' in s;
+const canCreate = (s: RestStorage) => 'create' in s && typeof s.create === 'function';
+const canDeleteCollection = (s: RestStorage) => 'deleteCollection' in s && typeof s.deleteCollection === 'function';
 
 /** installObject installs a kind's collection, all-namespaces, object and unknown-subresource routes. */
 function installObject(app: FastifyInstance, store: ResourceStore, watches: WatchRegistry): void {
   const { def, gr } = store;
   const base = routeBase(def);
   const collection = collectionPath(def);
-  const lister = list(store, watches);
-  route(app, { ...base, url: collection, preParsing: typedBody }, def, false, { GET: lister, POST: create(store), DELETE: deleteCollection(store) },
-    (req) => methodNotSupported(gr, req.method.toLowerCase()));
+  const lister = canList(store) ? list(store, watches) : undefined;
+  const collectionVerbs: Verbs = {};
+  if (lister) collectionVerbs.GET = lister;
+  if (canCreate(store)) collectionVerbs.POST = create(store);
+  if (canDeleteCollection(store)) collectionVerbs.DELETE = deleteCollection(store);
+  route(app, { ...base, url: collection, preParsing: typedBody }, def, false, collectionVerbs, (req) => methodNotSupported(gr, req.method.toLowerCase()));
   // All namespaces: list and watch only.
   if (def.namespaced) {
-    route(app, { ...base, url: `/apis/${def.group}/${def.version}/${def.plural}` }, def, false, { GET: lister },
+    route(app, { ...base, url: `/apis/${def.group}/${def.version}/${def.plural}` }, def, false, lister ? { GET: lister } : {},
       (req) => methodNotSupported(gr, req.method === 'POST' ? 'create' : req.method.toLowerCase()));
   }
   const verbs: Verbs = {};

@@ -4,9 +4,13 @@
  * the server's own certificates (self-signed.ts) and the manifests' serving certificate (manifests/serving-cert.ts).
  */
 import { randomBytes } from 'node:crypto';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type forgeModule from 'node-forge';
 
-const pki = forge.pki;
+// node-forge (600 KB of code) is loaded the first time a certificate is issued, not at every start: a restart
+// reuses the files it wrote. It is CommonJS, so require loads it synchronously, as the callers need.
+let loaded: typeof forgeModule | undefined;
+const forge = (): typeof forgeModule => (loaded ??= createRequire(import.meta.url)('node-forge') as typeof forgeModule);
 const DAY_MS = 86_400_000;
 // Backdating absorbs small clock differences between the machine that issues and the one that verifies.
 const BACKDATE_MS = 5 * 60_000;
@@ -19,8 +23,14 @@ export interface San {
 
 /** ForgeSigner is a certificate with its key, able to sign others. */
 export interface ForgeSigner {
-  cert: forge.pki.Certificate;
-  key: forge.pki.rsa.PrivateKey;
+  cert: forgeModule.pki.Certificate;
+  key: forgeModule.pki.rsa.PrivateKey;
+}
+
+/** forgeSigner reads a CA's PEM files into a signer (forge signs with RSA keys only: others throw). */
+export function forgeSigner(certPem: string, keyPem: string): ForgeSigner {
+  const { pki } = forge();
+  return { cert: pki.certificateFromPem(certPem), key: pki.privateKeyFromPem(keyPem) };
 }
 
 /** Pem is an issued certificate and key, as PEM (forge's CRLF line ends), plus the signer for further use. */
@@ -40,8 +50,8 @@ export interface LeafSpec {
 }
 
 /** newKeyPair: with no prng option and bits in range, forge delegates to crypto.generateKeyPairSync. */
-function newKeyPair(): forge.pki.rsa.KeyPair {
-  return pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
+function newKeyPair(): forgeModule.pki.rsa.KeyPair {
+  return forge().pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
 }
 
 /** randomSerial is a positive 16-byte serial (RFC 5280: positive, at most 20 octets). */
@@ -54,6 +64,7 @@ function randomSerial(): string {
 
 /** createCa issues a self-signed CA valid for `days`. */
 export function createCa(now: Date, commonName: string, days: number): Pem {
+  const { pki, md } = forge();
   const keys = newKeyPair();
   const cert = pki.createCertificate();
   cert.publicKey = keys.publicKey;
@@ -68,12 +79,13 @@ export function createCa(now: Date, commonName: string, days: number): Pem {
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
+  cert.sign(keys.privateKey, md.sha256.create());
   return { certPem: pki.certificateToPem(cert), keyPem: pki.privateKeyToPem(keys.privateKey), signer: { cert, key: keys.privateKey } };
 }
 
 /** createLeaf issues a certificate signed by `ca`, valid until `notAfter`. */
 export function createLeaf(ca: ForgeSigner, now: Date, notAfter: Date, spec: LeafSpec): Pem {
+  const { pki, md } = forge();
   const keys = newKeyPair();
   const cert = pki.createCertificate();
   cert.publicKey = keys.publicKey;
@@ -95,6 +107,6 @@ export function createLeaf(ca: ForgeSigner, now: Date, notAfter: Date, spec: Lea
     extensions.push({ name: 'subjectAltName', altNames });
   }
   cert.setExtensions(extensions);
-  cert.sign(ca.key, forge.md.sha256.create());
+  cert.sign(ca.key, md.sha256.create());
   return { certPem: pki.certificateToPem(cert), keyPem: pki.privateKeyToPem(keys.privateKey), signer: { cert, key: keys.privateKey } };
 }

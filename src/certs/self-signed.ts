@@ -11,11 +11,9 @@ import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import forge from 'node-forge';
-import { createCa, createLeaf, type ForgeSigner, type LeafSpec, type San } from './issue.js';
+import { createCa, createLeaf, forgeSigner, type ForgeSigner, type LeafSpec, type San } from './issue.js';
 import { renderKubeconfig } from './kubeconfig.js';
 
-const pki = forge.pki;
 const DAY_MS = 86_400_000;
 
 /** CA_COMMON_NAME is the subject CN of the generated CA. */
@@ -113,13 +111,14 @@ export function ensureCertificates(opts: CertificateOptions): CertificateBundle 
 
   // CA: reused only if it is a self-signed CA with a matching key that forge can sign with.
   let ca: Pair;
-  let caSigner: ForgeSigner;
+  // Read into forge only when a leaf is issued: a restart that reuses every file never loads forge.
+  let caSigner: () => ForgeSigner;
   const reusableCa = reuseCa(loadPair(file('ca.crt'), file('ca.key')), now);
   if (typeof reusableCa === 'string') {
     const made = createCa(now, CA_COMMON_NAME, CA_VALIDITY_DAYS);
     writePair(file('ca.crt'), file('ca.key'), made.certPem, made.keyPem);
     ca = toPair(made.certPem, made.keyPem);
-    caSigner = made.signer;
+    caSigner = () => made.signer;
     regenerated('ca', reusableCa);
   } else {
     ({ pair: ca, signer: caSigner } = reusableCa);
@@ -144,7 +143,7 @@ export function ensureCertificates(opts: CertificateOptions): CertificateBundle 
     else if (typeof existing === 'string') why = existing;
     else why = leafProblem(existing, ca, now) ?? extraCheck(existing);
     if (why === undefined && typeof existing !== 'string') return existing;
-    const made = createLeaf(caSigner, now, leafNotAfter, spec);
+    const made = createLeaf(caSigner(), now, leafNotAfter, spec);
     writePair(certPath, keyPath, made.certPem, made.keyPem);
     regenerated(name, why ?? 'unusable');
     return made;
@@ -256,19 +255,16 @@ function timeProblem(x: X509Certificate, now: Date): string | undefined {
   return undefined;
 }
 
-/** reuseCa returns the existing CA with a forge signer for it, or why it must be regenerated. */
-function reuseCa(loaded: Pair | string, now: Date): { pair: Pair; signer: ForgeSigner } | string {
+/** reuseCa returns the existing CA with a (lazy) forge signer for it, or why it must be regenerated. */
+function reuseCa(loaded: Pair | string, now: Date): { pair: Pair; signer: () => ForgeSigner } | string {
   if (typeof loaded === 'string') return loaded;
   if (!loaded.x509.ca || !loaded.x509.verify(loaded.x509.publicKey)) return 'not a self-signed CA certificate';
   const t = timeProblem(loaded.x509, now);
   if (t !== undefined) return t;
-  try {
-    // forge signs RSA only; a foreign CA with another key type is replaced rather than failing later.
-    const signer = { cert: pki.certificateFromPem(loaded.certPem), key: pki.privateKeyFromPem(loaded.keyPem) };
-    return { pair: loaded, signer };
-  } catch (e) {
-    return `CA not usable for signing: ${(e as Error).message}`;
-  }
+  // forge signs RSA only; a foreign CA with another key type is replaced rather than failing later.
+  if (loaded.key.asymmetricKeyType !== 'rsa') return `CA not usable for signing: a ${loaded.key.asymmetricKeyType} key (forge signs with RSA keys only)`;
+  let signer: ForgeSigner | undefined;
+  return { pair: loaded, signer: () => (signer ??= forgeSigner(loaded.certPem, loaded.keyPem)) };
 }
 
 function leafProblem(leaf: Pair, ca: Pair, now: Date): string | undefined {

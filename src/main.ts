@@ -80,7 +80,7 @@ try {
   process.on('SIGINT', () => stop('SIGINT'));
 } catch (e) {
   // An operator's error (the port in use, an unreadable file, the data dir in use...) is its one line; anything else comes with its stack.
-  const message = startFailureMessage(e, parsed.options) ?? (e instanceof Error && e.stack ? e.stack : String(e));
+  const message = (await startFailureMessage(e, parsed.options).catch(() => undefined)) ?? (e instanceof Error && e.stack ? e.stack : String(e));
   process.stderr.write(`website-apiserver: ${message}\n`);
   process.exit(1);
 }

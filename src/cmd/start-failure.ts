@@ -7,11 +7,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { InvalidSan } from '../certs/self-signed.js';
-import { CrdRefused } from '../kinds/crd/index.js';
-import { PolicyError } from '../observability/audit-policy.js';
-import { DataDirInUse } from '../storage/data-dir-lock.js';
-import { StoreDamaged } from '../storage/lmdb-integrity.js';
 import type { Options } from './options.js';
 
 /** StartFailure is an operator's error that the message alone explains. */
@@ -86,15 +81,22 @@ function fileFailure(e: SystemError, o: Options): string | undefined {
   if (!match) return undefined;
   const [flag, path] = match;
   const reason = FILE_REASONS[e.code] ?? e.code;
-  const verb = e.syscall === 'open' || e.syscall === 'read' || e.syscall === undefined ? 'cannot read' : `cannot ${e.syscall}`;
-  return `${flag} ${path}: ${verb} ${failed === path ? 'it' : failed}: ${reason} (${e.code})`;
+  return `${flag} ${path}: cannot ${e.syscall ?? 'use'} ${failed === path ? 'it' : failed}: ${reason} (${e.code})`;
 }
 
 /**
  * startFailureMessage is the one line explaining why the start failed, or undefined when the error is not an operator's
- * (then the stack is what helps).
+ * (then the stack is what helps). The modules of the errors it knows are loaded only now: a start that succeeds may
+ * not need them all.
  */
-export function startFailureMessage(e: unknown, o: Options): string | undefined {
+export async function startFailureMessage(e: unknown, o: Options): Promise<string | undefined> {
+  const [{ InvalidSan }, { CrdRefused }, { PolicyError }, { DataDirInUse }, { StoreDamaged }] = await Promise.all([
+    import('../certs/self-signed.js'),
+    import('../kinds/crd/index.js'),
+    import('../observability/audit-policy.js'),
+    import('../storage/data-dir-lock.js'),
+    import('../storage/lmdb-integrity.js'),
+  ]);
   if (e instanceof StartFailure || e instanceof DataDirInUse || e instanceof StoreDamaged || e instanceof CrdRefused) return e.message;
   // A --tls-san that is no name, an --audit-policy-file kube would refuse (kube's message).
   if (e instanceof InvalidSan) return `--tls-san: ${e.message}`;

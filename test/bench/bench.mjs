@@ -333,11 +333,11 @@ async function scaleRun(flags, binDir, machine, work, log) {
   const cgroupNotes = [];
   // The limit the record states: off when no cgroup could be made.
   let memoryLimit = flags.memoryLimit;
-  /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
   // With --data-dir, ours' store (and certificates) outlive the run; a record in it says what fills it.
   const oursDir = flags.dataDir || join(work, 'ours');
   const filled = flags.dataDir ? readFilled(flags.dataDir, flags.scale, kind.title) : undefined;
   if (filled) log(`${flags.dataDir} holds ${flags.scale} ${kind.title} filled ${filled.date}: measuring without filling`);
+  /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
   const starters = {
     ours: async () => {
       const variant = { id: 'ours', label: 'website-apiserver (lmdb)', args, dataDir: '' };

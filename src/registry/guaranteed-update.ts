@@ -4,7 +4,7 @@
  * the update function runs atomically against the stored object, retried by the storage on a concurrent write, or
  * only computed for dryRun; an update that leaves a deleted object without finalizers deletes it instead.
  */
-import { conflict, notFound, OBJECT_MODIFIED, type GroupResource } from '../apis/meta/errors.js';
+import { conflict, notFound, OBJECT_MODIFIED, StatusError, type GroupResource } from '../apis/meta/errors.js';
 import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { finalizerWarnings } from '../apis/meta/validation.js';
@@ -15,15 +15,24 @@ import { DeleteInstead } from './strategy.js';
 
 /**
  * guaranteedUpdate runs `update` atomically against the object stored under `key` (or only computes it for
- * dryRun); null from `update` leaves the object as it is. 404 (named `name`) when there is no object.
+ * dryRun); null from `update` leaves the object as it is. 404 (named `name`) when there is no object. `update` may
+ * warn (validation rules ratcheted on an unchanged value); a refused update still sends those warnings.
  */
-export async function guaranteedUpdate(storage: Storage, gr: GroupResource, key: ObjectKey, name: string, dryRun: boolean, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
-  // The strategy's warnings (finalizers added by this write) follow the decoding ones, from the last attempt.
+export async function guaranteedUpdate(storage: Storage, gr: GroupResource, key: ObjectKey, name: string, dryRun: boolean, decodeWarnings: string[], update: (cur: KubeObject, warn: (message: string) => void) => KubeObject | null): Promise<WriteResult> {
+  // Warnings in the order kube records them: decoding, then validation, then the strategy's (finalizers added by
+  // this write), from the last attempt.
   let warnings = decodeWarnings;
   const tryUpdate = (cur: KubeObject) => {
     const before = cur.metadata.finalizers;
-    const next = update(cur);
-    warnings = [...decodeWarnings, ...(next ? finalizerWarnings(next.metadata.finalizers, before) : [])];
+    const validation: string[] = [];
+    let next: KubeObject | null;
+    try {
+      next = update(cur, (m) => validation.push(m));
+    } catch (e) {
+      if (e instanceof StatusError && validation.length && e.warnings === undefined) e.warnings = [...decodeWarnings, ...validation];
+      throw e;
+    }
+    warnings = [...decodeWarnings, ...validation, ...(next ? finalizerWarnings(next.metadata.finalizers, before) : [])];
     return next;
   };
   if (dryRun) {

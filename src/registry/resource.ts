@@ -83,9 +83,10 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   validateScalePaths?(obj: T, sub: 'main' | 'status'): FieldError[];
   /**
    * Validation rules (a CRD's x-kubernetes-validations), run after the schema as kube runs them: unless the schema
-   * found a type, required, enum or size error, which the rules were not written for. `old` is set on update.
+   * found a type, required, enum or size error, which the rules were not written for. `old` is set on update; a
+   * failure on a value unchanged from it is ratcheted: a warning (`warn`) instead of an error.
    */
-  validateRules?(obj: T, old: T | undefined): FieldError[];
+  validateRules?(obj: T, old: T | undefined, warn: (message: string) => void): FieldError[];
   /**
    * standaloneStatus is the status the server itself writes when no cluster is configured, so that no controller
    * will (Website: Ready=False, reason NoCluster): at create and whenever the spec changes, as a kube strategy's

@@ -230,11 +230,11 @@ export class ResourceStore {
   async update(namespace: string | undefined, name: string, body: unknown, subOrOpts: Subresource | WriteOptions, maybeOpts?: WriteOptions): Promise<WriteResult> {
     const [sub, opts] = partAndOptions(subOrOpts, maybeOpts);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'update');
-    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
+    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur, warn) => {
       // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
       this.#preconditions.checkUidPrecondition(cur, obj.metadata.uid, namespace, name);
       this.#preconditions.requireResourceVersion(obj, name);
-      return this.#strategy.prepareUpdate(cur, cloneJson(obj), sub, { kind: 'update', manager: opts.manager });
+      return this.#strategy.prepareUpdate(cur, cloneJson(obj), sub, { kind: 'update', manager: opts.manager }, warn);
     }));
   }
 
@@ -270,11 +270,11 @@ export class ResourceStore {
           throw e;
         }
       }
-      const res = await this.#guaranteedUpdate(namespace, name, opts, warnings, (c) => {
+      const res = await this.#guaranteedUpdate(namespace, name, opts, warnings, (c, warn) => {
         const rv = obj.metadata.resourceVersion;
         if (rv && rv !== c.metadata.resourceVersion) throw conflict(this.gr, name, OBJECT_MODIFIED);
         const merged = serverSideApply(this.#strategy.managed, c, obj, opts.manager, opts.force, rfc3339(new Date()), scope);
-        return this.#strategy.prepareUpdate(c, merged, sub, { kind: 'apply' });
+        return this.#strategy.prepareUpdate(c, merged, sub, { kind: 'apply' }, warn);
       });
       return { ...res, created: false };
     }
@@ -286,14 +286,14 @@ export class ResourceStore {
   async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, subOrOpts: Subresource | WriteOptions, maybeOpts?: WriteOptions): Promise<WriteResult> {
     const [sub, opts] = partAndOptions(subOrOpts, maybeOpts);
     const warnings: string[] = [];
-    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur) => {
+    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur, warn) => {
       const patchWarnings: string[] = [];
       const patched = patchObject(cur, type, patch, this.def.kind, this.def.group, name, opts.fieldValidation, patchWarnings);
       if (type === 'application/merge-patch+json') mergePatchDuplicates(patch, patched, opts.fieldValidation, patchWarnings);
       const { obj, warnings: w } = this.#codec.decode(patched, namespace, name, opts.fieldValidation, 'patch');
       warnings.splice(0, warnings.length, ...patchWarnings, ...w);
       this.#preconditions.requireResourceVersion(obj, name);
-      return this.#strategy.prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager });
+      return this.#strategy.prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager }, warn);
     }));
   }
 
@@ -304,9 +304,9 @@ export class ResourceStore {
    * resource's update strategy like any update. 404 when the object is missing.
    */
   async updateFrom(namespace: string | undefined, name: string, opts: WriteOptions, next: (cur: KubeObject, managed: Managed) => { object: KubeObject; own: Ownership }): Promise<WriteResult> {
-    return this.#guaranteedUpdate(namespace, name, opts, [], (cur) => {
+    return this.#guaranteedUpdate(namespace, name, opts, [], (cur, warn) => {
       const { object, own } = next(cur, this.#strategy.managed);
-      return this.#strategy.prepareUpdate(cur, object, 'main', own);
+      return this.#strategy.prepareUpdate(cur, object, 'main', own, warn);
     });
   }
 
@@ -419,7 +419,7 @@ export class ResourceStore {
   }
 
   // #guaranteedUpdate runs tryUpdate atomically against the stored object (or only computes it for dryRun).
-  async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject) => KubeObject | null): Promise<WriteResult> {
+  async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject, warn: (message: string) => void) => KubeObject | null): Promise<WriteResult> {
     return guaranteedUpdate(this.#storage, this.gr, this.#existingKey(namespace, name), name, opts.dryRun, decodeWarnings, update);
   }
 }

@@ -89,9 +89,10 @@ export class WriteStrategy {
 
   /**
    * prepareUpdate builds the object to store from the current one and the client's version (PrepareForUpdate):
-   * null when nothing changes; DeleteInstead when the write leaves a deleted object without finalizers.
+   * null when nothing changes; DeleteInstead when the write leaves a deleted object without finalizers. `warn` hears
+   * the validation rules ratcheted on an unchanged value.
    */
-  prepareUpdate(cur: KubeObject, incoming: KubeObject, sub: Subresource, own: Ownership): KubeObject | null {
+  prepareUpdate(cur: KubeObject, incoming: KubeObject, sub: Subresource, own: Ownership, warn: (message: string) => void = () => undefined): KubeObject | null {
     const name = cur.metadata.name ?? '';
     if (incoming.metadata.resourceVersion && incoming.metadata.resourceVersion !== cur.metadata.resourceVersion) {
       throw conflict(this.#gr, name, OBJECT_MODIFIED);
@@ -136,7 +137,7 @@ export class WriteStrategy {
       next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
       if (this.#systemStatus) next['status'] = this.#systemStatus(next);
     }
-    this.#validate(next, cur, schemaErrs, sub);
+    this.#validate(next, cur, schemaErrs, sub, warn);
     if (own.kind === 'update') {
       const managedFields = trackUpdate(this.managed, cur, next, own.manager, sub, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined), sent);
       if (managedFields.length > 0) next.metadata.managedFields = managedFields;
@@ -147,7 +148,7 @@ export class WriteStrategy {
   }
 
   // #validate defaults and validates a complete object; every problem is one cause of a single 422.
-  #validate(obj: KubeObject, old: KubeObject | undefined, schemaErrs?: FieldError[], sub: Subresource = 'main'): void {
+  #validate(obj: KubeObject, old: KubeObject | undefined, schemaErrs?: FieldError[], sub: Subresource = 'main', warn: (message: string) => void = () => undefined): void {
     const errs: FieldError[] = [];
     const opts = { namespaced: this.#def.namespaced };
     errs.push(...(old ? validateObjectMetaUpdate(obj.metadata, old.metadata, opts) : validateObjectMetaCreate(obj.metadata, opts)));
@@ -159,7 +160,7 @@ export class WriteStrategy {
     if (this.#def.validateRules) {
       // customresource strategy.go hasBlockingErr: the rules do not run on an object of the wrong shape, and say so.
       if (errs.some((e) => BLOCKING.has(e.type))) errs.push(invalidField('<nil>', null, RULES_NOT_CHECKED));
-      else errs.push(...this.#def.validateRules(obj, old));
+      else errs.push(...this.#def.validateRules(obj, old, warn));
     }
     if (errs.length > 0) throw invalid(this.#def.kind, this.#def.group, obj.metadata.name || obj.metadata.generateName || '', errs);
   }

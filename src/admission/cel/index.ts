@@ -14,7 +14,7 @@ export interface CelRuleSet {
   /** validate runs every rule of the schema over obj (old: the stored object on update, undefined on create);
    * returns kube's field errors (the 422 causes) in kube's order, and the runtime cost spent. Errors of rules
    * without oldSelf on values an update left unchanged come back as `warnings` instead (ratcheting). */
-  validate(obj: unknown, old: unknown | undefined): { errors: FieldError[]; cost: number; warnings?: string[] };
+  validate(obj: unknown, old: unknown | undefined): { errors: FieldError[]; cost: number; warnings: string[] };
   /** ruleCount: number of rules (0 means validate is a no-op; the caller may skip it). */
   readonly ruleCount: number;
 }
@@ -36,7 +36,7 @@ export function compileCelRules(schema: JSONSchema, at: string): { rules: CelRul
     rules: {
       ruleCount,
       validate(obj, old) {
-        if (!root || ruleCount === 0) return { errors: [], cost: 0 };
+        if (!root || ruleCount === 0) return { errors: [], cost: 0, warnings: [] };
         return validateTree(root, obj, old, RUNTIME_CEL_COST_BUDGET);
       },
     },

@@ -76,7 +76,11 @@ function versionDefinition(crd: CustomResourceDefinition, v: CrdVersion): Resour
     ...(v.deprecated ? { deprecationWarning: v.deprecationWarning ?? defaultDeprecationWarning(crd, v.name) } : {}),
   };
   if (rules.ruleCount > 0) {
-    def.validateRules = (obj: KubeObject, old: KubeObject | undefined): FieldError[] => rules.validate(obj, old).errors;
+    def.validateRules = (obj: KubeObject, old: KubeObject | undefined, warn: (message: string) => void): FieldError[] => {
+      const r = rules.validate(obj, old);
+      for (const w of r.warnings) warn(w);
+      return r.errors;
+    };
   }
   return def;
 }

@@ -2,7 +2,8 @@
 # Builds the e2e control plane (etcd, kube-apiserver, kube-controller-manager), the real node's kubelet,
 # kube-proxy and kube-scheduler, kubectl at the same version, the client-go probe and the controller-runtime
 # status-apply client (module statusapply) from the Go modules under test/e2e/go, once, plus etcd v3.5 (module
-# etcd35, linked as etcd-3.5) for the storage conformance run on the oldest supported etcd. Binaries land outside
+# etcd35, linked as etcd-3.5) for the storage conformance run on the oldest supported etcd, and helm (module helm,
+# cmd/helm through go.mod's tool directive) for the chart's tests. Binaries land outside
 # the clone, in
 # $E2E_CACHE_DIR (default ~/.cache/website-apiserver/e2e), in a folder per module keyed by its pinned
 # version and a hash of its go.mod, go.sum and sources, so a clean clone reuses them and a version bump
@@ -42,7 +43,8 @@ k8s_ldflags="-s -w -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor
 etcd_version="$(modversion etcd go.etcd.io/etcd/server/v3)"
 etcd35_version="$(modversion etcd35 go.etcd.io/etcd/server/v3)"
 cr_version="$(modversion statusapply sigs.k8s.io/controller-runtime)"
-[ -n "$k8s_version" ] && [ -n "$etcd_version" ] && [ -n "$etcd35_version" ] && [ -n "$cr_version" ] || { echo "cannot read the pinned versions from the go.mod files" >&2; exit 1; }
+helm_version="$(modversion helm helm.sh/helm/v3)"
+[ -n "$k8s_version" ] && [ -n "$etcd_version" ] && [ -n "$etcd35_version" ] && [ -n "$cr_version" ] && [ -n "$helm_version" ] || { echo "cannot read the pinned versions from the go.mod files" >&2; exit 1; }
 
 etcd_dir="$(build etcd "$etcd_version" "-s -w" .)"
 etcd35_dir="$(build etcd35 "$etcd35_version" "-s -w" .)"
@@ -51,13 +53,21 @@ k8s_dir="$(build k8s "$k8s_version" "$k8s_ldflags" ./cmd/kube-apiserver ./cmd/ku
   ./cmd/kube-proxy ./cmd/kube-scheduler ./cmd/kubectl)"
 # After k8s: it shares k8s.io/api and client-go at the same versions, so most of it comes from Go's build cache.
 statusapply_dir="$(build statusapply "$cr_version" "-s -w" .)"
+# As helm's Makefile does: its version string, and the Kubernetes version of its client-go as the default for
+# .Capabilities.KubeVersion (helm template, lint's deprecation rules; unset it is v1.20.0). Both are in the folder's key.
+helm_kube="$(modversion helm k8s.io/client-go | awk -F. '{ print $2 }')"
+[ -n "$helm_kube" ] || { echo "cannot read client-go's version from test/e2e/go/helm/go.mod" >&2; exit 1; }
+helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+for pkg in pkg/lint/rules pkg/chartutil; do helm_ldflags="$helm_ldflags -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$helm_kube"; done
+helm_dir="$(build helm "$helm_version-kube1.$helm_kube" "$helm_ldflags" helm.sh/helm/v3/cmd/helm)"
 
-bin="$cache/bin-$(echo "$etcd_dir $etcd35_dir $probe_dir $k8s_dir $statusapply_dir" | sha256sum | cut -c1-12)"
+bin="$cache/bin-$(echo "$etcd_dir $etcd35_dir $probe_dir $k8s_dir $statusapply_dir $helm_dir" | sha256sum | cut -c1-12)"
 mkdir -p "$bin"
 ln -sf "$etcd_dir/etcd" "$bin/etcd"
 ln -sf "$etcd35_dir/etcd35" "$bin/etcd-3.5"
 ln -sf "$probe_dir/probe" "$bin/informer-probe"
 ln -sf "$statusapply_dir/statusapply" "$bin/status-apply"
+ln -sf "$helm_dir/helm" "$bin/helm"
 ln -sf "$k8s_dir/kube-apiserver" "$bin/kube-apiserver"
 for b in kube-controller-manager kubelet kube-proxy kube-scheduler kubectl; do ln -sf "$k8s_dir/$b" "$bin/$b"; done
 echo "$k8s_version" > "$bin/kubernetes-version"

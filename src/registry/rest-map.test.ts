@@ -84,6 +84,19 @@ describe('buildRestMap', () => {
     for (const task of map.startupTasks) await task.run({ closing: () => false, log });
     expect(lines).toEqual(['migrating stored objects to the storage version', 'migrated stored objects to the storage version']);
     expect((await storage.get({ resource: 'extensions.example.com/websites', namespace: 'ns', name: 'old' }))?.apiVersion).toBe('extensions.example.com/v1');
+
+    // Both walks completed and are marked in the store: the next start (a new map on the same store) makes neither,
+    // and its reads and lists no longer convert while waiting for one.
+    const again = buildRestMap([website, { storage: flightTicket }, { storage: airport }], storage);
+    expect(again.startupTasks.map((t) => t.name)).toEqual([
+      'repair-stored-metadata websites.extensions.example.com', 'repair-stored-metadata flighttickets.testing.example.com',
+      'repair-stored-metadata airports.testing.example.com',
+    ]);
+    for (const task of again.startupTasks) await task.run({ closing: () => false, log });
+    expect(lines).toHaveLength(2);
+    // A changed schema (a default added, a field dropped) is not the one marked: its migration runs again.
+    const changed = { ...website, storage: { ...website.storage, schema: { ...website.storage.schema, description: 'changed' } } };
+    expect(buildRestMap([changed], storage).startupTasks.map((t) => t.name)[0]).toBe('migrate-storage-version extensions.example.com/websites');
   });
 
   it('needs no fastify: nothing rest-map.ts imports, however indirectly, is fastify or an HTTP layer', () => {

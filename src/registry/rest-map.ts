@@ -11,6 +11,7 @@
  * and objects an earlier release stored in another version are migrated by a start-up task.
  * Entry point: buildRestMap.
  */
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { compileSchemaAdmission } from '../admission/schema.js';
 import { cloneJson } from '../apis/meta/json-clone.js';
@@ -111,13 +112,22 @@ function kindStores(kind: KindDefinition, storage: Storage, opts: Omit<StoreOpti
   }
   const tasks: StartupTask[] = [];
   const storageCodec = codecs.get(versions[0]?.storageApiVersion ?? '');
-  if (storageCodec) {
-    tasks.push(migrationTask(storage, `${kind.storage.group}/${kind.storage.plural}`, storageCodec, () => (migration.pending = false)));
+  const resource = `${kind.storage.group}/${kind.storage.plural}`;
+  // A completed migration is marked in the store for this storage version and schema (its defaults): every object
+  // written since went through it, so a restart neither walks the store again nor converts reads meanwhile.
+  const mark = storageCodec && `storage-version/${resource}/${storageCodec.storageApiVersion}/${schemaDigest(kind.storage.schema)}`;
+  if (storageCodec && mark && !storage.marked?.(mark)) {
+    tasks.push(migrationTask(storage, resource, storageCodec, () => (migration.pending = false), mark));
   } else migration.pending = false;
   // One repair per kind: the storage version's store makes it (the objects are the same in every version).
   const first = stores.find((s) => s.def.storageVersion === undefined || s.def.storageVersion === s.def.version);
   if (first) tasks.push(metadataRepairTask(first));
   return { stores, tasks };
+}
+
+/** schemaDigest names a schema by its content: a mark made under one schema does not hold for another. */
+function schemaDigest(schema: JSONSchema): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex').slice(0, 16);
 }
 
 /**

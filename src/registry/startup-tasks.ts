@@ -46,9 +46,10 @@ const MIGRATING = 'migrating stored objects to the storage version';
  * version. Until it is done every read converts what it meets (versioned-storage), and lists send stored text as
  * is only once `done` has been called. A line when it begins (with the count to do), every few seconds (count,
  * rate, ETA) and at the end; nothing at all for a store already in the storage version. A failure leaves lists
- * converting each item: correct, only slower, until a restart migrates again.
+ * converting each item: correct, only slower, until a restart migrates again. A pass that read every object and
+ * found none unreadable is marked in the store as `mark` (Storage.mark), and the REST map makes no task then.
  */
-export function migrationTask(storage: Storage, resource: string, codec: VersionCodec, done: () => void): StartupTask {
+export function migrationTask(storage: Storage, resource: string, codec: VersionCodec, done: () => void, mark?: string): StartupTask {
   return {
     name: `migrate-storage-version ${resource}`,
     async run({ closing, log }) {
@@ -63,6 +64,7 @@ export function migrationTask(storage: Storage, resource: string, codec: Version
         const r = await migrateStorageVersion(storage, resource, codec, closing, progress, skipped);
         if (closing()) return;
         done();
+        if (mark && r.unreadable === 0) await storage.mark?.(mark);
         if (r.migrated > 0) {
           log.warn({
             resource, checked: r.checked, migrated: r.migrated, ...(r.unreadable ? { unreadable: r.unreadable } : {}), storageVersion: codec.storageApiVersion,

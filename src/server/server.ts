@@ -307,6 +307,9 @@ export function createServer(cfg: ServerConfig): ApiServer {
     restMap,
     storeOf: (kind) => restMap.storeOf(kind),
     async shutdown(preShutdown) {
+      // The start-up tasks stop now: the storage closes before app.close() runs the onClose hooks, and a walk still
+      // reading would fail on a closed store.
+      closing = true;
       const report = await graceful.run(preShutdown);
       await app.close();
       return report;

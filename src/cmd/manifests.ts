@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { kinds } from '../kinds/index.js';
 import { readCrdFiles, type CrdBundle } from '../manifests/crd-files.js';
 import { writeManifests } from '../manifests/generate.js';
+import { writeDeployFiles } from '../manifests/deploy-files.js';
 import {
   CRD_FILE,
   CRD_MOUNT_DIR,
@@ -157,6 +158,8 @@ try {
     force: values.force === true,
   });
   for (const f of result.files) process.stdout.write(`${f.changed ? 'wrote    ' : 'unchanged'} ${f.path}\n`);
+  // The repository's own bundle: the Helm chart and the kustomize forms under deploy/ come from the same code.
+  if (outDir === REPO_MANIFESTS) for (const p of writeDeployFiles(resolve(REPO_MANIFESTS, '..'))) process.stdout.write(`wrote     ${p}\n`);
   for (const p of result.removed) process.stdout.write(`removed   ${p} (no --crd this time)\n`);
   if (result.dropped.length) {
     // kubectl apply creates and updates, never deletes: an APIService left behind would point at a version we no longer serve.

@@ -48,8 +48,11 @@ export class TableRows {
     return this.#rows.size;
   }
 
-  /** table is toTable's JSON for the objects whose stored JSON text is `items`, byte for byte. */
-  table(items: Uint8Array[], listMeta: ListMeta, opts: { version: string; includeObject: IncludeObject }, now = Date.now()): Buffer {
+  /**
+   * table is toTable's JSON for the objects whose stored JSON text is `items`, byte for byte (`noHeaders` only
+   * drops the column definitions, so the rows are cached without it).
+   */
+  table(items: Uint8Array[], listMeta: ListMeta, opts: { version: string; includeObject: IncludeObject; noHeaders?: boolean }, now = Date.now()): Buffer {
     const variant = `${opts.version}|${opts.includeObject}|`;
     const rows = items.map((bytes) => {
       const key = variant + hash('sha1', bytes, 'base64');

@@ -135,7 +135,10 @@ export function bodyRoleOf(kinds: readonly RoleKind[]): (req: FastifyRequest, co
     const route = req.routeOptions.config;
     const def = route?.resource === undefined ? undefined : byResource.get(`${route.group}/${route.version}/${route.resource}`);
     if (!def) return { role: 'other' };
-    if ((req.params as Record<string, string> | undefined)?.['subresource'] === 'scale') return { role: 'object', kind: 'Scale', apiVersion: 'autoscaling/v1' };
+    // A Scale on /scale: the kind's own /scale route, or the not-found route of a kind without one (kube decodes
+    // the body before it finds there is no such subresource).
+    const scale = req.routeOptions.url?.endsWith('/:name/scale') === true || (req.params as Record<string, string> | undefined)?.['subresource'] === 'scale';
+    if (scale) return { role: 'object', kind: 'Scale', apiVersion: 'autoscaling/v1' };
     return { role: 'object', kind: def.kind, apiVersion: `${def.group}/${def.version}` };
   };
 }

@@ -39,8 +39,7 @@ export function list(store: Lister, watches: WatchRegistry): Handler {
     const { target, includeObject, noHeaders } = representation(req, call.negotiate(false));
     const { items, encoded, meta } = await readListPage(store, namespace, opts, target.kind === 'Object' || target.kind === 'Table');
     if (encoded && target.kind === 'Table') {
-      // TableRows takes no noHeaders: a full list's Table always has its column definitions.
-      return reply.type('application/json').send(tableRows.table(encoded, meta, { version: target.version, includeObject }));
+      return reply.type('application/json').send(tableRows.table(encoded, meta, { version: target.version, includeObject, noHeaders }));
     }
     if (encoded) return reply.type('application/json').send(encodedList(def, meta, encoded));
     return transformList(def, items, meta, target, includeObject, noHeaders);

@@ -50,6 +50,11 @@ export interface CertificateOptions {
   tlsKeyFile?: string;
   /** now overrides the current time (tests); used both for expiry checks and for new validity periods. */
   now?: Date;
+  /**
+   * serving is a serving key pair held elsewhere (--self-managed-tls's Secret) with the CA that signed it: used instead
+   * of generating one, and that CA goes into the kubeconfig. Excludes tlsCertFile.
+   */
+  serving?: { certPem: string; keyPem: string; caPem: string };
 }
 
 /** CertificateBundle is the PEM material in effect after ensureCertificates. */
@@ -151,7 +156,9 @@ export function ensureCertificates(opts: CertificateOptions): CertificateBundle 
 
   // Serving certificate: either the operator's files, or ours.
   let serving: { certPem: string; keyPem: string };
-  if (opts.tlsCertFile !== undefined && opts.tlsKeyFile !== undefined) {
+  if (opts.serving !== undefined) {
+    serving = { certPem: opts.serving.certPem, keyPem: opts.serving.keyPem };
+  } else if (opts.tlsCertFile !== undefined && opts.tlsKeyFile !== undefined) {
     serving = { certPem: readFileSync(opts.tlsCertFile, 'utf8'), keyPem: readFileSync(opts.tlsKeyFile, 'utf8') };
     // Fail at startup rather than on the first TLS handshake.
     if (!new X509Certificate(serving.certPem).checkPrivateKey(createPrivateKey(serving.keyPem))) {
@@ -184,7 +191,7 @@ export function ensureCertificates(opts: CertificateOptions): CertificateBundle 
   const kubeconfigPath = file('kubeconfig');
   const kubeconfig = renderKubeconfig({
     server: opts.serverUrl,
-    caPem: opts.tlsCertFile !== undefined ? serving.certPem : ca.certPem,
+    caPem: opts.serving !== undefined ? opts.serving.caPem : opts.tlsCertFile !== undefined ? serving.certPem : ca.certPem,
     clientCertPem: admin.certPem,
     clientKeyPem: admin.keyPem,
   });

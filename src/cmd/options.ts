@@ -78,6 +78,16 @@ export interface Options {
   readonly auditLogMaxAge: number;
   /** --crd: CustomResourceDefinition files or directories whose kinds are served too. */
   readonly crdPaths: readonly string[];
+  /** --self-managed-tls: the serving certificate kept in a cluster Secret, and the APIServices' caBundle with it. */
+  readonly selfManagedTls: SelfManagedTlsOptions | undefined;
+}
+
+/** SelfManagedTlsOptions: the Secret, the APIServices to keep (empty: one per served group-version), how often. */
+export interface SelfManagedTlsOptions {
+  readonly secretName: string;
+  readonly namespace: string;
+  readonly apiServices: readonly string[];
+  readonly checkIntervalMs: number;
 }
 
 export type { AccessMode };
@@ -141,6 +151,11 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'audit-log-maxbackup', default: '0', help: 'The maximum number of old audit log files to retain (0: all).' },
   { name: 'audit-log-maxage', default: '0', help: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename (0: no limit).' },
   { name: 'shutdown-watch-termination-grace-period', default: '0s', help: 'Over how long open watches are ended on shutdown (at least 200 a second); 0 ends them all at once.' },
+  // cluster/self-managed-tls.ts; the one-file install (deploy/install.yaml) runs with it.
+  { name: 'self-managed-tls', help: 'Name of a kubernetes.io/tls Secret (ca.crt, ca.key, tls.crt, tls.key) the server keeps its serving certificate in: created or renewed when missing, expiring within 30 days or not valid for its APIServices\' Service; the APIServices\' caBundle is kept equal to its ca.crt. Needs a cluster; replaces --tls-cert-file.' },
+  { name: 'self-managed-tls-namespace', help: 'Namespace of the --self-managed-tls Secret; by default the environment variable POD_NAMESPACE (the downward API\'s metadata.namespace).' },
+  { name: 'self-managed-tls-apiservices', help: 'APIServices whose caBundle --self-managed-tls keeps, comma-separated; by default one per served group-version (<version>.<group>).' },
+  { name: 'self-managed-tls-check-interval', default: '10m', help: 'How often --self-managed-tls re-reads the Secret and the APIServices (a caBundle changed by someone else is put back).' },
   // Each kind's controllers declare their own (src/kinds/<kind>/controllers/registration.ts).
   ...KIND_FLAGS,
 ];
@@ -367,6 +382,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
   const shutdown = parseShutdownFlags(get, errors);
   const audit = parseAuditFlags(get, errors);
   const connection = parseConnectionFlags(get, errors);
+  const selfManagedTls = parseSelfManagedTlsFlags(get, env, errors, !!tlsCertFile);
   if (errors.length) return { kind: 'error', errors };
   return {
     kind: 'ok',
@@ -392,6 +408,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
       enableReconcilers: reconcilersText === 'true',
       leaderElectNamespace: get('leader-elect-namespace') ?? 'default',
       crdPaths: Object.freeze(crdPaths),
+      selfManagedTls,
       ...shutdown,
       ...audit,
       ...connection,
@@ -459,4 +476,20 @@ function parseConnectionFlags(get: (name: string) => string | undefined, errors:
     readHeaderTimeoutMs: ms('read-header-timeout'), keepAliveTimeoutMs: ms('keep-alive-timeout'),
     enableHttp2: h2Text === 'true', http2MaxStreamsPerConnection: streams,
   };
+}
+
+// parseSelfManagedTlsFlags reads --self-managed-tls and its companions (undefined without it).
+function parseSelfManagedTlsFlags(get: (name: string) => string | undefined, env: NodeJS.ProcessEnv, errors: string[], tlsFiles: boolean): SelfManagedTlsOptions | undefined {
+  const secretName = get('self-managed-tls') || undefined;
+  const intervalText = get('self-managed-tls-check-interval') ?? '10m';
+  const checkIntervalMs = parseDuration(intervalText);
+  if (checkIntervalMs === undefined || checkIntervalMs <= 0) errors.push(`--self-managed-tls-check-interval: must be a positive duration such as 90s or 10m, got "${intervalText}"`);
+  if (secretName === undefined) return undefined;
+  const subdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  if (!subdomain.test(secretName)) errors.push(`--self-managed-tls: "${secretName}" is not a valid Secret name (a DNS-1123 subdomain)`);
+  if (tlsFiles) errors.push('--self-managed-tls and --tls-cert-file are exclusive: the serving certificate comes from one of them');
+  const namespace = get('self-managed-tls-namespace') || env['POD_NAMESPACE'] || '';
+  if (!namespace) errors.push('--self-managed-tls needs --self-managed-tls-namespace or the environment variable POD_NAMESPACE');
+  const apiServices = (get('self-managed-tls-apiservices') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return Object.freeze({ secretName, namespace, apiServices: Object.freeze(apiServices), checkIntervalMs: checkIntervalMs ?? 0 });
 }

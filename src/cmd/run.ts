@@ -3,7 +3,10 @@
  * run: options → data dir lock → certificates → lmdb storage → server → listen; resolves with a handle to stop it.
  */
 import { isIP } from 'node:net';
-import { ensureCertificates } from '../certs/self-signed.js';
+import { ensureCertificates, type CertificateOptions } from '../certs/self-signed.js';
+import type { SelfManagedTls } from '../cluster/self-managed-tls.js';
+import { groupVersions } from '../discovery/discovery.js';
+import { servedDefinitions } from '../registry/resource.js';
 import { setupAccess } from '../cluster/access.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -101,7 +104,7 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   }
   if (lock && stale) logger.warn({ dataDir: o.dataDir, lockFile: lock.path, staleHolder: stale.holder ?? 'unreadable' }, 'took over a stale data dir lock: its holder is gone');
   installRejectionGuard(logger);
-  const certOpts = {
+  const certOpts: CertificateOptions = {
     certDir: o.certDir,
     extraSans: [...o.tlsSans],
     serverUrl: clientUrl(o.bindAddress, o.port),
@@ -117,12 +120,37 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   const access = await setupAccess({
     kubeconfig: o.kubeconfig, authenticationMode: o.authenticationMode, authorizationMode: o.authorizationMode, ownCA: certs.caCert, logger,
   });
+  // --self-managed-tls: the serving certificate comes from the cluster Secret (and its CA goes into the kubeconfig).
+  let selfTls: SelfManagedTls | undefined;
+  let servingTls = { key: certs.servingKey, cert: certs.servingCert };
+  let swapServing: ((key: string, cert: string) => void) | undefined;
+  if (o.selfManagedTls) {
+    if (!access.cluster) throw new Error('--self-managed-tls needs a cluster: pass --kubeconfig or run in a pod');
+    const { startSelfManagedTls } = await import('../cluster/self-managed-tls.js');
+    const smt = o.selfManagedTls;
+    const apiServices = smt.apiServices.length ? [...smt.apiServices] : groupVersions(servedDefinitions(served)).map((gv) => `${gv.version}.${gv.group}`);
+    const useSecret = (d: { 'tls.crt': string; 'tls.key': string; 'ca.crt': string }) => {
+      certOpts.serving = { certPem: d['tls.crt'], keyPem: d['tls.key'], caPem: d['ca.crt'] };
+      ensureCertificates(certOpts);
+    };
+    selfTls = await startSelfManagedTls({
+      kc: access.cluster, namespace: smt.namespace, secretName: smt.secretName, apiServices, intervalMs: smt.checkIntervalMs, logger,
+      onChange: (d) => {
+        useSecret(d);
+        swapServing?.(d['tls.key'], d['tls.crt']);
+      },
+    });
+    const d = selfTls.current();
+    useSecret(d);
+    servingTls = { key: d['tls.key'], cert: d['tls.crt'] };
+    logger.info({ secret: `${smt.namespace}/${smt.secretName}`, apiServices }, 'serving the certificate of the self-managed TLS Secret');
+  }
   const storage = o.storageBackend === 'etcd' ? await openEtcd(o, logger) : openLmdb(o, logger);
   const storageHealth = storageChecks(storage);
   // Log lines for reads that fail and reader slots running out (the metrics show them too); off during a shutdown.
   const monitor = storage instanceof LmdbStorage ? monitorStore(storage, logger, { dataDir: o.dataDir }) : undefined;
   const server = createServer({
-    tls: { key: certs.servingKey, cert: certs.servingCert },
+    tls: servingTls,
     storage,
     kinds: served,
     logger,
@@ -145,6 +173,7 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
     // to answer /api and namespace reads.
     ...(access.cluster ? {} : { standalone: true }),
   });
+  swapServing = (key, cert) => server.setServingCertificate(key, cert);
   const waiting = setTimeout(() => logger.info('waiting for kube-system/extension-apiserver-authentication before serving'), 1000);
   await access.beforeServing.finally(() => clearTimeout(waiting));
   await server.app.listen({ port: o.port, host: o.bindAddress });
@@ -193,6 +222,7 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   }
   const stop = async () => {
     monitor?.stop();
+    selfTls?.stop();
     // kube's pre-shutdown hooks, run during the shutdown delay: drain the reconcilers before the Lease is released,
     // so no reconcile runs once another replica may lead (they write to the storage, which is still open).
     const preShutdown = async () => {

@@ -125,6 +125,8 @@ export interface ApiServer {
    * then new requests are refused, watches end cleanly, requests begun are answered, and the storage is flushed.
    */
   shutdown(preShutdown?: () => Promise<void>): Promise<ShutdownReport>;
+  /** setServingCertificate serves a new key pair to new connections (a renewed --self-managed-tls certificate). */
+  setServingCertificate(key: string, cert: string): void;
 }
 
 /** createServer builds the fastify app with every route registered. */
@@ -306,6 +308,12 @@ export function createServer(cfg: ServerConfig): ApiServer {
     registry: metrics.registry,
     restMap,
     storeOf: (kind) => restMap.storeOf(kind),
+    setServingCertificate(key, cert) {
+      if (!cfg.tls) return;
+      cfg.tls.key = key;
+      cfg.tls.cert = cert;
+      (app.server as unknown as { setSecureContext(o: object): void }).setSecureContext({ key, cert, ca: cfg.authentication.trustedCAs() });
+    },
     async shutdown(preShutdown) {
       // The start-up tasks stop now: the storage closes before app.close() runs the onClose hooks, and a walk still
       // reading would fail on a closed store.

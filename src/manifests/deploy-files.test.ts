@@ -8,7 +8,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { CHART_DIR, HA_VALUES_FILE, KUSTOMIZE_DIR, deployFiles, packageVersion } from './deploy-files.js';
+import { CHART_DIR, HA_VALUES_FILE, INSTALL_FILE, KUSTOMIZE_DIR, deployFiles, packageVersion } from './deploy-files.js';
+import { APISERVICE_NAMES, SELF_MANAGED_TLS_ROLE, SELF_MANAGED_TLS_SECRET_NAME } from './render.js';
 import { CHART_VERSION } from './chart.js';
 import { jsonPatch } from './kustomize.js';
 
@@ -25,7 +26,7 @@ describe('deploy/ (Helm chart and kustomize)', () => {
   const generated = deployFiles(packageVersion(ROOT));
 
   it('the committed files equal the generator output, and nothing else is there', () => {
-    const committed = [...filesUnder(join(ROOT, CHART_DIR)), HA_VALUES_FILE, ...filesUnder(join(ROOT, KUSTOMIZE_DIR))].sort();
+    const committed = [...filesUnder(join(ROOT, CHART_DIR)), HA_VALUES_FILE, ...filesUnder(join(ROOT, KUSTOMIZE_DIR)), INSTALL_FILE].sort();
     expect(committed).toEqual(generated.map((f) => f.path).sort());
     for (const f of generated) expect(readFileSync(join(ROOT, f.path), 'utf8'), `${f.path} differs: run npm run manifests`).toBe(f.text);
   });
@@ -48,6 +49,59 @@ describe('deploy/ (Helm chart and kustomize)', () => {
       expect(a.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('website-system/website-apiserver-serving-cert');
       expect(a.spec.caBundle).toBeUndefined();
     }
+  });
+});
+
+describe('deploy/install.yaml (the one-file install)', () => {
+  const text = deployFiles(packageVersion(ROOT)).find((f) => f.path === INSTALL_FILE)!.text;
+  const objects = parseAllDocuments(text).map((d) => d.toJS());
+  const find = (kind: string, name?: string) => objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+
+  it('holds the namespace, RBAC, Service, StatefulSet, budget and APIServices, and no Secret', () => {
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'Service', 'StatefulSet', 'PodDisruptionBudget', 'APIService']));
+    expect(find('Secret')).toEqual([]);
+    expect(text).not.toMatch(/PRIVATE KEY|insecureSkipTLSVerify/);
+  });
+
+  it('registers every served version with no caBundle: the server sets it', () => {
+    const apiServices = find('APIService');
+    expect(apiServices.map((a) => a.metadata.name)).toEqual([...APISERVICE_NAMES]);
+    for (const a of apiServices) {
+      expect(a.spec.caBundle).toBeUndefined();
+      expect(a.spec.service).toEqual({ namespace: 'website-system', name: 'website-apiserver', port: 443 });
+    }
+  });
+
+  it('runs one lmdb replica with --self-managed-tls, its namespace from the downward API and no mounted certificate', () => {
+    const [sts] = find('StatefulSet');
+    expect(sts.spec.replicas).toBe(1);
+    expect(sts.spec.volumeClaimTemplates).toHaveLength(1);
+    const pod = sts.spec.template.spec;
+    const c = pod.containers[0];
+    expect(c.args).toContain(`--self-managed-tls=${SELF_MANAGED_TLS_SECRET_NAME}`);
+    expect(c.args.filter((a: string) => a.startsWith('--tls-'))).toEqual([]);
+    expect(c.env).toEqual([{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    expect(pod.volumes.filter((v: { secret?: unknown }) => v.secret)).toEqual([]);
+    expect(find('PodDisruptionBudget')).toHaveLength(1);
+  });
+
+  it('grants the certificate exactly the one Secret (create by any name, which RBAC cannot narrow) and its own APIServices', () => {
+    const [role] = find('Role', SELF_MANAGED_TLS_ROLE);
+    expect(role.metadata.namespace).toBe('website-system');
+    expect(role.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: [SELF_MANAGED_TLS_SECRET_NAME] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
+    const [clusterRole] = find('ClusterRole', SELF_MANAGED_TLS_ROLE);
+    expect(clusterRole.rules).toEqual([{ apiGroups: ['apiregistration.k8s.io'], resources: ['apiservices'], verbs: ['get', 'update', 'patch'], resourceNames: [...APISERVICE_NAMES] }]);
+    for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
+      const [b] = find(kind, SELF_MANAGED_TLS_ROLE);
+      expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'website-apiserver', namespace: 'website-system' }]);
+    }
+    // Nothing else in the install reads or writes Secrets or APIServices.
+    const others = [...find('Role'), ...find('ClusterRole')].filter((r) => r.metadata.name !== SELF_MANAGED_TLS_ROLE);
+    for (const r of others) for (const rule of r.rules) expect(rule.resources, r.metadata.name).not.toEqual(expect.arrayContaining(['secrets']));
+    for (const r of others) for (const rule of r.rules) expect(rule.resources, r.metadata.name).not.toEqual(expect.arrayContaining(['apiservices']));
   });
 });
 

@@ -1,19 +1,23 @@
 /**
  * @module manifests/deploy-files
  * The committed install forms beside manifests/: the Helm chart (deploy/helm/website-apiserver, from chart.ts) and
- * the kustomize base and ha component (deploy/kustomize, from kustomize.ts). `npm run manifests` (refreshing the
+ * the kustomize base and ha component (deploy/kustomize, from kustomize.ts), and the one-file install
+ * (deploy/install.yaml, from install.ts). `npm run manifests` (refreshing the
  * repository's manifests/) rewrites them; a unit test fails when the committed files differ from these.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { renderChart, CHART_NAME, type ChartFile } from './chart.js';
 import { renderKustomize } from './kustomize.js';
+import { renderInstall } from './install.js';
 
 /** CHART_DIR and KUSTOMIZE_DIR are the folders, relative to the repository root. */
 export const CHART_DIR = `deploy/helm/${CHART_NAME}`;
 export const KUSTOMIZE_DIR = 'deploy/kustomize';
 /** HA_VALUES_FILE is the chart's values for the high-availability form (etcd, 3 replicas), beside the chart. */
 export const HA_VALUES_FILE = 'deploy/helm/values-ha.yaml';
+/** INSTALL_FILE is the one-file install (install.ts). */
+export const INSTALL_FILE = 'deploy/install.yaml';
 
 /** deployFiles lists every generated file, its path relative to the repository root; appVersion from package.json. */
 export function deployFiles(appVersion: string): ChartFile[] {
@@ -21,6 +25,7 @@ export function deployFiles(appVersion: string): ChartFile[] {
     ...renderChart(appVersion).map((f) => ({ path: `${CHART_DIR}/${f.path}`, text: f.text })),
     { path: HA_VALUES_FILE, text: haValues() },
     ...renderKustomize().map((f) => ({ path: `${KUSTOMIZE_DIR}/${f.path}`, text: f.text })),
+    { path: INSTALL_FILE, text: renderInstall() },
   ];
 }
 

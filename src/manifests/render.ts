@@ -136,7 +136,21 @@ export interface RenderOptions {
    * beside `kinds`, and no controller (they have none).
    */
   crds?: { files: readonly CrdFile[]; kinds: readonly Kind[] };
+  /**
+   * selfManagedTls: the server keeps its serving certificate in this Secret and the APIServices' caBundle current
+   * (`--self-managed-tls`, cluster/self-managed-tls.ts): no Secret is mounted, the pod learns its namespace from the
+   * downward API, RBAC for exactly that Secret and those APIServices is added, and the APIServices are rendered into
+   * APISERVICES_FILE without a caBundle. Excludes servingCert. The one-file install (deploy/install.yaml) is this.
+   */
+  selfManagedTls?: { secretName: string };
 }
+
+/** APISERVICES_FILE holds the APIServices without a caBundle, with selfManagedTls. */
+export const APISERVICES_FILE = '30-apiservices.yaml';
+/** SELF_MANAGED_TLS_SECRET_NAME is the Secret the one-file install's server keeps its certificate in. */
+export const SELF_MANAGED_TLS_SECRET_NAME = `${SERVICE_NAME}-tls`;
+/** SELF_MANAGED_TLS_ROLE is the Role (Secret) and ClusterRole (APIServices) --self-managed-tls needs. */
+export const SELF_MANAGED_TLS_ROLE = `${SERVICE_NAME}:self-managed-tls`;
 
 /** ServerPod is what the StatefulSet's pod is rendered from. */
 interface ServerPod {
@@ -147,6 +161,8 @@ interface ServerPod {
   replicas: number;
   /** The ConfigMaps of the CRD files, all mounted in CRD_MOUNT_DIR, and the checksum of their content. */
   crds?: { configMaps: readonly string[]; checksum: string };
+  /** The --self-managed-tls Secret, instead of the mounted serving certificate. */
+  selfManagedTlsSecret?: string;
   store:
     | { backend: 'lmdb'; storageClassName?: string; dataVolumeSize: string }
     | { backend: 'etcd'; servers: readonly string[]; prefix: string; clientSecretName?: string };
@@ -238,12 +254,18 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   if (storage.backend === 'etcd' && (opts.storageClassName !== undefined || opts.dataVolumeSize !== undefined)) {
     throw new Error('storageClassName and dataVolumeSize shape the lmdb data volume: the etcd bundle has none');
   }
+  const smt = opts.selfManagedTls;
+  if (smt !== undefined) {
+    if (opts.servingCert !== undefined) throw new Error('selfManagedTls and servingCert exclude each other: the server makes its own certificate');
+    if (!DNS_SUBDOMAIN.test(smt.secretName)) throw new Error(`invalid selfManagedTls Secret name ${JSON.stringify(smt.secretName)}`);
+  }
   const crdConfigMaps: CrdConfigMap[] = packCrdConfigMaps(CRD_CONFIGMAP_NAME, crdFiles, (cm) => configMapObject(ns, cm));
   const pod: ServerPod = {
     image,
     imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
     args: Object.entries(opts.kindFlags ?? {}).map(([flag, v]) => `--${flag}=${v}`),
     replicas,
+    ...(smt !== undefined ? { selfManagedTlsSecret: smt.secretName } : {}),
     ...(crdConfigMaps.length ? { crds: { configMaps: crdConfigMaps.map((c) => c.name), checksum: crdChecksum(crdFiles) } } : {}),
     store:
       storage.backend === 'etcd'
@@ -262,13 +284,14 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
 
   const files: Array<[string, K8sObject[]]> = [
     ['00-namespace.yaml', [namespaceObject(ns)]],
-    ['10-rbac.yaml', rbacObjects(ns, list)],
+    ['10-rbac.yaml', [...rbacObjects(ns, list), ...(smt !== undefined ? selfManagedTlsRbac(ns, smt.secretName, list) : [])]],
     ...(crdConfigMaps.length ? [[CRD_FILE, crdConfigMaps.map((c) => configMapObject(ns, c))] as [string, K8sObject[]]] : []),
     ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, pod), podDisruptionBudgetObject(ns)]],
   ];
   if (opts.servingCert !== undefined) {
     files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, list)]]);
   }
+  if (smt !== undefined) files.push([APISERVICES_FILE, apiServiceObjects(ns, servicePort, undefined, list)]);
   const serverSide = crdConfigMaps.some((c) => c.serverSideOnly);
   return files.map(([name, objects]) => ({
     name,
@@ -451,6 +474,35 @@ function rbacObjects(ns: string, list: readonly Kind[]): K8sObject[] {
   ];
 }
 
+/**
+ * selfManagedTlsRbac is what --self-managed-tls needs and nothing more: in its own namespace get, update and patch of
+ * the one Secret, and create of Secrets (RBAC cannot limit create by name: the name is not known before the object
+ * exists, so resourceNames would never match); get, update and patch of its own APIServices, by name.
+ */
+function selfManagedTlsRbac(ns: string, secretName: string, list: readonly KindDefinition[]): K8sObject[] {
+  const named = (apiGroups: string[], resources: string[], verbs: string[], resourceNames: string[]) => ({ apiGroups, resources, verbs, resourceNames });
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(SELF_MANAGED_TLS_ROLE, ns),
+      rules: [
+        named([''], ['secrets'], ['get', 'update', 'patch'], [secretName]),
+        // create cannot be limited to a name (RBAC sees no name before the object exists): any Secret in this namespace.
+        rule([''], ['secrets'], ['create']),
+      ],
+    },
+    binding('RoleBinding', SELF_MANAGED_TLS_ROLE, ns, 'Role', SELF_MANAGED_TLS_ROLE, ns),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(SELF_MANAGED_TLS_ROLE),
+      rules: [named(['apiregistration.k8s.io'], ['apiservices'], ['get', 'update', 'patch'], groupVersionsOf(list).map((gv) => `${gv.version}.${gv.group}`))],
+    },
+    binding('ClusterRoleBinding', SELF_MANAGED_TLS_ROLE, undefined, 'ClusterRole', SELF_MANAGED_TLS_ROLE, ns),
+  ];
+}
+
 // ---------------------------------------------------------------------------------------------------
 // 15: the CRD files
 
@@ -569,8 +621,9 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 // lmdb: --data-dir on the claim. etcd: its flags (--data-dir is unused then, so there is no data volume).
                 ...storageArgs,
                 `--cert-dir=${CERT_DIR}`,
-                `--tls-cert-file=${TLS_DIR}/tls.crt`,
-                `--tls-private-key-file=${TLS_DIR}/tls.key`,
+                ...(pod.selfManagedTlsSecret !== undefined
+                  ? [`--self-managed-tls=${pod.selfManagedTlsSecret}`]
+                  : [`--tls-cert-file=${TLS_DIR}/tls.crt`, `--tls-private-key-file=${TLS_DIR}/tls.key`]),
                 ...(pod.crds !== undefined ? [`--crd=${CRD_MOUNT_DIR}`] : []),
                 // Only the holder of the Lease reconciles, so a second replica (or a rolling restart) never races.
                 '--leader-elect=true',
@@ -581,6 +634,8 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 ...(store.backend === 'etcd' ? [`--shutdown-delay-duration=${ETCD_SHUTDOWN_DELAY}`] : []),
                 ...pod.args,
               ],
+              // --self-managed-tls's Secret lives in the pod's own namespace.
+              ...(pod.selfManagedTlsSecret !== undefined ? { env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }] } : {}),
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
               // Opening a large lmdb store (or reaching etcd) and the first informer syncs take time: liveness starts
               // counting only once this passes (up to 5 minutes).
@@ -596,7 +651,7 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
               },
               volumeMounts: [
                 ...(store.backend === 'lmdb' ? [{ name: 'data', mountPath: DATA_DIR }] : []),
-                { name: 'serving-cert', mountPath: TLS_DIR, readOnly: true },
+                ...(pod.selfManagedTlsSecret === undefined ? [{ name: 'serving-cert', mountPath: TLS_DIR, readOnly: true }] : []),
                 ...(etcdClientSecret !== undefined ? [{ name: 'etcd-client', mountPath: ETCD_TLS_DIR, readOnly: true }] : []),
                 ...(pod.crds !== undefined ? [{ name: 'crds', mountPath: CRD_MOUNT_DIR, readOnly: true }] : []),
                 { name: 'cert-dir', mountPath: CERT_DIR },
@@ -606,7 +661,7 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
           ],
           volumes: [
             // 0440: readable by the fsGroup, since we do not run as the files' owner (root).
-            { name: 'serving-cert', secret: { secretName: SERVING_SECRET_NAME, defaultMode: 0o440 } },
+            ...(pod.selfManagedTlsSecret === undefined ? [{ name: 'serving-cert', secret: { secretName: SERVING_SECRET_NAME, defaultMode: 0o440 } }] : []),
             // The operator's Secret (see the file's header): only its three keys, so another key cannot shadow a path.
             ...(etcdClientSecret !== undefined
               ? [{ name: 'etcd-client', secret: { secretName: etcdClientSecret, defaultMode: 0o440, items: ETCD_CLIENT_SECRET_KEYS.map((k) => ({ key: k, path: k })) } }]
@@ -670,7 +725,7 @@ function secretObject(ns: string, sc: ServingCertificate): K8sObject {
 
 // One APIService per served group/version, all pointing at the one Service. kube-aggregator orders a group's
 // versions by versionPriority (higher first): the preferred version gets the highest, 5 apart, the last 15.
-function apiServiceObjects(ns: string, port: number, sc: ServingCertificate, list: readonly KindDefinition[]): K8sObject[] {
+function apiServiceObjects(ns: string, port: number, sc: ServingCertificate | undefined, list: readonly KindDefinition[]): K8sObject[] {
   const gvs = groupVersionsOf(list);
   return gvs.map(({ group, version }) => {
     const inGroup = gvs.filter((gv) => gv.group === group);
@@ -685,8 +740,9 @@ function apiServiceObjects(ns: string, port: number, sc: ServingCertificate, lis
         groupPriorityMinimum: 1000,
         versionPriority: 15 + 5 * (inGroup.length - 1 - rank),
         service: { namespace: ns, name: SERVICE_NAME, port },
-        // The aggregator verifies our certificate against this CA for ServerName website-apiserver.<ns>.svc.
-        caBundle: b64(sc.caCert),
+        // The aggregator verifies our certificate against this CA for ServerName website-apiserver.<ns>.svc. Without
+        // one (--self-managed-tls) the server sets it to the CA of the certificate it made.
+        ...(sc !== undefined ? { caBundle: b64(sc.caCert) } : {}),
       },
     };
   });

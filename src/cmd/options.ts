@@ -7,6 +7,7 @@
  */
 import type { AccessMode } from '../cluster/access.js';
 import { isIP } from 'node:net';
+import { readArgs } from './read-args.js';
 import { kinds } from '../kinds/index.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../observability/logger.js';
 import { DEFAULT_ETCD_PREFIX } from '../storage/etcd-defaults.js';
@@ -260,65 +261,13 @@ export function suggestFlag(name: string, known: readonly string[]): string | un
   return best && best.d <= Math.max(1, Math.floor(name.length / 4)) ? best.flag : undefined;
 }
 
-type Values = Record<string, string | string[] | boolean | undefined>;
-
-// readArgs reads argv as flags (`--name value`, `--name=value`, `-h`; `--` ends them), collecting every problem
-// (unknown flags, missing values, stray arguments) instead of stopping at the first as parseArgs' strict mode does.
-// A word after an unknown flag is taken as its value, so a typo is one problem, not two.
-function readArgs(argv: string[]): { values: Values; errors: string[] } {
-  const booleans = new Set(['help', 'version']);
-  const strings = new Map(FLAGS.map((f) => [f.name, f]));
-  const known = [...booleans, ...strings.keys()];
-  const values: Values = {};
-  const errors: string[] = [];
-  const isFlag = (word: string | undefined) => word !== undefined && word.startsWith('-') && word !== '-';
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--') {
-      for (const word of argv.slice(i + 1)) errors.push(`unexpected argument ${JSON.stringify(word)}: the server takes flags only`);
-      break;
-    }
-    if (!isFlag(arg)) {
-      errors.push(`unexpected argument ${JSON.stringify(arg)}: the server takes flags only (--name=value); its commands are backup, restore and version`);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const raw = eq < 0 ? arg : arg.slice(0, eq);
-    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
-    const name = raw === '-h' ? 'help' : raw.startsWith('--') ? raw.slice(2) : undefined;
-    if (name !== undefined && booleans.has(name)) {
-      if (inline !== undefined) errors.push(`${raw} takes no value, got ${JSON.stringify(inline)}`);
-      else values[name] = true;
-      continue;
-    }
-    const flag = name === undefined ? undefined : strings.get(name);
-    if (!flag) {
-      const near = name ? suggestFlag(name, known) : undefined;
-      errors.push(`unknown flag: ${raw}${near ? ` (did you mean --${near}?)` : ''}`);
-      if (inline === undefined && argv[i + 1] !== undefined && !isFlag(argv[i + 1])) i++;
-      continue;
-    }
-    let value = inline;
-    if (value === undefined) {
-      // The next word, unless it is another flag: `--port --data-dir x` lacks the port (`--name=-1` gives a dash).
-      if (argv[i + 1] === undefined || isFlag(argv[i + 1])) {
-        errors.push(`flag needs a value: ${raw} (${raw} VALUE or ${raw}=VALUE)`);
-        continue;
-      }
-      value = argv[++i] as string;
-    }
-    if (flag.multiple) values[flag.name] = [...((values[flag.name] as string[] | undefined) ?? []), value];
-    else values[flag.name] = value;
-  }
-  return { values, errors };
-}
-
 /**
  * parseOptions reads argv and env into validated Options. A command line that cannot be read (unknown flags, missing
  * values) is reported alone; otherwise every bad value is.
  */
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: ParseContext = {}): ParseResult {
-  const { values, errors: argErrors } = readArgs(argv);
+  const known = ['help', 'version', ...FLAGS.map((f) => f.name)];
+  const { values, errors: argErrors } = readArgs(argv, FLAGS, ['help', 'version'], (name) => suggestFlag(name, known));
   if (argErrors.length) return { kind: 'error', errors: argErrors };
   if (values['help']) return { kind: 'help' };
   if (values['version']) return { kind: 'version' };

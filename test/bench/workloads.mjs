@@ -185,17 +185,32 @@ export async function runAll(target, p, log) {
     });
     await stage('cold-start', async () => {
       const readyMs = await target.restart();
-      // Ready is not the same as serving: time the first page of an all-namespaces list after it.
+      // Ready is not the same as serving: time the first page of an all-namespaces list after it. Behind
+      // kube-apiserver that is when the APIService serves again: its aggregator answers 503 until its availability
+      // check has seen us back, which may be after our /readyz turned 200; those answers are counted, not a failure
+      // (for up to a minute).
       const t = performance.now();
       const fresh = httpClient(target.url, target.tls, 1);
+      let unavailable = 0;
       try {
-        const r = await fresh.request('GET', `${BASE}/websites?limit=500`);
-        const why = expectStatus(r, 200);
-        if (why) throw new Error(why);
+        for (;;) {
+          const r = await fresh.request('GET', `${BASE}/websites?limit=500`);
+          if (target.direct && r.status === 503 && performance.now() - t < 60_000) {
+            unavailable++;
+            await sleep(20);
+            continue;
+          }
+          const why = expectStatus(r, 200);
+          if (why) throw new Error(why);
+          break;
+        }
       } finally {
         await fresh.close();
       }
-      return { value: readyMs, readyMs, firstListPageMs: Math.round(readyMs + performance.now() - t), stored };
+      /** @type {Record<string, number>} */
+      const figure = { value: readyMs, readyMs, firstListPageMs: Math.round(readyMs + performance.now() - t), stored };
+      if (target.direct) figure['unavailableAnswers'] = unavailable;
+      return figure;
     });
   } finally {
     await client.close();

@@ -1,5 +1,5 @@
 /**
- * A damaged store, as a client and an operator see it (README, Damaged store):
+ * A damaged store, as a client and an operator see it (docs/operations.md, Damaged store):
  * - at start, a data.mdb that is empty, truncated, has a damaged meta page, or whose revision counter is behind its
  *   history is refused with one line on stderr naming the file and the remedy, and exit code 1 (no SIGBUS, no
  *   silent new store); `backup` refuses it the same way;

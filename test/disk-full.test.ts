@@ -2,7 +2,7 @@
  * Faults of the disk (issue 14, part 5), driven through the real server process:
  *
  * - A full disk: the data directory on a 16 MiB tmpfs beside a filler file. Writes fill it until they fail; each
- *   failure is 503 ServiceUnavailable with Retry-After (see README, Faults of the disk, for why not kube's 500),
+ *   failure is 503 ServiceUnavailable with Retry-After (see docs/operations.md, Faults of the disk, for why not kube's 500),
  *   nothing of a failed write is readable or watched, reads, lists, watches and /livez keep working, /readyz fails
  *   its storage-readiness check. Deleting the filler brings writes back without a restart (the probe turns /readyz
  *   ok before any client writes), and every acknowledged write survives a kill -9.

@@ -2,7 +2,7 @@
  * Upgrading a store written by the v1alpha1 release grew data.mdb 27× on 63113bc (5,000 objects; every page of the
  * migration's walk left a read transaction open, so no freed page was reused, and each rewrite added a history
  * entry holding the object twice). The migration tool (test/bench/upgrade.mjs, which measures 50,000 objects for
- * the README) runs here on a small store against the real server: the file stays under twice its size, every
+ * docs/operations.md, Upgrades) runs here on a small store against the real server: the file stays under twice its size, every
  * object ends in v1 with its resourceVersion, and the log tells where the migration stands.
  */
 import { describe, expect, it } from 'vitest';

@@ -145,7 +145,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'http2-max-streams-per-connection', default: '0', help: 'The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means k8s.io/apiserver\'s default (100).' },
   { name: 'shutdown-delay-duration', default: '0s', help: 'Time to delay the termination: requests are still served normally, /healthz and /livez succeed, /readyz fails. Lets a load balancer stop sending traffic here.' },
   { name: 'shutdown-send-retry-after', default: 'false', help: 'If true, keep listening until the requests in flight are drained, refusing new ones with 429, Retry-After and Connection: close.' },
-  // kube-apiserver's audit flags (k8s.io/apiserver pkg/server/options/audit.go); see README "Audit logging".
+  // kube-apiserver's audit flags (k8s.io/apiserver pkg/server/options/audit.go); see "Audit logging" in docs/operations.md.
   { name: 'audit-policy-file', help: 'Path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy).' },
   { name: 'audit-log-path', help: "If set, all requests coming to the apiserver will be logged to this file. '-' means standard out." },
   { name: 'audit-log-maxsize', default: '0', help: 'The maximum size in megabytes of the audit log file before it gets rotated (0: 100).' },

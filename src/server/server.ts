@@ -417,7 +417,7 @@ const STORAGE_RETRY_AFTER_SECONDS = 2;
 export function toStatusError(err: Error): StatusError {
   if (err instanceof StatusError) return err;
   // A disk fault: nothing was stored and a retry is safe, so 503 with Retry-After (client-go retries it) rather than
-  // the 500 kube-apiserver gives for etcd's "database space exceeded" (README, Faults of the disk).
+  // the 500 kube-apiserver gives for etcd's "database space exceeded" (docs/operations.md, Faults of the disk).
   if (isStorageError(err, 'Unavailable')) return serviceUnavailable(err.message, STORAGE_RETRY_AFTER_SECONDS);
   // A stored object that does not decode, or a damaged store: kube's 500, never a decoding error of the request's body.
   const storage = storageStatus(err);

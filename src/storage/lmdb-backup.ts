@@ -144,7 +144,7 @@ export async function writeBackup(dataDir: string, sink: BackupSink): Promise<Ba
         throw new BackupError(
           `${dataDir} holds ${unreadable.length} object${unreadable.length === 1 ? '' : 's'} that cannot be read, nothing was written: ` +
             `${unreadable.slice(0, 20).join('; ')}${unreadable.length > 20 ? `; and ${unreadable.length - 20} more` : ''}. ` +
-            'Delete each with DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true (README, Damaged store), then back up again',
+            'Delete each with DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true (docs/operations.md, Damaged store), then back up again',
         );
       }
       if (n !== count) throw new Error(`read ${n} objects in a snapshot that counts ${count}`);

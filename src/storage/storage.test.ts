@@ -43,7 +43,7 @@ describe('lmdb map', () => {
 });
 
 describe('lmdb map size', () => {
-  // The README and openLayout say --lmdb-map-size is no limit on the data: past it lmdb-js grows the map itself.
+  // The flags reference (docs/reference.md) and openLayout say --lmdb-map-size is no limit on the data: past it lmdb-js grows the map itself.
   it('keeps accepting writes past a map size smaller than the data', async () => {
     const d = mkdtempSync(join(tmpdir(), 'lmdb-'));
     dirs.push(d);

@@ -6,7 +6,7 @@
  * fresh lmdb store, then starts this build on it and waits until the storage version migration has rewritten every
  * one, and reports data.mdb before and after, the migration's time and rate, its progress lines and the server's
  * peak memory. Then it checks the store: every object in v1, none lost, the revision counter where it was.
- * test/upgrade-growth.test.ts runs it on a small store and asserts the bound the README states.
+ * test/upgrade-growth.test.ts runs it on a small store and asserts the bound docs/operations.md states.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The etcd backend (src/storage/etcd-storage.ts) against etcd v3.5, the oldest release line the README supports
+ * The etcd backend (src/storage/etcd-storage.ts) against etcd v3.5, the oldest release line docs/operations.md supports
  * (`etcd-3.5` from test/e2e/go/etcd35; the rest of the suite runs on the pinned v3.6): the shared Storage conformance
  * suite, set up as in etcd-storage.test.ts, and a check that the server really is a 3.5.
  */

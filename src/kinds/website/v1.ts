@@ -1,7 +1,7 @@
 /**
  * @module kinds/website/v1
  * Website in extensions.example.com/v1, the storage version and the preferred one. It graduates v1alpha1 (the
- * README's "Website v1" lists each change and why): the git fields are grouped under `spec.git` (`gitRepo` is
+ * "The Website resource" in docs/reference.md lists each change and why): the git fields are grouped under `spec.git` (`gitRepo` is
  * `git.repository`), the Service's under `spec.service` (`serviceType` is `service.type`), and `service.nodePort`
  * is new. The reconcilers work on this form.
  */

@@ -1,4 +1,4 @@
-// Builds etcd v3.5 (the oldest release line the README supports) for the etcd-storage conformance run on
+// Builds etcd v3.5 (the oldest release line docs/operations.md supports) for the etcd-storage conformance run on
 // v3.5 (test/e2e/etcd-storage-v35.test.ts). Its own module, apart from ../etcd, because one module can pin
 // only one version of go.etcd.io/etcd/server/v3; the control plane keeps using ../etcd.
 module example.invalid/website-apiserver/e2e/etcd35

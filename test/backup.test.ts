@@ -99,7 +99,7 @@ function startWriters(srv: ServerProcess, agent: Agent, initial: string[]) {
     while (!stopped) {
       const r = Math.random();
       const pick = live[Math.floor(Math.random() * live.length)];
-      let res;
+      let res: Awaited<ReturnType<typeof call>>;
       if (r < 0.5 || !pick) {
         const name = `w${w}-${seq++}`;
         res = await call(agent, `${srv.url}${COLLECTION}`, 'POST', website(name));

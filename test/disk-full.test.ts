@@ -47,7 +47,7 @@ if (mountError) console.log(`disk-full.test.ts: SKIPPED the full-disk cases: can
 // ---- an I/O error injector -----------------------------------------------------------------------------------
 // FAULT_CONTROL names a file holding the mode: `write` fails pwrite of data pages (offset >= 8 KiB), `meta` fails
 // pwrite of the meta pages (the first 8 KiB), `sync` fails fdatasync/fsync; only on a file named data.mdb.
-const SHIM_SOURCE = String.raw`
+const SHIM_SOURCE = `
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -193,7 +193,7 @@ async function openWatch(t: Tracked, fromRv: string): Promise<Watched> {
 
 /** expectDense asserts watch events come in strictly consecutive resourceVersions after `from`. */
 function expectDense(events: Watched['events'], from: number): void {
-  events.forEach((e, i) => expect(e.rv, `event ${i} (${e.type} ${e.name})`).toBe(from + i + 1));
+  events.forEach((e, i) => { expect(e.rv, `event ${i} (${e.type} ${e.name})`).toBe(from + i + 1); });
 }
 
 describe.skipIf(mountError !== undefined)('a full disk (tmpfs of 16 MiB)', () => {
@@ -479,7 +479,7 @@ describe.skipIf(mountError !== undefined)('the lmdb storage on a full disk (in p
       // Every committed update was published, in order, with nothing of the refused writes between them.
       await new Promise((r) => setImmediate(r));
       expect(seen.length).toBe(committed.length);
-      seen.forEach((rv, i) => expect(rv).toBe((seen[0] as number) + i));
+      seen.forEach((rv, i) => { expect(rv).toBe((seen[0] as number) + i); });
       const u = await store.get(key('u'));
       expect(u?.metadata.resourceVersion).toBe(String(seen[seen.length - 1]));
       expect(u?.['spec']).toEqual({ n: committed[committed.length - 1] });

@@ -152,7 +152,7 @@ describe('HTTP/2', () => {
     stream.setEncoding('utf8');
     stream.on('data', (c: string) => {
       buf += c;
-      let nl;
+      let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
         lines.push(JSON.parse(buf.slice(0, nl)));
         buf = buf.slice(nl + 1);

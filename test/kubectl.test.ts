@@ -148,7 +148,7 @@ describe('kubectl against a standalone server', () => {
     for (const f of ['git', 'replicas', 'service']) expect(spec.stdout).toMatch(new RegExp(`^  ${f}\\s+<(Object|integer)>`, 'm'));
     const service = await kubectl(['explain', 'ws.spec.service']);
     expect(service.stdout).toMatch(/enum: NodePort, ClusterIP, LoadBalancer/);
-    expect(service.stdout).toMatch(/^  nodePort\s+<integer>/m);
+    expect(service.stdout).toMatch(/^ {2}nodePort\s+<integer>/m);
 
     const alpha = await kubectl(['explain', 'website.spec', '--api-version=extensions.example.com/v1alpha1']);
     expect(alpha.code, alpha.stderr).toBe(0);
@@ -448,8 +448,8 @@ describe('kubectl against a standalone server', () => {
     expect(r.stdout.trim()).toBe(`${GR}/x condition met`);
     expect(ready.settled()).toBe(false);
 
-    const condition = { type: 'Ready', status: 'True', reason: 'Test', message: 'm', lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z' };
-    const st = await call(agent, url(ns, 'x') + '/status', 'PATCH', { status: { conditions: [condition] } }, MERGE);
+    const condition = { type: 'Ready', status: 'True', reason: 'Test', message: 'm', lastTransitionTime: `${new Date().toISOString().slice(0, 19)}Z` };
+    const st = await call(agent, `${url(ns, 'x')}/status`, 'PATCH', { status: { conditions: [condition] } }, MERGE);
     expect(st.status, st.text).toBe(200);
     const c = await ready.result;
     expect(c.stderr).toBe('');

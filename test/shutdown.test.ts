@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, request } from 'undici';
+import { type Agent, request } from 'undici';
 import {
   adminAgent, API, call, serversPerTest, website, type ServerProcess,
 } from './helpers/server-process.js';
@@ -201,7 +201,7 @@ describe('graceful shutdown on SIGTERM (genericapiserver.go RunWithContext)', ()
     const t0 = performance.now();
     const exit = exited(srv, t0);
     srv.proc.kill('SIGTERM');
-    setTimeout(() => trickles.forEach((t) => t.finish()), 300);
+    setTimeout(() => trickles.forEach((t) => { t.finish(); }), 300);
     const { code, ms } = await exit;
     exitedYet = true;
     await Promise.all(writers);

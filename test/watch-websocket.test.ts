@@ -91,7 +91,7 @@ interface Lines {
 }
 
 function lines(): Lines & { push(t: string): void; end(): void } {
-  let waiters: (() => void)[] = [];
+  const waiters: (() => void)[] = [];
   const wake = () => {
     for (const f of waiters.splice(0)) f();
   };

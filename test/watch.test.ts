@@ -65,7 +65,7 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /** openWatch sends the request and resolves as soon as the response headers arrive (before any event). */
 async function openWatch(url: string, headers: Record<string, string> = {}, dispatcher: Agent = agent): Promise<Watch> {
   const res = await timeout(request(url, { dispatcher, headers }), 10_000, `response headers of ${url}`);
-  let waiters: (() => void)[] = [];
+  const waiters: (() => void)[] = [];
   const wake = () => {
     for (const f of waiters.splice(0)) f();
   };

@@ -136,8 +136,11 @@ describe('certificateUser', () => {
  */
 function connectionPresenting(chain: TestCert[], authorized = true) {
   const detailed = chain.map((c) => ({ raw: c.x509.raw, fingerprint256: c.x509.fingerprint256, subject: { CN: c.cn, O: c.o } }) as unknown as DetailedPeerCertificate);
-  detailed.forEach((d, i) => Object.assign(d, { issuerCertificate: detailed[i + 1] ?? d }));
-  const socket = { authorized, calls: 0, getPeerCertificate: () => (socket.calls++, detailed[0]) };
+  detailed.forEach((d, i) => { Object.assign(d, { issuerCertificate: detailed[i + 1] ?? d }); });
+  const socket = { authorized, calls: 0, getPeerCertificate: () => {
+      socket.calls++;
+      return detailed[0];
+    } };
   return socket as typeof socket & TLSSocket;
 }
 

@@ -81,7 +81,7 @@ const chains = new LRUCache<string, PeerCertificate>({ max: 256 });
 function chainKey(detailed: DetailedPeerCertificate): string {
   const prints: string[] = [];
   let cur: DetailedPeerCertificate | undefined = detailed;
-  for (let i = 0; cur && cur.raw && i <= MAX_CHAIN; i++) {
+  for (let i = 0; cur?.raw && i <= MAX_CHAIN; i++) {
     if (!cur.fingerprint256) return '';
     prints.push(cur.fingerprint256);
     if (cur.issuerCertificate === cur) break;
@@ -106,7 +106,7 @@ export function peerCertificate(socket: TLSSocket): PeerCertificate | undefined 
   if (detailed?.raw) {
     const intermediates: X509Certificate[] = [];
     let cur: DetailedPeerCertificate | undefined = detailed.issuerCertificate;
-    for (let i = 0; cur && cur.raw && i < MAX_CHAIN; i++) {
+    for (let i = 0; cur?.raw && i < MAX_CHAIN; i++) {
       intermediates.push(new X509Certificate(cur.raw));
       if (cur.issuerCertificate === cur) break;
       cur = cur.issuerCertificate;

@@ -23,7 +23,7 @@ const ALL = ['ca', 'serving', 'admin', 'kubeconfig'];
 
 const tempDirs: string[] = [];
 function tempDir(): string {
-  const d = fs.mkdtempSync(os.tmpdir() + '/certs-');
+  const d = fs.mkdtempSync(`${os.tmpdir()}/certs-`);
   tempDirs.push(d);
   return d;
 }

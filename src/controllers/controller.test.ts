@@ -39,6 +39,7 @@ function tracker() {
     get sameKeyOverlaps() {
       return sameKeyOverlaps;
     },
+    // biome-ignore lint/suspicious/noConfusingVoidType: a reconciler that never requeues is a plain async function returning nothing
     wrap(clock: FakeClock, body: (key: string) => Promise<{ requeueAfter?: number } | void>): Reconciler {
       return async (key) => {
         if (inFlight.has(key)) sameKeyOverlaps++;

@@ -39,6 +39,7 @@ export interface ReconcileContext {
 }
 
 /** Reconciler brings the world in line with the desired state of `key`; it throws to get a rate-limited retry. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a reconciler that never requeues is a plain async function returning nothing
 export type Reconciler = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult | void>;
 
 /** TerminalError marks a reconcile failure that retrying cannot fix: it is logged and counted but not requeued. */

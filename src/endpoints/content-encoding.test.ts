@@ -23,7 +23,10 @@ describe('GzipMembers', () => {
 
   it('makes one member per turn of the event loop, in order, each ended by a sync flush', async () => {
     const written: Buffer[] = [];
-    const m = new GzipMembers((b) => (written.push(b), true), () => {});
+    const m = new GzipMembers((b) => {
+      written.push(b);
+      return true;
+    }, () => {});
     m.send('a\n');
     m.send('b\n');
     await settle();
@@ -57,11 +60,17 @@ describe('GzipMembers', () => {
 
   it('writes whatever is pending before end calls back, and nothing after discard', async () => {
     const written: Buffer[] = [];
-    const m = new GzipMembers((b) => (written.push(b), true), () => {});
+    const m = new GzipMembers((b) => {
+      written.push(b);
+      return true;
+    }, () => {});
     m.send('last\n');
     await new Promise<void>((r) => m.end(r));
     expect(gunzipSync(Buffer.concat(written)).toString()).toBe('last\n');
-    const d = new GzipMembers((b) => (written.push(b), true), () => {});
+    const d = new GzipMembers((b) => {
+      written.push(b);
+      return true;
+    }, () => {});
     d.send('dropped\n');
     d.flush();
     d.discard();

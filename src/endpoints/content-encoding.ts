@@ -22,7 +22,7 @@ const GZIP_LEVEL = 1;
  */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
   const value = Array.isArray(header) ? header[0] : header;
-  return value !== undefined && value.split(',').some((t) => t.trim() === 'gzip');
+  return value?.split(',').some((t) => t.trim() === 'gzip') ?? false;
 }
 
 /** compressesBody tells whether kube would gzip this body: more than the threshold, its trailing newline counted. */

@@ -31,7 +31,7 @@ export async function readListPage(
   const scope = listScope(store.gr.group, store.gr.resource, namespace);
   const page = { ...(await pageRequest(store, opts, scope)), ...(encoded ? { encoded } : {}) };
   const sel = { label: opts.label, field: opts.field };
-  let r;
+  let r: Awaited<ReturnType<typeof store.list>>;
   try {
     r = await store.list(namespace, sel, page);
   } catch (e) {

@@ -337,9 +337,9 @@ function apiserver(t: Tokens): string {
 
 /** statefulSet puts the values into one of render.ts's StatefulSets. */
 function statefulSet(t: Tokens, sts: K8sObject): string {
-  const spec = sts['spec'] as Record<string, any>;
+  const spec = sts['spec'] as Record<string, unknown>;
   spec['replicas'] = t.inline('{{ .Values.replicas }}');
-  const tmpl = spec['template'] as { metadata: Record<string, unknown>; spec: Record<string, any> };
+  const tmpl = spec['template'] as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
   tmpl.metadata['annotations'] = t.line(
     (ind) => `{{- if .Values.crds }}\n${ind}annotations:\n${ind}  ${CRD_CHECKSUM_ANNOTATION}: {{ toYaml .Values.crds | sha256sum }}\n{{- end }}`,
   );
@@ -358,7 +358,7 @@ function statefulSet(t: Tokens, sts: K8sObject): string {
       ) +
       `\n{{- end }}`,
   );
-  const c = pod['containers'][0] as Record<string, any>;
+  const c = (pod['containers'] as Record<string, unknown>[])[0]!;
   c['image'] = t.inline('"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"');
   c['imagePullPolicy'] = t.inline('{{ .Values.image.pullPolicy }}');
   (c['args'] as string[]).push(
@@ -369,13 +369,13 @@ function statefulSet(t: Tokens, sts: K8sObject): string {
   (c['volumeMounts'] as unknown[]).push(
     t.line((ind) => `{{- if .Values.crds }}\n${yamlAt({ name: 'crds', mountPath: CRD_MOUNT_DIR, readOnly: true }, ind, true)}\n{{- end }}`),
   );
-  const volumes = pod['volumes'] as Array<Record<string, any> | string>;
-  const serving = volumes.find((v): v is Record<string, any> => typeof v !== 'string' && v['name'] === 'serving-cert')!;
-  serving['secret']['secretName'] = t.inline('{{ include "website-apiserver.servingSecret" . }}');
+  const volumes = pod['volumes'] as Array<Record<string, unknown> | string>;
+  const serving = volumes.find((v): v is Record<string, unknown> => typeof v !== 'string' && v['name'] === 'serving-cert')!;
+  (serving['secret'] as Record<string, unknown>)['secretName'] = t.inline('{{ include "website-apiserver.servingSecret" . }}');
   volumes.push(
     t.line((ind) => `{{- if .Values.crds }}\n${yamlAt({ name: 'crds', configMap: { name: CRD_CONFIGMAP_NAME } }, ind, true)}\n{{- end }}`),
   );
-  const claims = spec['volumeClaimTemplates'] as Array<{ spec: Record<string, any> }> | undefined;
+  const claims = spec['volumeClaimTemplates'] as Array<{ spec: Record<string, unknown> }> | undefined;
   for (const claim of claims ?? []) {
     claim.spec['storageClassName'] = t.line((ind) => `{{- with .Values.storage.lmdb.storageClass }}\n${ind}storageClassName: {{ . }}\n{{- end }}`);
     claim.spec['resources'] = { requests: { storage: t.inline('{{ .Values.storage.lmdb.size }}') } };

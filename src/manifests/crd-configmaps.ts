@@ -122,7 +122,7 @@ export function packCrdConfigMaps(prefix: string, files: readonly CrdFile[], she
 /** crdChecksum is the sha256 (hex) of the keys and texts in order: any change of content, name or order changes it. */
 export function crdChecksum(files: readonly CrdFile[]): string {
   const h = createHash('sha256');
-  crdKeys(files).forEach((k, i) => h.update(`${k}\0${Buffer.byteLength(files[i]!.text, 'utf8')}\0`).update(files[i]!.text, 'utf8'));
+  crdKeys(files).forEach((k, i) => { h.update(`${k}\0${Buffer.byteLength(files[i]!.text, 'utf8')}\0`).update(files[i]!.text, 'utf8'); });
   return h.digest('hex');
 }
 

@@ -298,7 +298,7 @@ describe('packing the files into ConfigMaps', () => {
     const [cm] = objectsOf(file(renderManifests({ crds: { files: all, kinds: [] } }), CRD_FILE));
     const binary = cm!.binaryData as Record<string, string>;
     expect(Object.keys(binary)).toEqual(exotic.map((_, i) => `f${i}.yaml`));
-    exotic.forEach((t, i) => expect(Buffer.from(binary[`f${i}.yaml`]!, 'base64').toString('utf8')).toBe(t));
+    exotic.forEach((t, i) => { expect(Buffer.from(binary[`f${i}.yaml`]!, 'base64').toString('utf8')).toBe(t); });
     expect(cm!.data).toEqual(Object.fromEntries(plainTexts.map((t, i) => [`f${i + exotic.length}.yaml`, t])));
   });
 

@@ -215,7 +215,7 @@ describe('manifests command', () => {
     const again = run(['--out', dir]);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toContain(`removed   ${path.join(dir, CRD_FILE)} (no --crd this time)`);
-    expect(again.stdout).toMatch(/kubectl apply leaves them in the cluster, so delete them:\n  kubectl delete configmap website-apiserver-crds -n website-system\n  kubectl delete apiservice\.apiregistration\.k8s\.io v1\.stable\.example\.com\n  kubectl delete apiservice\.apiregistration\.k8s\.io v1\.cert-manager\.io\n/);
+    expect(again.stdout).toMatch(/kubectl apply leaves them in the cluster, so delete them:\n {2}kubectl delete configmap website-apiserver-crds -n website-system\n {2}kubectl delete apiservice\.apiregistration\.k8s\.io v1\.stable\.example\.com\n {2}kubectl delete apiservice\.apiregistration\.k8s\.io v1\.cert-manager\.io\n/);
 
     const badDir = tempDir();
     const bad = run(['--out', badDir, '--crd', path.join(CRDS, 'seeds/flights.com_flighttickets.as-written.yaml')]);

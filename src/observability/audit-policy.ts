@@ -95,7 +95,7 @@ export class PolicyEvaluator {
 
 function ruleMatches(r: PolicyRule, user: UserInfo | undefined, attrs: RequestAttributes): boolean {
   if (r.users.length > 0 && (!user || !r.users.includes(user.name))) return false;
-  if (r.userGroups.length > 0 && (!user || !user.groups.some((g) => r.userGroups.includes(g)))) return false;
+  if (r.userGroups.length > 0 && (!user?.groups.some((g) => r.userGroups.includes(g)))) return false;
   if (r.verbs.length > 0 && !r.verbs.includes(attrs.verb)) return false;
   if (r.namespaces.length > 0 || r.resources.length > 0) return ruleMatchesResource(r, attrs);
   if (r.nonResourceURLs.length > 0) return !attrs.isResourceRequest && r.nonResourceURLs.some((spec) => pathMatches(attrs.path, spec));
@@ -284,7 +284,7 @@ const goStringSlice = (v: string[]) => `[]string{${v.map((s) => JSON.stringify(s
 /** validatePolicy is ValidatePolicy (pkg/apis/audit/validation/validation.go). */
 export function validatePolicy(p: Policy): FieldError[] {
   const errs: FieldError[] = [...validateOmitStages(p.omitStages, 'omitStages')];
-  p.rules.forEach((rule, i) => errs.push(...validateRule(rule, `rules[${i}]`)));
+  p.rules.forEach((rule, i) => { errs.push(...validateRule(rule, `rules[${i}]`)); });
   return errs;
 }
 

@@ -32,7 +32,7 @@ export const DEFAULT_CRD_COLUMNS: readonly CrdColumn[] = Object.freeze([
 export function printerColumnsOf(columns: readonly CrdColumn[], now: () => number = Date.now): PrinterColumn<KubeObject>[] {
   const out: PrinterColumn<KubeObject>[] = [];
   for (const col of columns.length > 0 ? columns : DEFAULT_CRD_COLUMNS) {
-    let path;
+    let path: ReturnType<typeof compileJsonPath>;
     try {
       path = compileJsonPath(col.jsonPath);
     } catch {

@@ -354,8 +354,8 @@ function member(op: Operation, name: 'path' | 'from'): string {
 }
 
 // Operation.value: a fresh node each time; nil when there is no "value", a value-less leaf for "value": null.
-function valueOf(op: Operation): Slot {
-  if (!op || !op.has('value')) return null;
+function valueOfOp(op: Operation): Slot {
+  if (!op?.has('value')) return null;
   const v = op.get('value')!;
   return v === null ? new Leaf(null, null) : fromGo(v);
 }
@@ -388,7 +388,7 @@ class Applier {
     const path = pathOr(op, 'add operation failed to decode path: missing value');
     const t = findObject(this.root, path);
     if (!t) throw fail(`add operation does not apply: doc is missing path: "${path}": missing value`);
-    wrap(`error in add for path: '${path}'`, () => add(t.con, t.key, valueOf(op)));
+    wrap(`error in add for path: '${path}'`, () => add(t.con, t.key, valueOfOp(op)));
   }
 
   remove(op: Operation): void {
@@ -401,7 +401,7 @@ class Applier {
   replace(op: Operation): void {
     const path = wrap('replace operation failed to decode path', () => member(op, 'path'));
     if (path === '') {
-      const val = valueOf(op);
+      const val = valueOfOp(op);
       if (val === null) throw new JsonPatchPanic();
       if (val instanceof Leaf) throw fail('replace operation value must be object or array: %!w(<nil>)');
       if (val instanceof Obj) val.parsed = true;
@@ -416,7 +416,7 @@ class Applier {
       if (e instanceof JsonPatchError) throw fail(`replace operation does not apply: doc is missing key: ${path}: missing value`);
       throw e;
     }
-    wrap(`error in remove for path: '${path}'`, () => set(t.con, t.key, valueOf(op)));
+    wrap(`error in remove for path: '${path}'`, () => set(t.con, t.key, valueOfOp(op)));
   }
 
   move(op: Operation): void {
@@ -436,7 +436,7 @@ class Applier {
     const failed = () => fail(`testing value ${path} failed: test failed`);
     if (path === '') {
       const self: Node = this.root === NIL_MAP ? new Obj(new Map(), true) : this.root;
-      const want = valueOf(op);
+      const want = valueOfOp(op);
       if (want === null) throw new JsonPatchPanic();
       if (!nodesEqual(self, want)) throw failed();
       return;
@@ -444,7 +444,7 @@ class Applier {
     const t = findObject(this.root, path);
     if (!t) throw fail(`test operation does not apply: is missing path: ${path}: missing value`);
     const val = wrap(`error in test for path: '${path}'`, () => get(t.con, t.key));
-    const want = valueOf(op);
+    const want = valueOfOp(op);
     if (val === null) {
       // A missing or null member equals an absent or null value.
       if (want === null || (want instanceof Leaf && want.raw === null)) return;

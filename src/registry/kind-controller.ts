@@ -23,6 +23,7 @@ export interface ControllerContext {
 /** RunningController is a kind's started controller: its reconcile function and its own sources. */
 export interface RunningController {
   /** reconcile brings one object to its desired state; `requeueAfter` (ms) asks for a later look. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a reconciler that never requeues is a plain async function returning nothing
   reconcile(key: string): Promise<{ requeueAfter?: number } | void>;
   /** synced: the controller's own sources have listed. */
   synced(): boolean;

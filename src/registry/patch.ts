@@ -216,7 +216,7 @@ function duplicateKeys(v: GoValue, path: string, report: (path: string) => void)
     const { value, at } = task;
     if (value === null || (value.kind !== 'object' && value.kind !== 'array')) continue;
     const next: Task[] = [];
-    if (value.kind === 'array') value.items.forEach((item, k) => next.push({ value: item, at: `${at}[${k}]` }));
+    if (value.kind === 'array') value.items.forEach((item, k) => { next.push({ value: item, at: `${at}[${k}]` }); });
     else {
       const seen = new Set<string>();
       for (const [key, member] of value.entries) {

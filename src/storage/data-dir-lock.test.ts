@@ -52,7 +52,15 @@ async function holdInChild(dir: string) {
     child.stdout.on('data', (b: Buffer) => b.toString().includes('locked') && res());
     child.on('exit', (code) => rej(new Error(`the child exited with ${code} before locking`)));
   });
-  return { pid: child.pid as number, exitCleanly: () => (child.stdin.write('exit\n'), exited), kill: () => (child.kill('SIGKILL'), exited) };
+  return { pid: child.pid as number, exitCleanly: () => {
+      child.stdin.write('exit\n');
+      return exited;
+    },
+    kill: () => {
+      child.kill('SIGKILL');
+      return exited;
+    },
+  };
 }
 
 describe('lockDataDir', () => {

@@ -557,12 +557,9 @@ export class EtcdStorage implements Storage {
     let last: ObjectKey | undefined;
     for (;;) {
       const batch = req.filter ? Math.max(limit, FILTERED_BATCH) : limit;
-      let r;
-      try {
-        r = await this.#client.kv.range({ key: start, range_end: end, ...(revision ? { revision } : {}), ...(batch ? { limit: batch } : {}) });
-      } catch (e) {
+      const r = await this.#client.kv.range({ key: start, range_end: end, ...(revision ? { revision } : {}), ...(batch ? { limit: batch } : {}) }).catch((e: unknown) => {
         throw asStorageError(e, revision);
-      }
+      });
       this.#seen(Number(r.header.revision));
       revision ??= Number(r.header.revision);
       const kvs = r.kvs as KV[];

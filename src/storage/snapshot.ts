@@ -36,7 +36,7 @@ export interface SnapshotView {
 interface Override {
   key: ObjectKey;
   /** The object at the snapshot revision, or null when it did not exist then. */
-  then: KubeObject | null;
+  atSnapshot: KubeObject | null;
   existsNow: boolean;
 }
 
@@ -67,7 +67,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
       // The object at the snapshot is one whose data did not decode (removed since by an unsafe delete): the list
       // fails, as a list of the current state holding it does.
       else if (e.unreadable !== undefined) throw new CorruptObjectError('list', [{ key: e.key, reason: e.unreadable }]);
-      else overrides.set(k, { key: e.key, then: e.type === 'ADDED' ? null : e.prevObject ?? null, existsNow: e.type !== 'DELETED' });
+      else overrides.set(k, { key: e.key, atSnapshot: e.type === 'ADDED' ? null : e.prevObject ?? null, existsNow: e.type !== 'DELETED' });
     }
   }
   const changed = [...overrides.values()].filter((o) => !after || compareKeys(o.key, after) > 0).sort((a, b) => compareKeys(a.key, b.key));
@@ -95,7 +95,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
       } else if (next) {
         if (!cur.done && compareKeys(cur.value.key, next.key) === 0) cur = it.next();
         key = next.key;
-        obj = next.then;
+        obj = next.atSnapshot;
         i++;
       } else {
         break;
@@ -121,7 +121,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
   let total: number | undefined;
   if (view.total) {
     total = view.total(prefix);
-    for (const o of overrides.values()) total += (o.then ? 1 : 0) - (o.existsNow ? 1 : 0);
+    for (const o of overrides.values()) total += (o.atSnapshot ? 1 : 0) - (o.existsNow ? 1 : 0);
   }
   if (total !== undefined && before !== undefined) {
     result.position = before + seenAtLast;
@@ -132,7 +132,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
     let remaining = view.count(prefix, lastKey);
     for (const o of overrides.values()) {
       if (compareKeys(o.key, lastKey) <= 0) continue;
-      remaining += (o.then ? 1 : 0) - (o.existsNow ? 1 : 0);
+      remaining += (o.atSnapshot ? 1 : 0) - (o.existsNow ? 1 : 0);
     }
     result.remaining = remaining;
     if (total !== undefined) result.position = total - remaining;

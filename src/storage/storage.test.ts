@@ -99,7 +99,7 @@ describe('lmdb storage, compressed values', () => {
     const s = new LmdbStorage({ path: d, compactionIntervalMs: 0 });
     await s.create(key('ns', 'new'), big('new'));
     expect(await s.get(key('ns', 'old'))).toEqual(stored);
-    expect(((await s.get(key('ns', 'new')))?.['spec'] as { text: string }).text).toBe(`new:`.padEnd(3000, 'x'));
+    expect(((await s.get(key('ns', 'new')))?.['spec'] as { text: string } | undefined)?.text).toBe(`new:`.padEnd(3000, 'x'));
     const plain = await s.list({ resource: R, namespace: 'ns' });
     const text = await s.list({ resource: R, namespace: 'ns' }, { encoded: true });
     expect((text.encoded ?? []).map((b) => JSON.parse(Buffer.from(b).toString('utf8')))).toEqual(plain.items);

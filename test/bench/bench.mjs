@@ -271,7 +271,7 @@ async function standardRun(flags, binDir, machine, work, log, notes, started) {
     notes,
   };
   mkdirSync(dirname(flags.out), { recursive: true });
-  writeFileSync(`${flags.out}.json`, JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(`${flags.out}.json`, `${JSON.stringify(results, null, 2)}\n`);
   const md = markdownReport(/** @type {any} */ (results));
   writeFileSync(`${flags.out}.md`, md);
   writeFileSync(`${flags.out}.svg`, svgChart(/** @type {any} */ (results)));
@@ -390,7 +390,7 @@ async function scaleRun(flags, binDir, machine, work, log) {
     ],
   };
   mkdirSync(dirname(flags.out), { recursive: true });
-  writeFileSync(`${flags.out}.json`, JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(`${flags.out}.json`, `${JSON.stringify(results, null, 2)}\n`);
   const md = scaleMarkdown(/** @type {any} */ (results));
   writeFileSync(`${flags.out}.md`, md);
   process.stdout.write(md);
@@ -424,7 +424,7 @@ function readFilled(dir, objects, kind) {
 
 /** @param {string} dir @param {Filled} f */
 function writeFilled(dir, f) {
-  writeFileSync(join(dir, 'filled.json'), JSON.stringify(f, null, 2) + '\n');
+  writeFileSync(join(dir, 'filled.json'), `${JSON.stringify(f, null, 2)}\n`);
 }
 
 /**
@@ -484,7 +484,7 @@ async function mixRun(flags, binDir, machine, work, log) {
     ],
   }, kinds, mixStages(p), figures);
   mkdirSync(dirname(flags.mixOut), { recursive: true });
-  writeFileSync(`${flags.mixOut}.json`, JSON.stringify(record, null, 2) + '\n');
+  writeFileSync(`${flags.mixOut}.json`, `${JSON.stringify(record, null, 2)}\n`);
   const md = mixMarkdown(record);
   writeFileSync(`${flags.mixOut}.md`, md);
   process.stdout.write(md);

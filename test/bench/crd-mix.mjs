@@ -248,7 +248,7 @@ export async function runMix(target, kinds, p, log, o) {
     await target.prepare(MIX_NAMESPACES);
     await stage('create', async () => {
       const f = await interleaved(K * p.objectsPerKind, (k, _, i) => create(k, i, 'obj'));
-      kinds.forEach((_, ki) => (created[ki] = p.objectsPerKind));
+      kinds.forEach((_, ki) => { created[ki] = p.objectsPerKind; });
       return f;
     });
     await stage('update', () => interleaved(K * p.objectsPerKind, (k, _, i) => update(k, i, 'obj', i)));

@@ -264,7 +264,7 @@ async function runAll(suites, kubeconfig, namespaceFor) {
     if (!s.command) continue;
     const r = await runSuite(s, { kubeconfig, namespace: await namespaceFor(s.def.id) });
     process.stdout.write(r.stdout);
-    if (r.exitCode !== 0) process.stderr.write(r.stderr.split('\n').slice(-20).join('\n') + '\n');
+    if (r.exitCode !== 0) process.stderr.write(`${r.stderr.split('\n').slice(-20).join('\n')}\n`);
     const bad = [...r.checks.values()].filter((c) => !c.ok).length + s.def.checks.filter((c) => !r.checks.has(c)).length;
     process.stderr.write(`[clients] ${s.def.label}: ${r.checks.size - bad} of ${s.def.checks.length} passed in ${r.ms} ms (exit ${r.exitCode})\n`);
     failed += bad;

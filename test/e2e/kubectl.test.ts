@@ -246,7 +246,7 @@ describe('kubectl as admin through kube-apiserver', () => {
       expect(r.stdout.trim()).toBe(`${GR}/waited condition met`);
       expect(ready.settled()).toBe(false);
 
-      const condition = { type: 'Ready', status: 'True', reason: 'Test', message: 'set by the e2e test', lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z' };
+      const condition = { type: 'Ready', status: 'True', reason: 'Test', message: 'set by the e2e test', lastTransitionTime: `${new Date().toISOString().slice(0, 19)}Z` };
       const st = await ok(['patch', 'ws', 'waited', '--subresource=status', '--type', 'merge', '-p', JSON.stringify({ status: { conditions: [condition] } })]);
       expect(st.trim()).toBe(`${GR}/waited patched`);
       const c = await ready.result;

@@ -281,7 +281,7 @@ describe('RBAC', () => {
       for (let i = 0; i < cases.length; i += 12) {
         const batch = cases.slice(i, i + 12);
         const answers = await Promise.all(batch.map(ask));
-        batch.forEach((c, j) => (got[key(c)] = answers[j]!));
+        batch.forEach((c, j) => { got[key(c)] = answers[j]!; });
       }
       return JSON.stringify(got) === JSON.stringify(want);
     }, 20_000, 500).catch(() => undefined);

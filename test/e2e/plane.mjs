@@ -167,7 +167,7 @@ function issue(spec) {
   const cert = pki.createCertificate();
   cert.publicKey = keys.publicKey;
   // A leading 0x01 keeps the DER integer positive, which Go's x509 parser insists on.
-  cert.serialNumber = '01' + randomBytes(15).toString('hex');
+  cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
   // Backdated so a clock that is a little behind still accepts a certificate made a moment ago.
   cert.validity.notBefore = new Date(Date.now() - 5 * 60_000);
   cert.validity.notAfter = new Date(Date.now() + (spec.issuer ? 365 : 3650) * 86_400_000);
@@ -519,9 +519,9 @@ export async function startControlPlane(o) {
   const tokenOf = {};
   const csv = Object.entries(userGroups).map(([user, groups]) => {
     tokenOf[user] = randomBytes(24).toString('hex');
-    return `${tokenOf[user]},${user},${user}-uid` + (groups.length ? `,"${groups.join(',')}"` : '');
+    return `${tokenOf[user]},${user},${user}-uid${groups.length ? `,"${groups.join(',')}"` : ''}`;
   });
-  write(files.tokens, csv.join('\n') + '\n', 0o600);
+  write(files.tokens, `${csv.join('\n')}\n`, 0o600);
   const timings = { certs: Date.now() - t0, etcd: 0, apiserver: 0, controllerManager: 0, total: 0 };
   log(`certificates and tokens written to ${dir} in ${timings.certs} ms`);
 
@@ -729,7 +729,7 @@ export async function startControlPlane(o) {
     };
     // For tools that attach to a plane started elsewhere (e.g. by `npm run e2e:plane`).
     const { rssMiB: _r, stop: _s, restartApiserver: _ra, ...described } = plane;
-    write(p('plane.json'), JSON.stringify(described, null, 2) + '\n', 0o600); // holds the tokens
+    write(p('plane.json'), `${JSON.stringify(described, null, 2)}\n`, 0o600); // holds the tokens
     return plane;
   } catch (err) {
     await stopAll();

@@ -11,7 +11,7 @@
  * errors a client retries, the informer's cache exactly the server's list with no re-list, and (in the rolling
  * restart) no kubectl command failed.
  */
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

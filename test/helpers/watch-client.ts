@@ -69,7 +69,10 @@ export function openWatch(srv: ServerProcess, path: string, rv: number): Promise
           if (events.some((e) => e.rv >= target)) return Promise.resolve();
           return new Promise((res, rej) => {
             const t = setTimeout(() => rej(new Error(`watch did not reach resourceVersion ${target} in ${timeoutMs} ms (last ${events.at(-1)?.rv})`)), timeoutMs);
-            waiters.push({ rv: target, done: () => (clearTimeout(t), res()) });
+            waiters.push({ rv: target, done: () => {
+              clearTimeout(t);
+              res();
+            } });
           });
         },
         close: () => {

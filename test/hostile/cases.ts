@@ -505,7 +505,7 @@ function jsonSyntax(fixtures: Fixture[]): HostileCase[] {
   cases.push({ cls, name: 'duplicate label key in a merge patch (Strict)', steps: [{ method: 'PATCH', path: `${fxPath}?fieldValidation=Strict`, headers: MERGE, body: '{"metadata":{"labels":{"a":"1","a":"2"}}}', expect: FAIL }] });
   // Deep nesting. sigs.k8s.io/json stops at depth 10000; below that an unknown field is pruned.
   const deep = (d: number, open = '[', close = ']') => open.repeat(d) + close.repeat(d);
-  const deepObj = (d: number) => '{"a":'.repeat(d) + '1' + '}'.repeat(d);
+  const deepObj = (d: number) => `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`;
   // A deliberate difference: this server refuses nesting deeper than 500 levels (src/apis/meta/json-syntax.ts), where
   // kube prunes up to 10000, since its JavaScript write path cannot recurse that deep; refused, never a crash.
   for (const d of [10, 100, 1000, 5000]) {
@@ -686,7 +686,7 @@ function patches(fixtures: Fixture[]): HostileCase[] {
     ['10000 nested block mappings in labels', applyBody(`  labels:\n${Array.from({ length: 2000 }, (_, d) => `${' '.repeat(4 + 2 * d)}k${d}:`).join('\n')} x\n`), [400, 413, 422]],
     ['managedFields set', applyBody('  managedFields: [{manager: x, operation: Apply}]\n'), [400, 422]],
     ['two documents, the second wrongly typed', `${applyBody()}---\nmetadata: true\n`, [400, 422, 200]],
-    ['JSON with labels true', '{"apiVersion":"' + GV + '","kind":"Website","metadata":{"name":"NAME","labels":true}}', [400, 422]],
+    ['JSON with labels true', `{"apiVersion":"${GV}","kind":"Website","metadata":{"name":"NAME","labels":true}}`, [400, 422]],
     // A known difference: status in an apply to the main resource is dropped before it is typed (kube refuses its
     // wrong type); the object is left as it was either way.
     ['status on the main resource, wrongly typed, with Strict', applyBody('status: {replicas: x}\n'), [200, 400, 422], '&fieldValidation=Strict'],
@@ -736,7 +736,7 @@ function patches(fixtures: Fixture[]): HostileCase[] {
   lifecycle('json patch replace of creationTimestamp (ignored)', '[{"op":"replace","path":"/metadata/creationTimestamp","value":"2000-01-01T00:00:00Z"}]', JP, [200], same('creationTimestamp'));
   lifecycle('json patch replace of generation (ignored)', '[{"op":"replace","path":"/metadata/generation","value":99}]', JP, [200], same('generation'));
   lifecycle('json patch with an unknown member in an operation', '[{"op":"add","path":"/spec/replicas","value":3,"extra":1}]', JP, [200]);
-  lifecycle('apply of two YAML documents', `${applyBody('spec:\n  gitRepo: ' + GIT + '\n')}---\nmetadata: true\n`, APPLY, [200, 400, 422], undefined, '?fieldManager=hostile');
+  lifecycle('apply of two YAML documents', `${applyBody(`spec:\n  gitRepo: ${GIT}\n`)}---\nmetadata: true\n`, APPLY, [200, 400, 422], undefined, '?fieldManager=hostile');
   lifecycle('apply with an alias of a valid value', applyBody(`  labels: &l {a: b}\n  annotations: *l\nspec:\n  gitRepo: ${GIT}\n`), APPLY, [200], undefined, '?fieldManager=hostile');
   // kube decodes the tag's value (!!binary is base64) or ignores an unknown tag: either answer, on a scratch object.
   lifecycle('apply with a !!binary label value', applyBody(`  labels: {a: !!binary aGVsbG8=}\nspec:\n  gitRepo: ${GIT}\n`), APPLY, [200, 400, 422], undefined, '?fieldManager=hostile');

@@ -39,7 +39,7 @@ export function preprocess(src: string): Preprocessed {
     let j = i;
     while (j < src.length && /\s/.test(src[j]!)) j++;
     if (src[j] !== '?') return;
-    out += src.slice(i, j) + `${OPT_ELEM}(`;
+    out += `${src.slice(i, j)}${OPT_ELEM}(`;
     i = j + 1;
     frame.elemOpen = true;
     marks.push([out.length, i]);

@@ -52,7 +52,7 @@ export function resolveFieldPath(fieldPath: string, s: JSONSchema): string | und
       name = n;
     } else if (t === '[') {
       const q = tokens[++i];
-      if (!q || !q.startsWith("'") || tokens[++i] !== ']') return undefined;
+      if (!q?.startsWith("'") || tokens[++i] !== ']') return undefined;
       name = q.slice(1, -1).replace(/\\(.)/g, '$1');
     } else return undefined;
     if (!node) return undefined;

@@ -56,8 +56,8 @@ export const unauthorized = (message = 'Unauthorized') => err(401, 'Unauthorized
  * or `forbidden: <why>` for a request that names no resource.
  */
 export function forbidden(gr: GroupResource | undefined, name: string, why: string, causes?: StatusCause[]): StatusError {
-  const message = !gr || !gr.resource ? `forbidden: ${why}` : name ? `${qualified(gr)} "${name}" is forbidden: ${why}` : `${qualified(gr)} is forbidden: ${why}`;
-  const details: StatusDetails = gr && gr.resource ? { ...(name ? { name } : {}), group: gr.group, kind: gr.resource } : {};
+  const message = !gr?.resource ? `forbidden: ${why}` : name ? `${qualified(gr)} "${name}" is forbidden: ${why}` : `${qualified(gr)} is forbidden: ${why}`;
+  const details: StatusDetails = gr?.resource ? { ...(name ? { name } : {}), group: gr.group, kind: gr.resource } : {};
   if (causes) details.causes = causes;
   return err(403, 'Forbidden', message, details);
 }

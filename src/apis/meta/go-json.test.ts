@@ -45,7 +45,10 @@ describe('compareUtf8', () => {
   it('orders exactly as the UTF-8 bytes do, surrogate pairs, lone surrogates and U+E000..U+FFFF included', () => {
     const units = [0x41, 0x61, 0x7f, 0xe9, 0x7ff, 0x800, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000, 0xfffd, 0xffff];
     let seed = 7;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const word = () => String.fromCharCode(...Array.from({ length: rnd(4) }, () => units[rnd(units.length)] as number));
     const sign = (n: number) => Math.sign(n);
     for (let i = 0; i < 20_000; i++) {

@@ -94,7 +94,7 @@ export function decodeGoJson(input: string | Uint8Array): GoValue {
     i++;
     const raw = utf8.decode(b.subarray(start, i));
     const body = raw.slice(1, -1);
-    return { raw, value: escaped ? unescape(body) : body };
+    return { raw, value: escaped ? unescapeGo(body) : body };
   };
 
   // readNumber reads a number literal (-?int frac? exp?) as the scanner's number states accept it.
@@ -210,8 +210,8 @@ export function decodeGoJson(input: string | Uint8Array): GoValue {
   }
 }
 
-// unescape decodes the escapes of a string literal's body as Go's unquote does: an unpaired surrogate is U+FFFD.
-function unescape(body: string): string {
+// unescapeGo decodes the escapes of a string literal's body as Go's unquote does: an unpaired surrogate is U+FFFD.
+function unescapeGo(body: string): string {
   let out = '';
   for (let k = 0; k < body.length; k++) {
     const ch = body[k]!;

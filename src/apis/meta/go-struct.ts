@@ -288,7 +288,7 @@ class Decoder {
 // plain turns GoNumberLiterals back into numbers in place (a raw field keeps the JSON value).
 function plain(v: unknown): unknown {
   if (v instanceof GoNumberLiteral) return Number(v.raw);
-  if (Array.isArray(v)) v.forEach((e, i) => (v[i] = plain(e)));
+  if (Array.isArray(v)) v.forEach((e, i) => { v[i] = plain(e); });
   else if (isObject(v)) for (const k of Object.keys(v)) v[k] = plain(v[k]);
   return v;
 }

@@ -241,12 +241,14 @@ function isSimpleKey(k: string): boolean {
 
 // ---- writing ----
 
+// biome-ignore-start lint/complexity/useSimpleNumberKeys: code points read as hex, as in go-yaml's emitter
 const ESCAPES: Record<number, string> = {
   0x00: '0', 0x07: 'a', 0x08: 'b', 0x09: 't', 0x0a: 'n', 0x0b: 'v', 0x0c: 'f', 0x0d: 'r', 0x1b: 'e',
   0x22: '"', 0x5c: '\\', 0x85: 'N', 0xa0: '_', 0x2028: 'L', 0x2029: 'P',
 };
+// biome-ignore-end lint/complexity/useSimpleNumberKeys: code points read as hex
 
-function escape(c: number): string {
+function escapeChar(c: number): string {
   const named = ESCAPES[c];
   if (named !== undefined) return `\\${named}`;
   const hex = c.toString(16).toUpperCase();
@@ -387,7 +389,7 @@ class Emitter {
         cs.forEach((ch, i) => {
           const c = ch.codePointAt(0) as number;
           if (!isPrintable(c) || c === 0xfeff || isBreak(c) || ch === '"' || ch === '\\') {
-            this.write(escape(c));
+            this.write(escapeChar(c));
             spaces = false;
           } else if (ch === ' ') {
             if (breaks && !spaces && this.column > BEST_WIDTH && i > 0 && i < cs.length - 1) {

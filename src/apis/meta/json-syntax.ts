@@ -78,6 +78,7 @@ export function scanJsonShape(text: string, maxDepth = MAX_NESTING_DEPTH): JsonS
 }
 
 // The scanner's states (encoding/json scanner.go), one per step function.
+// biome-ignore lint/suspicious/noConstEnum: module-private, so tsc and esbuild inline the states into the scanner's hot loop
 const enum S {
   BeginValueOrEmpty, BeginValue, BeginStringOrEmpty, BeginString, EndValue, EndTop, InString, InStringEsc,
   InStringEscU, InStringEscU1, InStringEscU12, InStringEscU123, Neg, One, Zero, Dot, Dot0, E, ESign, E0,
@@ -85,6 +86,7 @@ const enum S {
 }
 
 // What the enclosing composite expects next (parseObjectKey, parseObjectValue, parseArrayValue).
+// biome-ignore lint/suspicious/noConstEnum: module-private, so tsc and esbuild inline it like S
 const enum P { ObjectKey, ObjectValue, ArrayValue }
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;

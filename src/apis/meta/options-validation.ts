@@ -91,7 +91,7 @@ function validateFieldManager(fm: string): FieldError[] {
 
 // ValidateDryRun: every value must be "All"; the whole list is the bad value.
 function validateDryRun(dryRun: readonly string[] | undefined): FieldError[] {
-  return dryRun && dryRun.some((v) => v !== 'All') ? [notSupported('dryRun', { json: dryRun }, ['All'])] : [];
+  return dryRun?.some((v) => v !== 'All') ? [notSupported('dryRun', { json: dryRun }, ['All'])] : [];
 }
 
 // ValidateFieldValidation: "" (the default, Warn) or one of the three directives; the list printed sorted.

@@ -193,7 +193,7 @@ export function validateOwnerReferences(refs: OwnerReference[] | undefined, fld:
     const apiVersion = ref.apiVersion ?? '';
     const gv = parseGroupVersion(apiVersion);
     if (apiVersion === '') errs.push(required(at.child('apiVersion'), 'must not be empty'));
-    else if (!gv || !gv.version) errs.push(invalid(at.child('apiVersion'), apiVersion, 'must be <group>/<version> or <version>'));
+    else if (!gv?.version) errs.push(invalid(at.child('apiVersion'), apiVersion, 'must be <group>/<version> or <version>'));
     const kind = ref.kind ?? '';
     if (!kind) errs.push(required(at.child('kind'), 'must not be empty'));
     if (!ref.name) errs.push(required(at.child('name'), 'must not be empty'));

@@ -271,7 +271,7 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
     case 'orArray':
       // JSONSchemaPropsOrArray.UnmarshalJSON: a schema or a list of schemas; any other value leaves it nil.
       if (isObject(v)) return custom(v, stack, struct);
-      if (Array.isArray(v)) v.forEach((e) => custom(e, stack, struct));
+      if (Array.isArray(v)) v.forEach((e) => { custom(e, stack, struct); });
       return;
     case 'orStringArray':
       if (isObject(v)) return custom(v, stack, struct);

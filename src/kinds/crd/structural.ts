@@ -136,7 +136,7 @@ function metadataOnlyNames(m: Schema): boolean {
 function valueValidation(v: Schema, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolean, p: string, errs: FieldError[]): void {
   const each = (k: string, fn: (x: Schema, i: number) => void) => {
     const l = v[k];
-    if (Array.isArray(l)) l.forEach((x, i) => fn(isObject(x) ? x : {}, i));
+    if (Array.isArray(l)) l.forEach((x, i) => { fn(isObject(x) ? x : {}, i); });
   };
   if (!skipAnyOf) each('anyOf', (x, i) => nested(x, false, `${p}.anyOf[${i}]`, errs));
   each('allOf', (x, i) => nested(x, skipFirstAllOfAnyOf && i === 0, `${p}.allOf[${i}]`, errs));
@@ -179,7 +179,7 @@ function completeness(s: Schema, p: string, errs: FieldError[]): void {
     if (not) nestedCompleteness(not, sNode, sp, `${vp}.not`, errs);
     for (const k of ['allOf', 'anyOf', 'oneOf']) {
       const l = v[k];
-      if (Array.isArray(l)) l.forEach((x, i) => nestedCompleteness(isObject(x) ? x : {}, sNode, sp, `${vp}.${k}[${i}]`, errs));
+      if (Array.isArray(l)) l.forEach((x, i) => { nestedCompleteness(isObject(x) ? x : {}, sNode, sp, `${vp}.${k}[${i}]`, errs); });
     }
   };
   const nestedCompleteness = (v: Schema, sNode: Schema | undefined, sp: string, vp: string, out: FieldError[]): void => {

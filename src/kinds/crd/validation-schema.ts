@@ -71,11 +71,11 @@ function walk(s: Schema | undefined, p: string, v: Ssv, isRoot: boolean, errs: F
   if (isObject(s.not)) walk(s.not, `${p}.not`, v, false, errs);
   for (const k of ['allOf', 'oneOf', 'anyOf']) {
     const l = s[k];
-    if (Array.isArray(l)) l.forEach((x, i) => walk(isObject(x) ? x : {}, `${p}.${k}[${i}]`, v, false, errs));
+    if (Array.isArray(l)) l.forEach((x, i) => { walk(isObject(x) ? x : {}, `${p}.${k}[${i}]`, v, false, errs); });
   }
   for (const k of sortedKeys(s.definitions)) walk((s.definitions as Schema)[k] as Schema, `${p}.definitions[${k}]`, v, false, errs);
   if (isObject(s.items)) walk(s.items, `${p}.items`, v, false, errs);
-  else if (Array.isArray(s.items)) s.items.forEach((x, i) => walk(isObject(x) ? x : {}, `${p}.items[${i}]`, v, false, errs));
+  else if (Array.isArray(s.items)) s.items.forEach((x, i) => { walk(isObject(x) ? x : {}, `${p}.items[${i}]`, v, false, errs); });
   for (const k of sortedKeys(s.dependencies)) {
     const d = (s.dependencies as Schema)[k];
     if (isObject(d)) walk(d, `${p}.dependencies[${k}]`, v, false, errs);

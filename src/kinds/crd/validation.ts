@@ -162,9 +162,9 @@ function validateNames(names: J, p: string): FieldError[] {
     const e = isDNS1035Label(v.toLowerCase());
     if (v && e.length) errs.push(invalid(`${p}.${k}`, v, `may have mixed case, but should otherwise match: ${e.join(',')}`));
   }
-  list(names.shortNames).forEach((n, i) => dns1035(`${p}.shortNames[${i}]`, s(n), errs));
+  list(names.shortNames).forEach((n, i) => { dns1035(`${p}.shortNames[${i}]`, s(n), errs); });
   if (kind && kind === listKind) errs.push(invalid(`${p}.listKind`, listKind, 'kind and listKind may not be the same'));
-  list(names.categories).forEach((n, i) => dns1035(`${p}.categories[${i}]`, s(n), errs));
+  list(names.categories).forEach((n, i) => { dns1035(`${p}.categories[${i}]`, s(n), errs); });
   return errs;
 }
 
@@ -370,7 +370,7 @@ function validateVersion(v: InternalVersion, p: string, statusEnabled: boolean):
   for (const e of deprecationWarningErrors(v.deprecated, v.deprecationWarning)) errs.push(invalid(`${p}.deprecationWarning`, v.deprecationWarning ?? '', e));
   errs.push(...validateValidation(v.schema, statusEnabled, `${p}.schema`));
   errs.push(...validateSubresources(v.subresources, `${p}.subresources`));
-  list(v.additionalPrinterColumns).forEach((c, i) => errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`)));
+  list(v.additionalPrinterColumns).forEach((c, i) => { errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`)); });
   if (list(v.selectableFields).length > 0) {
     const schema = v.schema && isObject(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
     if (!schema) errs.push(invalid(`${p}.selectableFields`, '', 'may only be set when `version.schema.openAPIV3Schema` is not included'));
@@ -437,7 +437,7 @@ function validateSpec(spec: InternalSpec, p: string): FieldError[] {
   const anyStatus = hasStatus(spec.subresources) || spec.versions.some((v) => hasStatus(v.subresources));
   errs.push(...validateValidation(spec.validation, anyStatus, `${p}.validation`));
   errs.push(...validateSubresources(spec.subresources, `${p}.subresources`));
-  list(spec.additionalPrinterColumns).forEach((c, i) => errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`)));
+  list(spec.additionalPrinterColumns).forEach((c, i) => { errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`)); });
   if (list(spec.selectableFields).length > 0) {
     if (!spec.validation) errs.push(invalid(`${p}.selectableFields`, '', 'may only be set when validations.schema is included'));
     else errs.push(...selectable(list(spec.selectableFields), obj(spec.validation.openAPIV3Schema), `${p}.selectableFields`, `${p}.schema.openAPIV3Schema`));

@@ -21,7 +21,7 @@ export function walk(schema: Json, value: Json, fn: (v: Visit) => void, perList 
   fn({ path, schema, value, ancestors });
   const down = [...ancestors, schema];
   if (Array.isArray(value) && schema.items) {
-    value.slice(0, perList).forEach((item, i) => walk(schema.items, item, fn, perList, [...path, i], down));
+    value.slice(0, perList).forEach((item, i) => { walk(schema.items, item, fn, perList, [...path, i], down); });
   } else if (value && typeof value === 'object' && !Array.isArray(value)) {
     for (const [k, v] of Object.entries(value)) {
       const sub = schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);

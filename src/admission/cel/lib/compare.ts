@@ -15,6 +15,7 @@ function numeric(v: unknown): number | bigint | undefined {
 export function celEquals(a: CelValue, b: CelValue): boolean {
   const na = numeric(a);
   const nb = numeric(b);
+  // biome-ignore lint/suspicious/noDoubleEquals: CEL compares int, uint and double by value across number and bigint (1n == 1), which === would not
   if (na !== undefined && nb !== undefined) return na == nb;
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.from(a).equals(Buffer.from(b));
   if (isCelList(a) && isCelList(b)) {

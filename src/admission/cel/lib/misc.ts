@@ -111,7 +111,7 @@ const qualifiedName: Validator = (s) => {
     else errs.push(...sub1123(parts[0]).map((e) => `prefix part ${e}`));
     name = parts[1]!;
   } else if (parts.length > 2) {
-    return [regexErr("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QNAME, ['MyName', 'my.name', '123-abc']) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [`${regexErr("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QNAME, ['MyName', 'my.name', '123-abc'])} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   }
   if (!name) errs.push('name part must be non-empty');
   else if (Buffer.byteLength(name) > 63) errs.push('name part must be no more than 63 bytes');

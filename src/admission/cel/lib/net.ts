@@ -25,7 +25,7 @@ function parse6(s: string): number[] | undefined {
     const v4 = parse4(s.slice(lastColon + 1));
     if (!v4) return undefined;
     tail4 = v4;
-    head = s.slice(0, lastColon + 1) + '0:0';
+    head = `${s.slice(0, lastColon + 1)}0:0`;
   }
   const [l, r] = head.includes('::') ? head.split('::') : [head, undefined];
   const ls = l ? l.split(':') : [];

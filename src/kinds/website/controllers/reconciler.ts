@@ -45,6 +45,7 @@ const WRITE = { dryRun: false, fieldValidation: 'Ignore' as const, manager: FIEL
 const MERGE = 'application/merge-patch+json';
 
 /** ReconcileResult asks for a later look without counting as a failure. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a reconciler that never requeues is a plain async function returning nothing
 export type ReconcileResult = { requeueAfter?: number } | void;
 
 /** websiteReconciler returns the reconcile function for keys `namespace/name`. */

@@ -91,7 +91,7 @@ export function gitSyncFailure(pods: ObservedPod[] | undefined): string | undefi
     if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
     const cs = pod.status?.containerStatuses?.find((c) => c.name === 'git-sync');
     const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
-    if (!term || !term.exitCode) continue;
+    if (!term?.exitCode) continue;
     const why = gitSyncError(term.message ?? '') || term.reason || `exit code ${term.exitCode}`;
     return `git-sync in pod ${pod.metadata?.name ?? ''} exited with code ${term.exitCode}: ${why}`;
   }

@@ -30,4 +30,7 @@ await build({
   // follows a `// src/<path>` comment), and the image stays ~20 MB smaller.
   logLevel: 'warning',
 });
-writeFileSync('dist/main.js', "#!/usr/bin/env node\n// The server, bundled by scripts/bundle.mjs (src/main.ts is its entry point).\nimport './bundle/main.js';\n");
+writeFileSync(
+  'dist/main.js',
+  "#!/usr/bin/env node\n// The server, bundled by scripts/bundle.mjs (src/main.ts is its entry point).\nimport './bundle/main.js';\n",
+);

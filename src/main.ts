@@ -59,7 +59,11 @@ try {
     if (stopping) return;
     stopping = true;
     const o = parsed.options;
-    const deadline = shutdownDeadlineMs({ delayMs: o.shutdownDelayMs, watchGraceMs: o.shutdownWatchTerminationGracePeriodMs, drainTimeoutMs: o.requestTimeoutMs });
+    const deadline = shutdownDeadlineMs({
+      delayMs: o.shutdownDelayMs,
+      watchGraceMs: o.shutdownWatchTerminationGracePeriodMs,
+      drainTimeoutMs: o.requestTimeoutMs,
+    });
     running.server.app.log.info({ signal, deadlineMs: deadline }, 'shutting down');
     setTimeout(() => {
       running.server.app.log.error({ deadlineMs: deadline }, 'shutdown did not finish in time');

@@ -58,7 +58,15 @@ describe('errors are metav1.Status with the right code and reason', () => {
     ['a bad label selector', 'GET', `${API}/websites?labelSelector=a%20in%20(`, undefined, {}, 400, 'BadRequest'],
     ['an unsupported field selector', 'GET', `${API}/websites?fieldSelector=spec.gitRepo%3Dx`, undefined, {}, 400, 'BadRequest'],
     ['an Accept nothing can satisfy', 'GET', `${API}/websites`, undefined, { accept: 'application/vnd.kubernetes.protobuf' }, 406, 'NotAcceptable'],
-    ['dryRun other than All', 'POST', `${API}/namespaces/x/websites?dryRun=Some`, JSON.stringify(website('d')), { 'content-type': 'application/json' }, 422, 'Invalid'],
+    [
+      'dryRun other than All',
+      'POST',
+      `${API}/namespaces/x/websites?dryRun=Some`,
+      JSON.stringify(website('d')),
+      { 'content-type': 'application/json' },
+      422,
+      'Invalid',
+    ],
     ['sendInitialEvents on a list', 'GET', `${API}/websites?sendInitialEvents=true&resourceVersionMatch=NotOlderThan`, undefined, {}, 422, 'Invalid'],
     ['resourceVersionMatch without resourceVersion', 'GET', `${API}/websites?resourceVersionMatch=Exact`, undefined, {}, 422, 'Invalid'],
   ] as const)('%s', async (_name, method, path, body, headers, code, reason) => {
@@ -130,14 +138,17 @@ describe('create', () => {
 
   it('reports every invalid field as one 422 cause with a Kubernetes field path', async () => {
     const r = await call(agent, ns('inv'), 'POST', {
-      apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website',
+      apiVersion: 'extensions.example.com/v1alpha1',
+      kind: 'Website',
       metadata: { name: 'Bad_Name', labels: { 'bad key!': 'v' } },
       spec: { replicas: 500, syncIntervalSeconds: 1, serviceType: 'Ingress' },
     });
     expect(r.status).toBe(422);
     expect(r.body.reason).toBe('Invalid');
     const fields = r.body.details.causes.map((c: any) => c.field);
-    expect(fields).toEqual(expect.arrayContaining(['metadata.name', 'metadata.labels', 'spec.gitRepo', 'spec.replicas', 'spec.syncIntervalSeconds', 'spec.serviceType']));
+    expect(fields).toEqual(
+      expect.arrayContaining(['metadata.name', 'metadata.labels', 'spec.gitRepo', 'spec.replicas', 'spec.syncIntervalSeconds', 'spec.serviceType']),
+    );
     const replicas = r.body.details.causes.find((c: any) => c.field === 'spec.replicas');
     expect(replicas).toMatchObject({ reason: 'FieldValueInvalid', message: 'Invalid value: 500: spec.replicas in body should be less than or equal to 100' });
     expect(r.body.message).toContain('Website.extensions.example.com "Bad_Name" is invalid');
@@ -217,7 +228,11 @@ describe('update, patch and generation', () => {
     const otherUid = await call(agent, `${ns('put')}/a`, 'PUT', { ...c, metadata: { ...c.metadata, uid: 'changed' } });
     expect(otherUid.status).toBe(409);
     expect(otherUid.body.message).toContain('Precondition failed: UID in precondition: changed, UID in object meta: ');
-    const ok = await call(agent, `${ns('put')}/a`, 'PUT', { ...c, metadata: { ...c.metadata, uid: undefined, creationTimestamp: null }, spec: { ...c.spec, replicas: 5 } });
+    const ok = await call(agent, `${ns('put')}/a`, 'PUT', {
+      ...c,
+      metadata: { ...c.metadata, uid: undefined, creationTimestamp: null },
+      spec: { ...c.spec, replicas: 5 },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.metadata.uid).toBe(c.metadata.uid);
     expect(ok.body.metadata.creationTimestamp).toBe(c.metadata.creationTimestamp);
@@ -226,10 +241,16 @@ describe('update, patch and generation', () => {
 
   it('applies JSON patches atomically and answers 422 when a test op fails', async () => {
     await call(agent, ns('jp'), 'POST', website('a'));
-    const failed = await call(agent, `${ns('jp')}/a`, 'PATCH', [
-      { op: 'replace', path: '/spec/replicas', value: 9 },
-      { op: 'test', path: '/spec/serviceType', value: 'ClusterIP' },
-    ], JSONPATCH);
+    const failed = await call(
+      agent,
+      `${ns('jp')}/a`,
+      'PATCH',
+      [
+        { op: 'replace', path: '/spec/replicas', value: 9 },
+        { op: 'test', path: '/spec/serviceType', value: 'ClusterIP' },
+      ],
+      JSONPATCH,
+    );
     expect(failed.status).toBe(422);
     expect((await call(agent, `${ns('jp')}/a`)).body.spec.replicas).toBe(1);
     const ok = await call(agent, `${ns('jp')}/a`, 'PATCH', [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }], JSONPATCH);
@@ -259,9 +280,14 @@ describe('server-side apply', () => {
     const r = await call(agent, `${ns('ssa')}/a?fieldManager=tool`, 'PATCH', yaml('a', '  replicas: 2\n'), APPLY);
     expect(r.status).toBe(201);
     expect(r.body.spec.replicas).toBe(2);
-    expect(r.body.metadata.managedFields).toEqual([expect.objectContaining({
-      manager: 'tool', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:gitRepo': {}, 'f:replicas': {} } },
-    })]);
+    expect(r.body.metadata.managedFields).toEqual([
+      expect.objectContaining({
+        manager: 'tool',
+        operation: 'Apply',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:gitRepo': {}, 'f:replicas': {} } },
+      }),
+    ]);
   });
 
   it('requires a fieldManager and refuses force on other patch types', async () => {
@@ -278,7 +304,9 @@ describe('server-side apply', () => {
     const c = await call(agent, `${ns('ssa2')}/a?fieldManager=tool`, 'PATCH', yaml('a', '  replicas: 3\n'), APPLY);
     expect(c.status).toBe(409);
     expect(c.body.reason).toBe('Conflict');
-    expect(c.body.details.causes).toEqual([{ reason: 'FieldManagerConflict', message: 'conflict with "editor" using extensions.example.com/v1alpha1', field: '.spec.replicas' }]);
+    expect(c.body.details.causes).toEqual([
+      { reason: 'FieldManagerConflict', message: 'conflict with "editor" using extensions.example.com/v1alpha1', field: '.spec.replicas' },
+    ]);
     const f = await call(agent, `${ns('ssa2')}/a?fieldManager=tool&force=true`, 'PATCH', yaml('a', '  replicas: 3\n'), APPLY);
     expect(f.status).toBe(200);
     expect(f.body.spec.replicas).toBe(3);
@@ -312,7 +340,12 @@ describe('status and scale subresources', () => {
   it('serves autoscaling/v1 Scale and maps its replicas onto spec.replicas', async () => {
     await call(agent, ns('sc'), 'POST', website('a'));
     const g = await call(agent, `${ns('sc')}/a/scale`);
-    expect(g.body).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 1 }, status: { replicas: 0, selector: 'app.kubernetes.io/instance=a,app.kubernetes.io/name=website' } });
+    expect(g.body).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 1 },
+      status: { replicas: 0, selector: 'app.kubernetes.io/instance=a,app.kubernetes.io/name=website' },
+    });
     const p = await call(agent, `${ns('sc')}/a/scale`, 'PATCH', { spec: { replicas: 4 } }, MERGE);
     expect(p.body.spec.replicas).toBe(4);
     const obj = (await call(agent, `${ns('sc')}/a`)).body;
@@ -339,7 +372,9 @@ describe('delete, finalizers and deletecollection', () => {
     const uid = await call(agent, `${ns('pre')}/a`, 'DELETE', { preconditions: { uid: 'other' } });
     expect(uid.status).toBe(409);
     // rest.BeforeDelete's wording, named after the kind.
-    expect(uid.body.message).toBe(`Operation cannot be fulfilled on Website.extensions.example.com "a": the UID in the precondition (other) does not match the UID in record (${c.metadata.uid}). The object might have been deleted and then recreated`);
+    expect(uid.body.message).toBe(
+      `Operation cannot be fulfilled on Website.extensions.example.com "a": the UID in the precondition (other) does not match the UID in record (${c.metadata.uid}). The object might have been deleted and then recreated`,
+    );
     const rv = await call(agent, `${ns('pre')}/a`, 'DELETE', { preconditions: { resourceVersion: '1' } });
     expect(rv.status).toBe(409);
     const ok = await call(agent, `${ns('pre')}/a`, 'DELETE', { preconditions: { uid: c.metadata.uid, resourceVersion: c.metadata.resourceVersion } });
@@ -381,7 +416,11 @@ describe('delete, finalizers and deletecollection', () => {
   });
 
   it('deletes a collection by label selector, leaving the rest', async () => {
-    for (const [n, tier] of [['a', 'web'], ['b', 'web'], ['c', 'db']] as const) {
+    for (const [n, tier] of [
+      ['a', 'web'],
+      ['b', 'web'],
+      ['c', 'db'],
+    ] as const) {
       await call(agent, ns('dc'), 'POST', website(n, {}, { labels: { tier } }));
     }
     const r = await call(agent, `${ns('dc')}?labelSelector=tier%3Dweb`, 'DELETE');
@@ -394,7 +433,11 @@ describe('delete, finalizers and deletecollection', () => {
 
 describe('list, selectors and content negotiation', () => {
   beforeAll(async () => {
-    for (const [n, labels] of [['a', { app: 'x', tier: 'web' }], ['b', { app: 'y' }], ['c', {}]] as const) {
+    for (const [n, labels] of [
+      ['a', { app: 'x', tier: 'web' }],
+      ['b', { app: 'y' }],
+      ['c', {}],
+    ] as const) {
       await call(agent, ns('sel'), 'POST', website(n, {}, { labels }));
     }
     await call(agent, ns('sel2'), 'POST', website('a'));
@@ -442,7 +485,8 @@ describe('list, selectors and content negotiation', () => {
   });
 
   it('serves PartialObjectMetadata and PartialObjectMetadataList to the metadata client Accept', async () => {
-    const accept = (as: string) => `application/vnd.kubernetes.protobuf;as=${as};g=meta.k8s.io;v=v1,application/json;as=${as};g=meta.k8s.io;v=v1,application/json`;
+    const accept = (as: string) =>
+      `application/vnd.kubernetes.protobuf;as=${as};g=meta.k8s.io;v=v1,application/json;as=${as};g=meta.k8s.io;v=v1,application/json`;
     const list = await call(agent, ns('sel'), 'GET', undefined, { accept: accept('PartialObjectMetadataList') });
     expect(list.body).toMatchObject({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1' });
     expect(list.body.items[0]).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: expect.objectContaining({ name: 'a' }) });
@@ -452,7 +496,9 @@ describe('list, selectors and content negotiation', () => {
   });
 
   it('falls back to JSON rather than 406 when a later Accept clause is plain JSON', async () => {
-    const r = await call(agent, ns('sel'), 'GET', undefined, { accept: 'application/vnd.kubernetes.protobuf, application/json;as=Unknown;g=x;v=y, application/json' });
+    const r = await call(agent, ns('sel'), 'GET', undefined, {
+      accept: 'application/vnd.kubernetes.protobuf, application/json;as=Unknown;g=x;v=y, application/json',
+    });
     expect(r.status).toBe(200);
     expect(r.body.kind).toBe('WebsiteList');
   });
@@ -467,11 +513,16 @@ describe('list, selectors and content negotiation', () => {
 describe('watch', () => {
   it('streams the current state then live ADDED, MODIFIED and DELETED events, with headers flushed at once', async () => {
     await call(agent, ns('w1'), 'POST', website('pre'));
-    const w = await watchEvents(`${ns('w1')}?watch=true`, (e) => e.length >= 4, {}, async () => {
-      await call(agent, ns('w1'), 'POST', website('new'));
-      await call(agent, `${ns('w1')}/new`, 'PATCH', { spec: { replicas: 2 } }, MERGE);
-      await call(agent, `${ns('w1')}/new`, 'DELETE');
-    });
+    const w = await watchEvents(
+      `${ns('w1')}?watch=true`,
+      (e) => e.length >= 4,
+      {},
+      async () => {
+        await call(agent, ns('w1'), 'POST', website('new'));
+        await call(agent, `${ns('w1')}/new`, 'PATCH', { spec: { replicas: 2 } }, MERGE);
+        await call(agent, `${ns('w1')}/new`, 'DELETE');
+      },
+    );
     expect(w.status).toBe(200);
     expect(w.headers['content-type']).toBe('application/json');
     expect(w.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED pre', 'ADDED new', 'MODIFIED new', 'DELETED new']);
@@ -492,37 +543,59 @@ describe('watch', () => {
   it('watches one object through fieldSelector metadata.name, as kubectl wait and delete do', async () => {
     await call(agent, ns('w3'), 'POST', website('x'));
     await call(agent, ns('w3'), 'POST', website('y'));
-    const w = await watchEvents(`${ns('w3')}?watch=true&fieldSelector=metadata.name%3Dx`, (e) => e.length >= 2, {}, async () => {
-      await call(agent, `${ns('w3')}/y`, 'DELETE');
-      await call(agent, `${ns('w3')}/x`, 'DELETE');
-    });
+    const w = await watchEvents(
+      `${ns('w3')}?watch=true&fieldSelector=metadata.name%3Dx`,
+      (e) => e.length >= 2,
+      {},
+      async () => {
+        await call(agent, `${ns('w3')}/y`, 'DELETE');
+        await call(agent, `${ns('w3')}/x`, 'DELETE');
+      },
+    );
     expect(w.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED x', 'DELETED x']);
   });
 
   it('turns label selector transitions into ADDED and DELETED', async () => {
     await call(agent, ns('w4'), 'POST', website('a'));
-    const w = await watchEvents(`${ns('w4')}?watch=true&labelSelector=on%3Dyes`, (e) => e.length >= 2, {}, async () => {
-      await call(agent, `${ns('w4')}/a`, 'PATCH', { metadata: { labels: { on: 'yes' } } }, MERGE);
-      await call(agent, `${ns('w4')}/a`, 'PATCH', { metadata: { labels: { on: 'no' } } }, MERGE);
-    });
+    const w = await watchEvents(
+      `${ns('w4')}?watch=true&labelSelector=on%3Dyes`,
+      (e) => e.length >= 2,
+      {},
+      async () => {
+        await call(agent, `${ns('w4')}/a`, 'PATCH', { metadata: { labels: { on: 'yes' } } }, MERGE);
+        await call(agent, `${ns('w4')}/a`, 'PATCH', { metadata: { labels: { on: 'no' } } }, MERGE);
+      },
+    );
     expect(w.events.map((e) => e.type)).toEqual(['ADDED', 'DELETED']);
   });
 
   it('sends initial events and the initial-events-end BOOKMARK for sendInitialEvents=true', async () => {
     await call(agent, ns('w5'), 'POST', website('a'));
     await call(agent, ns('w5'), 'POST', website('b'));
-    const w = await watchEvents(`${ns('w5')}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan`, (e) => e.length >= 3);
+    const w = await watchEvents(
+      `${ns('w5')}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan`,
+      (e) => e.length >= 3,
+    );
     expect(w.events.map((e) => e.type)).toEqual(['ADDED', 'ADDED', 'BOOKMARK']);
     const b = w.events[2].object;
-    expect(b).toMatchObject({ kind: 'Website', apiVersion: 'extensions.example.com/v1alpha1', metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    expect(b).toMatchObject({
+      kind: 'Website',
+      apiVersion: 'extensions.example.com/v1alpha1',
+      metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } },
+    });
     expect(Number(b.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(w.events[1].object.metadata.resourceVersion));
   });
 
   it('transforms watch events into Tables, with column definitions only in the first', async () => {
     await call(agent, ns('w6'), 'POST', website('a'));
-    const w = await watchEvents(`${ns('w6')}?watch=true`, (e) => e.length >= 2, { accept: TABLE }, async () => {
-      await call(agent, `${ns('w6')}/a`, 'PATCH', { spec: { replicas: 2 } }, MERGE);
-    });
+    const w = await watchEvents(
+      `${ns('w6')}?watch=true`,
+      (e) => e.length >= 2,
+      { accept: TABLE },
+      async () => {
+        await call(agent, `${ns('w6')}/a`, 'PATCH', { spec: { replicas: 2 } }, MERGE);
+      },
+    );
     expect(w.events[0].object.kind).toBe('Table');
     expect(w.events[0].object.columnDefinitions).toHaveLength(9);
     expect(w.events[0].object.rows).toHaveLength(1);
@@ -533,7 +606,8 @@ describe('watch', () => {
   it('transforms watch events into PartialObjectMetadata for the metadata client', async () => {
     await call(agent, ns('w7'), 'POST', website('a'));
     const w = await watchEvents(`${ns('w7')}?watch=true`, (e) => e.length >= 1, {
-      accept: 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+      accept:
+        'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
     });
     expect(w.events[0].object).toMatchObject({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'a' } });
   });
@@ -556,7 +630,10 @@ describe('watch', () => {
       try {
         const res = await request(`${again.url}${API}/websites?watch=true&resourceVersion=1`, { dispatcher: a2 });
         expect(res.statusCode).toBe(200);
-        const lines = (await res.body.text()).trim().split('\n').map((l) => JSON.parse(l));
+        const lines = (await res.body.text())
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
         expect(lines).toHaveLength(1);
         expect(lines[0]).toMatchObject({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 } });
         expect(lines[0].object.message).toContain('too old resource version: 1');
@@ -567,7 +644,6 @@ describe('watch', () => {
       await a2.close();
     }
   });
-
 });
 
 describe('negotiation comes before writes, and inputs kube-apiserver accepts', () => {
@@ -580,7 +656,12 @@ describe('negotiation comes before writes, and inputs kube-apiserver accepts', (
     const attempts: [string, string, unknown, Record<string, string>][] = [
       ['PUT', `${ns('neg')}/n1`, { ...created, spec: { ...created.spec, replicas: 5 } }, {}],
       ['PATCH', `${ns('neg')}/n1`, { spec: { replicas: 6 } }, MERGE],
-      ['PATCH', `${ns('neg')}/n1?fieldManager=t`, { apiVersion: created.apiVersion, kind: 'Website', metadata: { name: 'n1' }, spec: { gitRepo: created.spec.gitRepo, replicas: 7 } }, { 'content-type': 'application/apply-patch+yaml' }],
+      [
+        'PATCH',
+        `${ns('neg')}/n1?fieldManager=t`,
+        { apiVersion: created.apiVersion, kind: 'Website', metadata: { name: 'n1' }, spec: { gitRepo: created.spec.gitRepo, replicas: 7 } },
+        { 'content-type': 'application/apply-patch+yaml' },
+      ],
       ['DELETE', `${ns('neg')}/n1`, undefined, {}],
       ['DELETE', ns('neg'), undefined, {}],
     ];

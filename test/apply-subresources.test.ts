@@ -27,10 +27,16 @@ useServer((s, a) => {
   agent = a;
 });
 
-describe('apply on /status (what controller-runtime\'s Status().Apply sends)', () => {
-  it('applies only status: spec and labels in the body are ignored, the entry is the manager\'s Apply under subresource status', async () => {
+describe("apply on /status (what controller-runtime's Status().Apply sends)", () => {
+  it("applies only status: spec and labels in the body are ignored, the entry is the manager's Apply under subresource status", async () => {
     expect((await call(agent, ns('st'), 'POST', website('a'), { 'user-agent': 'creator/1.0' })).status).toBe(201);
-    const body = { apiVersion: GV, kind: 'Website', metadata: { name: 'a', namespace: 'st', labels: { x: 'y' } }, spec: { replicas: 9 }, status: { replicas: 3, deployment: 'd1' } };
+    const body = {
+      apiVersion: GV,
+      kind: 'Website',
+      metadata: { name: 'a', namespace: 'st', labels: { x: 'y' } },
+      spec: { replicas: 9 },
+      status: { replicas: 3, deployment: 'd1' },
+    };
     const r = await call(agent, `${ns('st')}/a/status?fieldManager=ctrl&force=true`, 'PATCH', JSON.stringify(body), APPLY);
     expect(r.status).toBe(200);
     expect(r.body.status).toMatchObject({ replicas: 3, deployment: 'd1' });
@@ -39,7 +45,14 @@ describe('apply on /status (what controller-runtime\'s Status().Apply sends)', (
     expect(r.body.metadata.generation).toBe(1);
     // Apply entries come before Update ones (sortEncodedManagedFields).
     expect(entries(r.body)).toEqual([
-      { manager: 'ctrl', operation: 'Apply', apiVersion: GV, fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:replicas': {}, 'f:deployment': {} } }, subresource: 'status' },
+      {
+        manager: 'ctrl',
+        operation: 'Apply',
+        apiVersion: GV,
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:status': { 'f:replicas': {}, 'f:deployment': {} } },
+        subresource: 'status',
+      },
       expect.objectContaining({ manager: 'creator', operation: 'Update' }),
     ]);
     const stored = await call(agent, `${ns('st')}/a`);
@@ -47,9 +60,15 @@ describe('apply on /status (what controller-runtime\'s Status().Apply sends)', (
     expect(stored.body.metadata.managedFields).toEqual(r.body.metadata.managedFields);
   });
 
-  it('a field the applier stops applying is removed; another manager\'s status field conflicts unless forced', async () => {
+  it("a field the applier stops applying is removed; another manager's status field conflicts unless forced", async () => {
     const apply = (status: object, query = '') =>
-      call(agent, `${ns('st')}/a/status?fieldManager=ctrl${query}`, 'PATCH', JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, status }), APPLY);
+      call(
+        agent,
+        `${ns('st')}/a/status?fieldManager=ctrl${query}`,
+        'PATCH',
+        JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, status }),
+        APPLY,
+      );
     const dropped = await apply({ replicas: 3 });
     expect(dropped.status).toBe(200);
     expect(dropped.body.status.deployment).toBeUndefined();
@@ -58,10 +77,17 @@ describe('apply on /status (what controller-runtime\'s Status().Apply sends)', (
     const c = await apply({ replicas: 4 });
     expect(c.status).toBe(409);
     expect(c.body).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Conflict', code: 409,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      reason: 'Conflict',
+      code: 409,
       message: `Apply failed with 1 conflict: conflict with "other" with subresource "status" using ${GV}: .status.replicas`,
       // errors.NewApplyConflict: causes only, no name, group or kind.
-      details: { causes: [{ reason: 'FieldManagerConflict', message: `conflict with "other" with subresource "status" using ${GV}`, field: '.status.replicas' }] },
+      details: {
+        causes: [{ reason: 'FieldManagerConflict', message: `conflict with "other" with subresource "status" using ${GV}`, field: '.status.replicas' }],
+      },
     });
     const forced = await apply({ replicas: 4 }, '&force=true');
     expect(forced.status).toBe(200);
@@ -70,29 +96,46 @@ describe('apply on /status (what controller-runtime\'s Status().Apply sends)', (
   });
 
   it('on a missing object is 404 NotFound and creates nothing (the status store never creates)', async () => {
-    const r = await call(agent, `${ns('st')}/missing/status?fieldManager=ctrl`, 'PATCH', JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'missing' }, status: { replicas: 1 } }), APPLY);
+    const r = await call(
+      agent,
+      `${ns('st')}/missing/status?fieldManager=ctrl`,
+      'PATCH',
+      JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'missing' }, status: { replicas: 1 } }),
+      APPLY,
+    );
     expect(r.status).toBe(404);
     expect(r.body).toMatchObject({ reason: 'NotFound', message: 'websites.extensions.example.com "missing" not found' });
     expect((await call(agent, `${ns('st')}/missing`)).status).toBe(404);
   });
 
   it('a main-resource apply of the same object still owns spec, and never status', async () => {
-    const r = await call(agent, `${ns('st')}/a?fieldManager=ctrl`, 'PATCH', JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, spec: { gitRepo: REPO }, status: { replicas: 7 } }), APPLY);
+    const r = await call(
+      agent,
+      `${ns('st')}/a?fieldManager=ctrl`,
+      'PATCH',
+      JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, spec: { gitRepo: REPO }, status: { replicas: 7 } }),
+      APPLY,
+    );
     expect(r.status).toBe(200);
     expect(r.body.status.replicas).toBe(4);
-    expect(entries(r.body).find((e) => e.manager === 'ctrl' && !e.subresource)).toMatchObject({ operation: 'Apply', fieldsV1: { 'f:spec': { 'f:gitRepo': {} } } });
+    expect(entries(r.body).find((e) => e.manager === 'ctrl' && !e.subresource)).toMatchObject({
+      operation: 'Apply',
+      fieldsV1: { 'f:spec': { 'f:gitRepo': {} } },
+    });
   });
 });
 
 describe('apply on /scale (the body is an autoscaling/v1 Scale)', () => {
   const scale = (replicas: number, name = 'a') => JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name }, spec: { replicas } });
 
-  it('conflicts with the creator, in the Scale\'s terms (ScaleHandler: autoscaling/v1, .spec.replicas)', async () => {
+  it("conflicts with the creator, in the Scale's terms (ScaleHandler: autoscaling/v1, .spec.replicas)", async () => {
     expect((await call(agent, ns('sc'), 'POST', website('a'), { 'user-agent': 'creator/1.0' })).status).toBe(201);
     const r = await call(agent, `${ns('sc')}/a/scale?fieldManager=hpa`, 'PATCH', scale(4), APPLY);
     expect(r.status).toBe(409);
     expect(r.body.message).toBe('Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: .spec.replicas');
-    expect(r.body.details).toEqual({ causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "creator" using autoscaling/v1', field: '.spec.replicas' }] });
+    expect(r.body.details).toEqual({
+      causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "creator" using autoscaling/v1', field: '.spec.replicas' }],
+    });
   });
 
   it('an unchanged value is no conflict; force takes the field: the Scale back, spec.replicas set, an entry under subresource scale', async () => {
@@ -105,16 +148,29 @@ describe('apply on /scale (the body is an autoscaling/v1 Scale)', () => {
     const obj = (await call(agent, `${ns('sc')}/a`)).body;
     expect(obj.spec.replicas).toBe(4);
     expect(obj.metadata.generation).toBe(2);
-    expect(entries(obj)).toContainEqual({ manager: 'hpa', operation: 'Apply', apiVersion: GV, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale' });
+    expect(entries(obj)).toContainEqual({
+      manager: 'hpa',
+      operation: 'Apply',
+      apiVersion: GV,
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      subresource: 'scale',
+    });
     // Forcing took .spec.replicas from everyone else: the creator keeps the rest, "other" is left with nothing.
-    expect(entries(obj).map((e) => e.manager).sort()).toEqual(['creator', 'hpa']);
+    expect(
+      entries(obj)
+        .map((e) => e.manager)
+        .sort(),
+    ).toEqual(['creator', 'hpa']);
     expect(entries(obj).find((e) => e.manager === 'creator').fieldsV1['f:spec']['f:replicas']).toBeUndefined();
   });
 
-  it('a merge patch of /scale is an Update entry under subresource scale, and the same manager\'s main-resource apply is another manager', async () => {
+  it("a merge patch of /scale is an Update entry under subresource scale, and the same manager's main-resource apply is another manager", async () => {
     expect((await call(agent, `${ns('sc')}/a/scale?fieldManager=kubectl-scale`, 'PATCH', { spec: { replicas: 2 } }, MERGE)).status).toBe(200);
     const obj = (await call(agent, `${ns('sc')}/a`)).body;
-    expect(entries(obj)).toContainEqual(expect.objectContaining({ manager: 'kubectl-scale', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }));
+    expect(entries(obj)).toContainEqual(
+      expect.objectContaining({ manager: 'kubectl-scale', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }),
+    );
     const r = await call(agent, `${ns('sc')}/a/scale?fieldManager=kubectl-scale`, 'PATCH', scale(3), APPLY);
     expect(r.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using autoscaling/v1: .spec.replicas');
   });
@@ -123,7 +179,9 @@ describe('apply on /scale (the body is an autoscaling/v1 Scale)', () => {
     expect((await call(agent, `${ns('sc')}/nope/scale?fieldManager=hpa`, 'PATCH', scale(1, 'nope'), APPLY)).status).toBe(404);
     const neg = await call(agent, `${ns('sc')}/a/scale?fieldManager=hpa&force=true`, 'PATCH', scale(-1), APPLY);
     expect(neg.status).toBe(422);
-    expect(neg.body.details.causes).toEqual([{ reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'spec.replicas' }]);
+    expect(neg.body.details.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'spec.replicas' },
+    ]);
   });
 });
 
@@ -163,7 +221,13 @@ describe('what the field manager refuses before applying (400 BadRequest)', () =
 
   it('several conflicts are grouped by manager (conflict.go getConflictMessage)', async () => {
     await call(agent, `${ns('bad')}/a?fieldManager=one`, 'PATCH', { spec: { branch: 'x' } }, MERGE);
-    const two = await call(agent, `${ns('bad')}/a?fieldManager=two&force=true`, 'PATCH', JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, spec: { serviceType: 'ClusterIP' } }), APPLY);
+    const two = await call(
+      agent,
+      `${ns('bad')}/a?fieldManager=two&force=true`,
+      'PATCH',
+      JSON.stringify({ apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, spec: { serviceType: 'ClusterIP' } }),
+      APPLY,
+    );
     expect(two.status).toBe(200);
     const body = { apiVersion: GV, kind: 'Website', metadata: { name: 'a' }, spec: { gitRepo: REPO, branch: 'y', serviceType: 'NodePort' } };
     const r = await call(agent, `${ns('bad')}/a?fieldManager=three`, 'PATCH', JSON.stringify(body), APPLY);
@@ -177,8 +241,14 @@ describe('patch types of /status and /scale', () => {
     await call(agent, ns('types'), 'POST', website('a'));
     const r = await call(agent, `${ns('types')}${path}`, 'PATCH', '{}', { 'content-type': 'application/strategic-merge-patch+json' });
     expect(r.body).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'UnsupportedMediaType', code: 415,
-      message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      reason: 'UnsupportedMediaType',
+      code: 415,
+      message:
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
     });
   });
 

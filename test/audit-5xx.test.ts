@@ -89,7 +89,10 @@ class Traffic {
   #seq = 0;
   #labels = 0;
 
-  constructor(readonly srv: ServerProcess, readonly logPath: string) {
+  constructor(
+    readonly srv: ServerProcess,
+    readonly logPath: string,
+  ) {
     this.#h1 = adminAgent(srv.certDir);
   }
 
@@ -122,7 +125,12 @@ class Traffic {
     let auditId: unknown;
     let text: string;
     if (proto === 'h1') {
-      const res = await request(`${this.srv.url}${path}`, { dispatcher: this.#h1, method: method as 'GET', headers, ...(payload === undefined ? {} : { body: payload as string }) });
+      const res = await request(`${this.srv.url}${path}`, {
+        dispatcher: this.#h1,
+        method: method as 'GET',
+        headers,
+        ...(payload === undefined ? {} : { body: payload as string }),
+      });
       text = await res.body.text();
       [status, auditId] = [res.statusCode, res.headers['audit-id']];
     } else {
@@ -189,7 +197,11 @@ class Traffic {
       size = now;
     }
     const text = readFileSync(this.logPath, 'utf8');
-    return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent);
+    return text
+      .slice(0, text.lastIndexOf('\n') + 1)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as AuditEvent);
   }
 
   /**
@@ -202,12 +214,18 @@ class Traffic {
     for (const e of events) byId.set(e['auditID'], [...(byId.get(e['auditID']) ?? []), e]);
     const ids = new Set(this.sent.map((s) => s.auditId));
     expect(ids.size, 'an Audit-Id given to two requests').toBe(this.sent.length);
-    expect([...byId.keys()].filter((id) => !ids.has(id)), 'events of requests nobody made').toEqual([]);
+    expect(
+      [...byId.keys()].filter((id) => !ids.has(id)),
+      'events of requests nobody made',
+    ).toEqual([]);
     for (const s of this.sent) {
       const what = `${s.proto} ${s.method} ${s.path} → ${s.status} (${s.auditId})`;
       const mine = byId.get(s.auditId) ?? [];
       const final = mine.filter((e) => e['stage'] === 'ResponseComplete' || e['stage'] === 'Panic');
-      expect(final.map((e) => e['stage']), what).toEqual(['ResponseComplete']);
+      expect(
+        final.map((e) => e['stage']),
+        what,
+      ).toEqual(['ResponseComplete']);
       const e = final[0] as AuditEvent;
       expect(e['verb'], what).toBe(verbOf(s));
       expect(e['requestURI'], what).toBe(s.path);
@@ -238,7 +256,13 @@ function parse(text: string): unknown {
   }
 }
 
-async function h2Request(session: ClientHttp2Session, method: string, path: string, headers: Record<string, string>, payload: unknown): Promise<{ status: number; auditId: unknown; text: string }> {
+async function h2Request(
+  session: ClientHttp2Session,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  payload: unknown,
+): Promise<{ status: number; auditId: unknown; text: string }> {
   const stream = session.request({ ':method': method, ':path': path, ...headers });
   const answer = new Promise<{ status: number; auditId: unknown; text: string }>((res, rej) => {
     let status = 0;
@@ -293,7 +317,8 @@ async function startAudited(o: { dataDir?: string; env?: Record<string, string> 
   const logPath = join(dir, 'log', 'audit.log');
   const srv = await startServer({ ...o, args: ['--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', logPath] });
   const t = new Traffic(srv, logPath);
-  for (let i = 0; i < 12; i++) expect((await t.send(i % 2 ? 'h2' : 'h1', 'POST', COLLECTION, website(`seed-${i}`), 'application/json', `seed-${i}`)).status).toBe(201);
+  for (let i = 0; i < 12; i++)
+    expect((await t.send(i % 2 ? 'h2' : 'h1', 'POST', COLLECTION, website(`seed-${i}`), 'application/json', `seed-${i}`)).status).toBe(201);
   return t;
 }
 

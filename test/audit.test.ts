@@ -55,7 +55,10 @@ const ADMIN_USER = { username: 'admin', groups: ['system:masters', 'system:authe
 
 /** completeLines are the lines of a log being written, without a last line still unfinished. */
 function completeLines(text: string): string[] {
-  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean);
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean);
 }
 
 function readEvents(path = logPath): AuditEvent[] {
@@ -96,7 +99,10 @@ beforeAll(async () => {
   server = await startServer({ args: ['--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', logPath] });
   admin = adminAgent(server.certDir);
   anonymous = adminAgent(server.certDir, false);
-  const ca = { cert: forge.pki.certificateFromPem(readFileSync(join(server.certDir, 'ca.crt'), 'utf8')), key: forge.pki.privateKeyFromPem(readFileSync(join(server.certDir, 'ca.key'), 'utf8')) };
+  const ca = {
+    cert: forge.pki.certificateFromPem(readFileSync(join(server.certDir, 'ca.crt'), 'utf8')),
+    key: forge.pki.privateKeyFromPem(readFileSync(join(server.certDir, 'ca.key'), 'utf8')),
+  };
   const now = new Date();
   const leaf = createLeaf(ca, now, new Date(now.getTime() + 86_400_000), { subject: [{ shortName: 'CN', value: 'alice' }], extKeyUsage: { clientAuth: true } });
   alice = new Agent({ connect: { ca: readFileSync(join(server.certDir, 'ca.crt'), 'utf8'), cert: leaf.certPem, key: leaf.keyPem } });
@@ -117,16 +123,23 @@ describe('audit log', () => {
     expect(evs.map((e) => e['stage'])).toEqual(['RequestReceived', 'ResponseComplete']);
     const [received, complete] = evs as [AuditEvent, AuditEvent];
     const common = {
-      kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'RequestResponse', auditID: r.headers['audit-id'],
-      requestURI: `${API}/namespaces/${NS}/websites`, verb: 'create', user: ADMIN_USER,
+      kind: 'Event',
+      apiVersion: 'audit.k8s.io/v1',
+      level: 'RequestResponse',
+      auditID: r.headers['audit-id'],
+      requestURI: `${API}/namespaces/${NS}/websites`,
+      verb: 'create',
+      user: ADMIN_USER,
       // X-Forwarded-For first, then the connection's address (utilnet.SourceIPs).
-      sourceIPs: ['10.1.2.3', '10.4.5.6', '127.0.0.1'], userAgent: 'audit-test/1.0',
+      sourceIPs: ['10.1.2.3', '10.4.5.6', '127.0.0.1'],
+      userAgent: 'audit-test/1.0',
     };
     expect(received).toEqual({
       ...common,
       stage: 'RequestReceived',
       objectRef: { resource: 'websites', namespace: NS, apiGroup: 'extensions.example.com', apiVersion: 'v1alpha1' },
-      requestReceivedTimestamp: received['requestReceivedTimestamp'], stageTimestamp: received['requestReceivedTimestamp'],
+      requestReceivedTimestamp: received['requestReceivedTimestamp'],
+      stageTimestamp: received['requestReceivedTimestamp'],
     });
     expect(received['requestReceivedTimestamp']).toMatch(TIMESTAMP);
     expect(complete).toEqual({
@@ -137,7 +150,8 @@ describe('audit log', () => {
       responseStatus: { metadata: {}, code: 201 },
       requestObject: body,
       responseObject: withoutManagedFields(r.body),
-      requestReceivedTimestamp: received['requestReceivedTimestamp'], stageTimestamp: complete['stageTimestamp'],
+      requestReceivedTimestamp: received['requestReceivedTimestamp'],
+      stageTimestamp: complete['stageTimestamp'],
       annotations: ALLOWED,
     });
     expect(complete['stageTimestamp']).toMatch(TIMESTAMP);
@@ -150,7 +164,12 @@ describe('audit log', () => {
     const evs = await eventsOf(r.headers['audit-id']);
     expect(evs).toHaveLength(1);
     expect(evs[0]).toMatchObject({
-      level: 'Metadata', stage: 'ResponseComplete', verb: 'get', user: ADMIN_USER, responseStatus: { metadata: {}, code: 200 }, annotations: ALLOWED,
+      level: 'Metadata',
+      stage: 'ResponseComplete',
+      verb: 'get',
+      user: ADMIN_USER,
+      responseStatus: { metadata: {}, code: 200 },
+      annotations: ALLOWED,
       objectRef: { resource: 'websites', namespace: NS, name: 'kubia', apiGroup: 'extensions.example.com', apiVersion: 'v1alpha1' },
     });
     expect(evs[0]).not.toHaveProperty('requestObject');
@@ -162,7 +181,12 @@ describe('audit log', () => {
     expect(r.status).toBe(200);
     const [ev, ...rest] = await eventsOf(r.headers['audit-id']);
     expect(rest).toEqual([]);
-    expect(ev).toMatchObject({ stage: 'ResponseComplete', verb: 'list', requestURI: `${API}/namespaces/${NS}/websites?limit=5`, responseStatus: { code: 200 } });
+    expect(ev).toMatchObject({
+      stage: 'ResponseComplete',
+      verb: 'list',
+      requestURI: `${API}/namespaces/${NS}/websites?limit=5`,
+      responseStatus: { code: 200 },
+    });
     expect(ev?.['objectRef']).toEqual({ resource: 'websites', namespace: NS, apiGroup: 'extensions.example.com', apiVersion: 'v1alpha1' });
   });
 
@@ -170,7 +194,14 @@ describe('audit log', () => {
     const r = await call(admin, `${coll()}/missing`);
     expect(r.status).toBe(404);
     const [ev] = await eventsOf(r.headers['audit-id']);
-    expect(ev?.['responseStatus']).toEqual({ metadata: {}, status: 'Failure', message: r.body.message, reason: 'NotFound', details: r.body.details, code: 404 });
+    expect(ev?.['responseStatus']).toEqual({
+      metadata: {},
+      status: 'Failure',
+      message: r.body.message,
+      reason: 'NotFound',
+      details: r.body.details,
+      code: 404,
+    });
   });
 
   it('an update at Request: the request object (and the objectRef uid and resourceVersion from it), no response object', async () => {
@@ -179,12 +210,20 @@ describe('audit log', () => {
     const r = await call(admin, `${coll()}/kubia`, 'PUT', body);
     expect(r.status).toBe(200);
     const evs = await eventsOf(r.headers['audit-id']);
-    expect(evs.map((e) => [e['stage'], e['level']])).toEqual([['RequestReceived', 'Request'], ['ResponseComplete', 'Request']]);
+    expect(evs.map((e) => [e['stage'], e['level']])).toEqual([
+      ['RequestReceived', 'Request'],
+      ['ResponseComplete', 'Request'],
+    ]);
     const complete = evs[1] as AuditEvent;
     expect(complete['requestObject']).toEqual(body);
     expect(complete).not.toHaveProperty('responseObject');
     expect(complete['objectRef']).toEqual({
-      resource: 'websites', namespace: NS, name: 'kubia', uid: current.body.metadata.uid, apiGroup: 'extensions.example.com', apiVersion: 'v1alpha1',
+      resource: 'websites',
+      namespace: NS,
+      name: 'kubia',
+      uid: current.body.metadata.uid,
+      apiGroup: 'extensions.example.com',
+      apiVersion: 'v1alpha1',
       resourceVersion: current.body.metadata.resourceVersion,
     });
   });
@@ -192,7 +231,9 @@ describe('audit log', () => {
   it('an impersonated patch: user is who authenticated, impersonatedUser who it ran as, requestObject the patch', async () => {
     const patch = { metadata: { labels: { tier: 'web' } } };
     const r = await call(admin, `${coll()}/kubia`, 'PATCH', JSON.stringify(patch), {
-      'content-type': 'application/merge-patch+json', 'impersonate-user': 'bob', 'impersonate-group': 'devs',
+      'content-type': 'application/merge-patch+json',
+      'impersonate-user': 'bob',
+      'impersonate-group': 'devs',
     });
     expect(r.status).toBe(200);
     const evs = await eventsOf(r.headers['audit-id']);
@@ -201,10 +242,13 @@ describe('audit log', () => {
     expect(received['user']).toEqual(ADMIN_USER);
     expect(received).not.toHaveProperty('impersonatedUser');
     expect(complete).toMatchObject({
-      verb: 'patch', user: ADMIN_USER,
+      verb: 'patch',
+      user: ADMIN_USER,
       impersonatedUser: { username: 'bob', groups: ['devs', 'system:authenticated'] },
       authenticationMetadata: { impersonationConstraint: 'impersonate:user-info' },
-      requestObject: patch, responseObject: withoutManagedFields(r.body), responseStatus: { metadata: {}, code: 200 },
+      requestObject: patch,
+      responseObject: withoutManagedFields(r.body),
+      responseStatus: { metadata: {}, code: 200 },
     });
   });
 
@@ -213,7 +257,11 @@ describe('audit log', () => {
     expect(r.status).toBe(403);
     const evs = await eventsOf(r.headers['audit-id']);
     const complete = evs.at(-1) as AuditEvent;
-    expect(complete).toMatchObject({ stage: 'ResponseComplete', user: { username: 'alice', groups: ['system:authenticated'] }, responseStatus: { status: 'Failure', reason: 'Forbidden', code: 403, message: r.body.message } });
+    expect(complete).toMatchObject({
+      stage: 'ResponseComplete',
+      user: { username: 'alice', groups: ['system:authenticated'] },
+      responseStatus: { status: 'Failure', reason: 'Forbidden', code: 403, message: r.body.message },
+    });
     expect(complete).not.toHaveProperty('impersonatedUser');
     expect(complete).not.toHaveProperty('annotations');
     // The handler never ran: no request object although the level is RequestResponse.
@@ -225,7 +273,12 @@ describe('audit log', () => {
     const r = await call(admin, `${coll()}/kubia`, 'DELETE', opts);
     expect(r.status).toBe(200);
     const complete = (await eventsOf(r.headers['audit-id'])).at(-1) as AuditEvent;
-    expect(complete).toMatchObject({ verb: 'delete', requestObject: opts, responseObject: withoutManagedFields(r.body), responseStatus: { metadata: {}, code: 200 } });
+    expect(complete).toMatchObject({
+      verb: 'delete',
+      requestObject: opts,
+      responseObject: withoutManagedFields(r.body),
+      responseStatus: { metadata: {}, code: 200 },
+    });
   });
 
   it('level None writes nothing: a rule on resourceNames, and the health paths', async () => {
@@ -263,8 +316,10 @@ describe('audit log', () => {
 
   it('a WebSocket watch: ResponseStarted with 101 once the upgrade begins (kube records its Hijack as 101)', async () => {
     const ws = new WebSocket(`${coll().replace('https:', 'wss:')}?watch=1&timeoutSeconds=1&labelSelector=ws-audit`, {
-      ca: readFileSync(join(server.certDir, 'ca.crt'), 'utf8'), cert: readFileSync(join(server.certDir, 'admin.crt'), 'utf8'),
-      key: readFileSync(join(server.certDir, 'admin.key'), 'utf8'), origin: server.url,
+      ca: readFileSync(join(server.certDir, 'ca.crt'), 'utf8'),
+      cert: readFileSync(join(server.certDir, 'admin.crt'), 'utf8'),
+      key: readFileSync(join(server.certDir, 'admin.key'), 'utf8'),
+      origin: server.url,
     });
     await new Promise<void>((resolve, reject) => {
       ws.on('close', () => resolve());
@@ -275,7 +330,11 @@ describe('audit log', () => {
       evs = readEvents().filter((e) => String(e['requestURI']).includes('labelSelector=ws-audit'));
       await new Promise((r) => setTimeout(r, 25));
     }
-    expect(evs.map((e) => [e['stage'], e['responseStatus']?.code])).toEqual([['RequestReceived', undefined], ['ResponseStarted', 101], ['ResponseComplete', 101]]);
+    expect(evs.map((e) => [e['stage'], e['responseStatus']?.code])).toEqual([
+      ['RequestReceived', undefined],
+      ['ResponseStarted', 101],
+      ['ResponseComplete', 101],
+    ]);
     expect(new Set(evs.map((e) => e['auditID'])).size).toBe(1);
   });
 
@@ -284,16 +343,29 @@ describe('audit log', () => {
     expect(r.status).toBe(401);
     const evs = await eventsOf(r.headers['audit-id'], 'ResponseStarted');
     expect(evs).toHaveLength(1);
-    expect(evs[0]).toMatchObject({ stage: 'ResponseStarted', level: 'Metadata', verb: 'list', user: {}, responseStatus: { metadata: {}, status: 'Failure', reason: 'Unauthorized', code: 401 } });
+    expect(evs[0]).toMatchObject({
+      stage: 'ResponseStarted',
+      level: 'Metadata',
+      verb: 'list',
+      user: {},
+      responseStatus: { metadata: {}, status: 'Failure', reason: 'Unauthorized', code: 401 },
+    });
     // A watch too: one event, no second ResponseStarted when the 401's headers go out.
     const w = await call(anonymous, `${coll()}?watch=1`);
     expect(w.status).toBe(401);
     await settle();
-    expect(readEvents().filter((e) => e['auditID'] === w.headers['audit-id']).map((e) => [e['stage'], e['verb']])).toEqual([['ResponseStarted', 'watch']]);
+    expect(
+      readEvents()
+        .filter((e) => e['auditID'] === w.headers['audit-id'])
+        .map((e) => [e['stage'], e['verb']]),
+    ).toEqual([['ResponseStarted', 'watch']]);
   });
 
-  it('the Audit-ID a client (or kube-apiserver\'s proxy) sends is kept, in the response and the events', async () => {
-    const r = await call(admin, `${coll()}/quiet`, 'PATCH', JSON.stringify({ spec: { replicas: 3 } }), { 'content-type': 'application/merge-patch+json', 'audit-id': 'from-the-aggregator-1' });
+  it("the Audit-ID a client (or kube-apiserver's proxy) sends is kept, in the response and the events", async () => {
+    const r = await call(admin, `${coll()}/quiet`, 'PATCH', JSON.stringify({ spec: { replicas: 3 } }), {
+      'content-type': 'application/merge-patch+json',
+      'audit-id': 'from-the-aggregator-1',
+    });
     expect(r.headers['audit-id']).toBe('from-the-aggregator-1');
     const r2 = await call(admin, `${coll()}/gone`, 'GET', undefined, { 'audit-id': 'from-the-aggregator-2' });
     expect(r2.headers['audit-id']).toBe('from-the-aggregator-2');
@@ -350,16 +422,22 @@ describe('audit log failures and stdout', () => {
     try {
       const r = await call(agent, `${s.url}${API}/namespaces/default/websites`, 'POST', website('out'));
       expect(r.status).toBe(201);
-      const mine = () => completeLines(s.logs()).filter((l) => l.includes(`"auditID":"${r.headers['audit-id']}"`)).map((l) => JSON.parse(l) as AuditEvent);
+      const mine = () =>
+        completeLines(s.logs())
+          .filter((l) => l.includes(`"auditID":"${r.headers['audit-id']}"`))
+          .map((l) => JSON.parse(l) as AuditEvent);
       for (let i = 0; i < 100 && mine().length < 2; i++) await new Promise((res) => setTimeout(res, 25));
-      expect(mine().map((e) => [e['kind'], e['stage']])).toEqual([['Event', 'RequestReceived'], ['Event', 'ResponseComplete']]);
+      expect(mine().map((e) => [e['kind'], e['stage']])).toEqual([
+        ['Event', 'RequestReceived'],
+        ['Event', 'ResponseComplete'],
+      ]);
     } finally {
       await agent.close();
       await s.stop();
     }
   });
 
-  it('an invalid policy stops the start with kube-apiserver\'s error', async () => {
+  it("an invalid policy stops the start with kube-apiserver's error", async () => {
     const dir = tempDir('ws-audit-bad-');
     writeFileSync(join(dir, 'policy.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Loud\n');
     await expect(startServer({ args: ['--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', join(dir, 'a.log')] })).rejects.toThrow(

@@ -10,9 +10,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { request, type Agent } from 'undici';
-import {
-  API, call, serversPerTest, tempDir, website, type ServerProcess,
-} from './helpers/server-process.js';
+import { API, call, serversPerTest, tempDir, website, type ServerProcess } from './helpers/server-process.js';
 
 const MAIN = resolve(import.meta.dirname, '../dist/main.js');
 const COLLECTION = `${API}/namespaces/default/websites`;
@@ -59,7 +57,10 @@ interface Backup {
 }
 
 function parseBackup(text: string): Backup {
-  const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const header = lines[0];
   expect(header.kind).toBe('WebsiteApiserverBackup');
   expect(Object.keys(lines[lines.length - 1])).toEqual(['sha256']);
@@ -105,8 +106,13 @@ function startWriters(srv: ServerProcess, agent: Agent, initial: string[]) {
         res = await call(agent, `${srv.url}${COLLECTION}`, 'POST', website(name));
         if (res.status === 201) live.push(name);
       } else if (r < 0.8) {
-        res = await call(agent, `${srv.url}${COLLECTION}/${pick}`, 'PATCH', { spec: { replicas: 1 + (seq++ % 5) } },
-          { 'content-type': 'application/merge-patch+json' });
+        res = await call(
+          agent,
+          `${srv.url}${COLLECTION}/${pick}`,
+          'PATCH',
+          { spec: { replicas: 1 + (seq++ % 5) } },
+          { 'content-type': 'application/merge-patch+json' },
+        );
       } else {
         live.splice(live.indexOf(pick), 1);
         res = await call(agent, `${srv.url}${COLLECTION}/${pick}`, 'DELETE');
@@ -213,8 +219,13 @@ describe('backup and restore', () => {
     expect(event.object.metadata).toMatchObject({ name: 'after-restore', resourceVersion: String(createdRv) });
     const someRestored = [...backup.objects.keys()][0] as string;
     // A label no writer sets: a no-op patch would rightly keep the object's old resourceVersion.
-    const patched = await call(agent2, `${srv2.url}${COLLECTION}/${someRestored}`, 'PATCH', { metadata: { labels: { 'restored-and-patched': 'yes' } } },
-      { 'content-type': 'application/merge-patch+json' });
+    const patched = await call(
+      agent2,
+      `${srv2.url}${COLLECTION}/${someRestored}`,
+      'PATCH',
+      { metadata: { labels: { 'restored-and-patched': 'yes' } } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
     expect(patched.status).toBe(200);
     expect(patched.body.metadata.uid).toBe(backup.objects.get(someRestored)?.metadata.uid);
     expect(Number(patched.body.metadata.resourceVersion)).toBeGreaterThan(createdRv);

@@ -84,7 +84,10 @@ describe('a bad command line', () => {
     const cases: [string[], string[]][] = [
       [['--bogus'], ['unknown flag: --bogus']],
       [['--prot', '8443'], ['unknown flag: --prot (did you mean --port?)']],
-      [['--port', 'abc', '--log-level', 'loud'], ['--port: must be an integer from 0 to 65535, got "abc"', '--log-level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"']],
+      [
+        ['--port', 'abc', '--log-level', 'loud'],
+        ['--port: must be an integer from 0 to 65535, got "abc"', '--log-level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+      ],
       [['--log-format', 'yaml'], ['--log-format: must be one of text, json, got "yaml"']],
       [['--port'], ['flag needs a value: --port (--port VALUE or --port=VALUE)']],
       [['serve'], ['unexpected argument "serve": the server takes flags only (--name=value); its commands are backup, restore and version']],
@@ -139,17 +142,24 @@ describe('a start that fails for a reason of the operator', () => {
       [join(dir, 'a-dir'), key, /^website-apiserver: --tls-cert-file \S+a-dir: cannot read it: it is a directory, not a file \(EISDIR\)$/],
       [garbage, key, /^website-apiserver: --tls-cert-file \S+garbage\.pem: not a PEM certificate: /],
       [cert, garbage, /^website-apiserver: --tls-private-key-file \S+garbage\.pem: not a PEM private key: /],
-      [cert, join(srv.certDir, 'admin.key'), /^website-apiserver: --tls-private-key-file \S+admin\.key is not the private key of --tls-cert-file \S+serving\.crt$/],
+      [
+        cert,
+        join(srv.certDir, 'admin.key'),
+        /^website-apiserver: --tls-private-key-file \S+admin\.key is not the private key of --tls-cert-file \S+serving\.crt$/,
+      ],
     ];
     // Root reads any file whatever its mode.
-    if (process.getuid?.() !== 0) cases.push([cert, locked, /^website-apiserver: --tls-private-key-file \S+locked\.key: cannot read it: permission denied \(EACCES\)$/]);
+    if (process.getuid?.() !== 0)
+      cases.push([cert, locked, /^website-apiserver: --tls-private-key-file \S+locked\.key: cannot read it: permission denied \(EACCES\)$/]);
     for (const [c, k, message] of cases) {
       expect(oneLine(await main([...dirs(), '--port', '0', '--tls-cert-file', c, '--tls-private-key-file', k])), `${c} ${k}`).toMatch(message);
     }
   });
 
-  it('names a --tls-san that is no name and an --audit-policy-file that cannot be read, with kube\'s message', async () => {
-    expect(oneLine(await main([...dirs(), '--port', '0', '--tls-san', 'bad!name']))).toBe('website-apiserver: --tls-san: invalid SAN "bad!name": neither an IP address nor a DNS name');
+  it("names a --tls-san that is no name and an --audit-policy-file that cannot be read, with kube's message", async () => {
+    expect(oneLine(await main([...dirs(), '--port', '0', '--tls-san', 'bad!name']))).toBe(
+      'website-apiserver: --tls-san: invalid SAN "bad!name": neither an IP address nor a DNS name',
+    );
     const policy = join(tempDir('cli-audit-'), 'policy.yaml');
     expect(oneLine(await main([...dirs(), '--port', '0', '--audit-policy-file', policy]))).toBe(
       `website-apiserver: --audit-policy-file: loading audit policy file: failed to read file path "${policy}": open ${policy}: no such file or directory`,
@@ -169,7 +179,12 @@ describe('what the start says', () => {
     const srv = await startServer();
     running.push(srv);
     const kubeconfig = resolve(srv.certDir, 'kubeconfig');
-    const hinted = () => srv.logs().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; kubeconfig?: string });
+    const hinted = () =>
+      srv
+        .logs()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg: string; kubeconfig?: string });
     await expect.poll(() => hinted().some((l) => l.msg.startsWith('to use it: ')), { timeout: 5000 }).toBe(true);
     const lines = hinted();
     const serving = lines.findIndex((l) => l.msg === 'serving');
@@ -201,7 +216,17 @@ describe('what the start says', () => {
     try {
       const res = await call(agent, `${srv.url}/version`);
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body).sort()).toEqual(['buildDate', 'compiler', 'gitCommit', 'gitTreeState', 'gitVersion', 'goVersion', 'major', 'minor', 'platform']);
+      expect(Object.keys(res.body).sort()).toEqual([
+        'buildDate',
+        'compiler',
+        'gitCommit',
+        'gitTreeState',
+        'gitVersion',
+        'goVersion',
+        'major',
+        'minor',
+        'platform',
+      ]);
       expect(res.body.gitVersion).toBe(`v${res.body.major}.${res.body.minor}.0-website-apiserver.${VERSION}`);
       expect(res.body.gitCommit).toBe(HEAD);
     } finally {
@@ -213,7 +238,9 @@ describe('what the start says', () => {
 /** startServerText starts a server with text logs; it has no JSON `serving` line to wait for, so this waits for its text. */
 async function startServerText(): Promise<ServerProcess & { url: string }> {
   const [, dataDir, , certDir] = dirs() as [string, string, string, string];
-  const proc = spawn(process.execPath, [MAIN, '--port', '0', '--data-dir', dataDir, '--cert-dir', certDir, '--log-format', 'text'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [MAIN, '--port', '0', '--data-dir', dataDir, '--cert-dir', certDir, '--log-format', 'text'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<number | null>((r) => proc.on('close', (code) => r(code)));
   proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -235,7 +262,12 @@ async function startServerText(): Promise<ServerProcess & { url: string }> {
     });
   });
   return {
-    url, port: Number(new URL(url).port), dataDir, certDir, kubeconfig: join(certDir, 'kubeconfig'), proc,
+    url,
+    port: Number(new URL(url).port),
+    dataDir,
+    certDir,
+    kubeconfig: join(certDir, 'kubeconfig'),
+    proc,
     logs: () => out,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
@@ -256,7 +288,10 @@ describe('npm start', () => {
     writeFileSync(join(dir, 'tsconfig.json'), '{}');
     writeFileSync(join(dir, 'package-lock.json'), '{}');
     writeFileSync(join(dir, 'scripts/build-if-needed.mjs'), readFileSync(join(REPO, 'scripts/build-if-needed.mjs')));
-    writeFileSync(join(dir, 'scripts/bundle.mjs'), "import { mkdirSync, writeFileSync } from 'node:fs';\nmkdirSync('dist/bundle', { recursive: true });\nwriteFileSync('dist/bundle/main.js', '');\nwriteFileSync('dist/main.js', \"import './bundle/main.js';\\n\");\n");
+    writeFileSync(
+      join(dir, 'scripts/bundle.mjs'),
+      "import { mkdirSync, writeFileSync } from 'node:fs';\nmkdirSync('dist/bundle', { recursive: true });\nwriteFileSync('dist/bundle/main.js', '');\nwriteFileSync('dist/main.js', \"import './bundle/main.js';\\n\");\n",
+    );
     writeFileSync(join(dir, 'bin/npx'), '#!/bin/sh\nexit 0\n');
     chmodSync(join(dir, 'bin/npx'), 0o755);
     const env = { ...process.env, PATH: `${join(dir, 'bin')}:${process.env['PATH'] ?? ''}` };

@@ -20,24 +20,31 @@ const crd = (withDefaults: boolean) => ({
     group: 'defaults.example.com',
     scope: 'Namespaced',
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-    versions: [{
-      name: 'v1', served: true, storage: true,
-      schema: {
-        openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: {
-              type: 'object',
-              properties: {
-                size: { type: 'integer' },
-                shape: { type: 'string', ...(withDefaults ? { default: 'round' } : {}) },
-                parts: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, count: { type: 'integer', ...(withDefaults ? { default: 1 } : {}) } } } },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: {
+                  size: { type: 'integer' },
+                  shape: { type: 'string', ...(withDefaults ? { default: 'round' } : {}) },
+                  parts: {
+                    type: 'array',
+                    items: { type: 'object', properties: { name: { type: 'string' }, count: { type: 'integer', ...(withDefaults ? { default: 1 } : {}) } } },
+                  },
+                },
               },
             },
           },
         },
       },
-    }],
+    ],
   },
 });
 
@@ -64,7 +71,12 @@ const kubectl = (args: string[], input?: string) => kubectlRun(join(certDir, 'ku
 describe('a CRD that gains defaults', () => {
   it('shows them on objects stored before, in a get, a list and a watch, with the stored resourceVersion', async () => {
     running = await start(false);
-    const w = { apiVersion: 'defaults.example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'default' }, spec: { size: 3, parts: [{ name: 'a' }] } };
+    const w = {
+      apiVersion: 'defaults.example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w1', namespace: 'default' },
+      spec: { size: 3, parts: [{ name: 'a' }] },
+    };
     expect((await kubectl(['create', '-f', '-'], JSON.stringify(w))).stdout.trim()).toBe('widget.defaults.example.com/w1 created');
     const before = JSON.parse((await kubectl(['get', 'widget', 'w1', '-n', 'default', '-o', 'json'])).stdout);
     expect(before.spec).toEqual({ size: 3, parts: [{ name: 'a' }] });
@@ -75,10 +87,22 @@ describe('a CRD that gains defaults', () => {
     expect(got.spec).toEqual(want);
     expect(got.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     // The list's fast path sends stored text as it is: it has the defaults once the walk has stored them.
-    await expect.poll(async () => JSON.parse((await kubectl(['get', 'widgets', '-n', 'default', '-o', 'json'])).stdout).items[0].spec, { timeout: 10_000 }).toEqual(want);
+    await expect
+      .poll(async () => JSON.parse((await kubectl(['get', 'widgets', '-n', 'default', '-o', 'json'])).stdout).items[0].spec, { timeout: 10_000 })
+      .toEqual(want);
     const listed = JSON.parse((await kubectl(['get', 'widgets', '-n', 'default', '-o', 'json'])).stdout).items[0];
     expect(listed.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
-    const watched = await kubectl(['get', 'widgets', '-n', 'default', '--watch', '--output-watch-events', '-o', 'jsonpath={.type} {.object.spec}{"\\n"}', '--request-timeout=2s']);
+    const watched = await kubectl([
+      'get',
+      'widgets',
+      '-n',
+      'default',
+      '--watch',
+      '--output-watch-events',
+      '-o',
+      'jsonpath={.type} {.object.spec}{"\\n"}',
+      '--request-timeout=2s',
+    ]);
     const [type, ...spec] = (watched.stdout.split('\n')[0] ?? '').split(' ');
     expect(type).toBe('ADDED');
     expect(JSON.parse(spec.join(' '))).toEqual(want);

@@ -47,13 +47,18 @@ const gadgets = {
                 replicas: { type: 'integer', minimum: 0 },
                 maxReplicas: { type: 'integer' },
               },
-              'x-kubernetes-validations': [{ rule: '!has(self.maxReplicas) || self.replicas <= self.maxReplicas', message: 'replicas must not exceed maxReplicas' }],
+              'x-kubernetes-validations': [
+                { rule: '!has(self.maxReplicas) || self.replicas <= self.maxReplicas', message: 'replicas must not exceed maxReplicas' },
+              ],
             },
             status: { type: 'object', properties: { replicas: { type: 'integer' }, selector: { type: 'string' } } },
           },
         },
       },
-      subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+      subresources: {
+        status: {},
+        scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+      },
       additionalPrinterColumns: [
         { name: 'Color', type: 'string', jsonPath: '.spec.color' },
         { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
@@ -73,7 +78,10 @@ beforeAll(async () => {
   work = tempDir('crd-kubectl-work-');
   const gadgetFile = join(work, 'gadgets.json');
   writeFileSync(gadgetFile, JSON.stringify(gadgets));
-  const parsed = parseOptions(['--port', '0', '--data-dir', tempDir('crd-kubectl-data-'), '--cert-dir', certDir, '--log-level', 'silent', '--crd', CRONTAB_CRD, '--crd', gadgetFile], {});
+  const parsed = parseOptions(
+    ['--port', '0', '--data-dir', tempDir('crd-kubectl-data-'), '--cert-dir', certDir, '--log-level', 'silent', '--crd', CRONTAB_CRD, '--crd', gadgetFile],
+    {},
+  );
   if (parsed.kind !== 'ok') throw new Error(`options: ${JSON.stringify(parsed)}`);
   running = await run(parsed.options);
 }, 30_000);
@@ -102,7 +110,9 @@ describe('CRD files served through the real server and kubectl', () => {
     expect(explained.stdout).toMatch(/^\s+cronSpec\s+<string>$/m);
     expect(explained.stdout).toMatch(/^\s+replicas\s+<integer>$/m);
     const resources = await kubectl(['api-resources', '--api-group=stable.example.com']);
-    expect(table(resources.stdout).rows).toEqual([{ NAME: 'crontabs', SHORTNAMES: 'ct', APIVERSION: 'stable.example.com/v1', NAMESPACED: 'true', KIND: 'CronTab' }]);
+    expect(table(resources.stdout).rows).toEqual([
+      { NAME: 'crontabs', SHORTNAMES: 'ct', APIVERSION: 'stable.example.com/v1', NAMESPACED: 'true', KIND: 'CronTab' },
+    ]);
   });
 
   it('Gadget: defaults, columns, CEL rule, selectable field, scale, and the deprecated version warns', async () => {
@@ -112,7 +122,10 @@ describe('CRD files served through the real server and kubectl', () => {
     expect((await kubectl(['apply', '-f', '-'], JSON.stringify(blue))).stdout.trim()).toBe('gadget.crdtest.example.com/g2 created');
     const t = table((await kubectl(['get', 'gadgets'])).stdout);
     expect(t.header).toEqual(['NAME', 'COLOR', 'REPLICAS', 'AGE']);
-    expect(t.rows.map((r) => [r['NAME'], r['COLOR'], r['REPLICAS']])).toEqual([['g1', 'red', '2'], ['g2', 'blue', '1']]);
+    expect(t.rows.map((r) => [r['NAME'], r['COLOR'], r['REPLICAS']])).toEqual([
+      ['g1', 'red', '2'],
+      ['g2', 'blue', '1'],
+    ]);
     const bad = await kubectl(['apply', '-f', '-'], JSON.stringify({ ...blue, spec: { ...blue.spec, replicas: 5 } }));
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('The Gadget "g2" is invalid: spec: Invalid value: replicas must not exceed maxReplicas');
@@ -128,12 +141,17 @@ describe('CRD files served through the real server and kubectl', () => {
     expect(beta.stderr).toContain('Warning: crdtest.example.com/v1beta1 Gadget is deprecated; use crdtest.example.com/v1 Gadget');
   });
 
-  it('a CRD kube refuses stops the start with kube\'s message, naming the file', async () => {
+  it("a CRD kube refuses stops the start with kube's message, naming the file", async () => {
     const file = join(SEEDS, 'flights.com_flighttickets.as-written.yaml');
-    const parsed = parseOptions(['--port', '0', '--data-dir', tempDir('crd-refused-'), '--cert-dir', tempDir('crd-refused-certs-'), '--log-level', 'silent', '--crd', file], {});
+    const parsed = parseOptions(
+      ['--port', '0', '--data-dir', tempDir('crd-refused-'), '--cert-dir', tempDir('crd-refused-certs-'), '--log-level', 'silent', '--crd', file],
+      {},
+    );
     if (parsed.kind !== 'ok') throw new Error('options');
     const started = run(parsed.options);
     await expect(started).rejects.toBeInstanceOf(CrdRefused);
-    await expect(started).rejects.toThrow(`${file} (document 1): CustomResourceDefinition.apiextensions.k8s.io "flighttickets.flights.com" is invalid: spec.scope: Unsupported value: "Namespced": supported values: "Cluster", "Namespaced"`);
+    await expect(started).rejects.toThrow(
+      `${file} (document 1): CustomResourceDefinition.apiextensions.k8s.io "flighttickets.flights.com" is invalid: spec.scope: Unsupported value: "Namespced": supported values: "Cluster", "Namespaced"`,
+    );
   });
 });

@@ -20,23 +20,27 @@ const crd = (max: number) => ({
     group: 'ratchet.example.com',
     scope: 'Namespaced',
     names: { plural: 'gauges', singular: 'gauge', kind: 'Gauge' },
-    versions: [{
-      name: 'v1', served: true, storage: true,
-      schema: {
-        openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: {
-              type: 'object',
-              properties: {
-                level: { type: 'integer', 'x-kubernetes-validations': [{ rule: `self < ${max}` }] },
-                label: { type: 'string', 'x-kubernetes-validations': [{ rule: "self != 'bad'", message: 'must not be bad' }] },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: {
+                  level: { type: 'integer', 'x-kubernetes-validations': [{ rule: `self < ${max}` }] },
+                  label: { type: 'string', 'x-kubernetes-validations': [{ rule: "self != 'bad'", message: 'must not be bad' }] },
+                },
               },
             },
           },
         },
       },
-    }],
+    ],
   },
 });
 

@@ -15,7 +15,8 @@ const DELETE_PATH = '/apis/extensions.example.com/v1/namespaces/legacy/websites/
 
 /** legacy is an object as an earlier build stored it: in v1alpha1, with `metadata` fields merged in. */
 const legacy = (name: string, metadata: Record<string, unknown>) => ({
-  apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website',
+  apiVersion: 'extensions.example.com/v1alpha1',
+  kind: 'Website',
   metadata: { name, namespace: 'legacy', uid: `uid-${name}`, creationTimestamp: '2024-01-01T00:00:00Z', generation: 1, ...metadata },
   spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', replicas: 1, syncIntervalSeconds: 60, serviceType: 'NodePort' },
 });
@@ -38,25 +39,42 @@ describe('the walks at start over a store holding an object that does not decode
     await layout.root.close();
 
     const { srv, agent } = await start({ dataDir });
-    const lines = (): Line[] => srv.logs().split('\n').slice(0, -1).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+    const lines = (): Line[] =>
+      srv
+        .logs()
+        .split('\n')
+        .slice(0, -1)
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Line);
     const withMsg = (re: RegExp) => lines().filter((l) => re.test(String(l['msg'])));
-    await vi.waitFor(() => {
-      expect(withMsg(/^repaired stored objects whose metadata/)).toHaveLength(1);
-      expect(withMsg(/^migrated stored objects to the storage version$/)).toHaveLength(1);
-    }, { timeout: 20_000, interval: 50 });
+    await vi.waitFor(
+      () => {
+        expect(withMsg(/^repaired stored objects whose metadata/)).toHaveLength(1);
+        expect(withMsg(/^migrated stored objects to the storage version$/)).toHaveLength(1);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
 
     // Neither walk failed; each named b once, with the request that deletes it.
     expect(withMsg(/failed$/)).toEqual([]);
     const skipped = withMsg(/skipped \/registry\//);
-    expect(skipped.map((l) => String(l['msg']).split(' skipped ')[0]).sort()).toEqual(['checking stored metadata', 'migrating stored objects to the storage version']);
+    expect(skipped.map((l) => String(l['msg']).split(' skipped ')[0]).sort()).toEqual([
+      'checking stored metadata',
+      'migrating stored objects to the storage version',
+    ]);
     for (const l of skipped) {
       expect(l).toMatchObject({ level: 40, key: KEY, namespace: 'legacy', name: 'b', delete: `kubectl delete --raw '${DELETE_PATH}'` });
       expect(l['reason']).toMatch(/^object not decodable revision=0: /);
       expect(l['msg']).toContain(`skipped ${KEY}: its stored data does not decode (object not decodable revision=0: `);
-      expect(l['msg']).toContain(`delete it with DELETE ${DELETE_PATH} (kubectl delete --raw '${DELETE_PATH}'; needs the verbs delete and unsafe-delete-ignore-read-errors)`);
+      expect(l['msg']).toContain(
+        `delete it with DELETE ${DELETE_PATH} (kubectl delete --raw '${DELETE_PATH}'; needs the verbs delete and unsafe-delete-ignore-read-errors)`,
+      );
     }
     // Every other object was repaired (a and c) and migrated (a, c, d).
-    expect(withMsg(/^repaired stored metadata a Go client/).map((l) => [l['name'], l['dropped']])).toEqual([['a', ['labels']], ['c', ['finalizers']]]);
+    expect(withMsg(/^repaired stored metadata a Go client/).map((l) => [l['name'], l['dropped']])).toEqual([
+      ['a', ['labels']],
+      ['c', ['finalizers']],
+    ]);
     expect(withMsg(/^repaired stored objects whose metadata/)[0]).toMatchObject({ checked: 3, repaired: 2, unreadable: 1 });
     expect(withMsg(/^migrated stored objects to the storage version$/)[0]).toMatchObject({ checked: 3, migrated: 3, unreadable: 1 });
 

@@ -28,7 +28,12 @@ const UNSAFE = 'ignoreStoreReadErrorWithClusterBreakingPotential=true';
 
 const start = serversPerTest();
 
-interface Exit { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** run spawns `node dist/main.js ARGS` and resolves once it exits (60 s at most). */
 function run(args: string[]): Promise<Exit> {
@@ -57,9 +62,15 @@ async function aStore(n: number): Promise<string> {
   const s = new LmdbStorage({ path: dir, compactionIntervalMs: 0 });
   for (let i = 0; i < n; i++) {
     const name = `w${i}`;
-    await s.create({ resource: 'extensions.example.com/websites', namespace: 'default', name }, {
-      apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name, namespace: 'default', uid: `u${i}` }, spec: { gitRepo: 'x'.repeat(300 + (i % 500)) },
-    });
+    await s.create(
+      { resource: 'extensions.example.com/websites', namespace: 'default', name },
+      {
+        apiVersion: 'extensions.example.com/v1',
+        kind: 'Website',
+        metadata: { name, namespace: 'default', uid: `u${i}` },
+        spec: { gitRepo: 'x'.repeat(300 + (i % 500)) },
+      },
+    );
   }
   await s.close();
   return dir;
@@ -144,13 +155,17 @@ async function corrupt(srv: ServerProcess): Promise<void> {
 async function watchLines(agent: Agent, url: string, query: string): Promise<{ type: string; object: any }[]> {
   const r = await call(agent, `${url}?watch=1&${query}`);
   expect(r.status).toBe(200);
-  return r.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; object: any });
+  return r.text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; object: any });
 }
 
 describe('a stored object that does not decode', () => {
   it('is answered as kube-apiserver answers a corrupt object, removed only by the unsafe delete, and backed up once gone', async () => {
     const first = await start();
-    for (const n of ['a', 'b', 'c']) expect((await call(first.agent, `${first.srv.url}${COLLECTION}`, 'POST', website(n, {}, { labels: { app: 'x' } }))).status).toBe(201);
+    for (const n of ['a', 'b', 'c'])
+      expect((await call(first.agent, `${first.srv.url}${COLLECTION}`, 'POST', website(n, {}, { labels: { app: 'x' } }))).status).toBe(201);
     await corrupt(first.srv);
     const { srv, agent } = await start({ dataDir: first.srv.dataDir, certDir: first.srv.certDir });
     const base = srv.url;
@@ -159,7 +174,11 @@ describe('a stored object that does not decode', () => {
     const get = await call(agent, `${base}${COLLECTION}/b`);
     expect(get.status).toBe(500);
     expect(get.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'InternalError', code: 500 });
-    expect(get.body.message).toMatch(new RegExp(`^Internal error occurred: StorageError: corrupt object, Code: 7, Key: ${KEY}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=0: `));
+    expect(get.body.message).toMatch(
+      new RegExp(
+        `^Internal error occurred: StorageError: corrupt object, Code: 7, Key: ${KEY}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=0: `,
+      ),
+    );
     expect(get.body.details.causes[0].message).toBe(get.body.message.replace('Internal error occurred: ', ''));
     expect((await call(agent, `${base}${COLLECTION}/a`)).status).toBe(200);
     const plainDelete = await call(agent, `${base}${COLLECTION}/b`, 'DELETE');
@@ -168,12 +187,26 @@ describe('a stored object that does not decode', () => {
 
     // A list fails whole, JSON and Table, one namespace or all, with or without a selector.
     const failedList = {
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 500, reason: 'StoreReadError',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      code: 500,
+      reason: 'StoreReadError',
       message: 'failed to read one or more websites.extensions.example.com from the storage',
-      details: { group: 'extensions.example.com', kind: 'websites', name: 'list', causes: [{ reason: 'UnexpectedServerResponse', field: KEY, message: expect.stringMatching(/^StorageError: corrupt object, Code: 7, Key: /) }] },
+      details: {
+        group: 'extensions.example.com',
+        kind: 'websites',
+        name: 'list',
+        causes: [{ reason: 'UnexpectedServerResponse', field: KEY, message: expect.stringMatching(/^StorageError: corrupt object, Code: 7, Key: /) }],
+      },
     };
     for (const [url, headers] of [
-      [`${base}${COLLECTION}`, {}], [`${base}${COLLECTION}`, TABLE], [`${base}${API}/websites`, {}], [`${base}${COLLECTION}?labelSelector=app%3Dx`, {}], [`${base}${COLLECTION}?limit=1`, {}],
+      [`${base}${COLLECTION}`, {}],
+      [`${base}${COLLECTION}`, TABLE],
+      [`${base}${API}/websites`, {}],
+      [`${base}${COLLECTION}?labelSelector=app%3Dx`, {}],
+      [`${base}${COLLECTION}?limit=1`, {}],
     ] as const) {
       const r = await call(agent, url, 'GET', undefined, headers);
       expect(r.status, url).toBe(500);
@@ -208,12 +241,23 @@ describe('a stored object that does not decode', () => {
     expect(unsafe.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'b', kind: 'Website' }, code: 200 });
     const deletedError = {
       type: 'ERROR',
-      object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 500, reason: 'StoreReadError', message: expect.stringMatching(/^saw a DELETED event, but object data is corrupt - object not decodable revision=\d+: /) },
+      object: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        code: 500,
+        reason: 'StoreReadError',
+        message: expect.stringMatching(/^saw a DELETED event, but object data is corrupt - object not decodable revision=\d+: /),
+      },
     };
     expect(await live).toEqual([deletedError]);
     expect(await watchLines(agent, `${base}${COLLECTION}`, `resourceVersion=${rv}&timeoutSeconds=5`)).toEqual([deletedError]);
     // A list at a resourceVersion from before the delete holds the object that did not decode: it fails too.
-    expect((await call(agent, `${base}${COLLECTION}?resourceVersion=${rv}&resourceVersionMatch=Exact`)).body).toMatchObject({ code: 500, reason: 'StoreReadError' });
+    expect((await call(agent, `${base}${COLLECTION}?resourceVersion=${rv}&resourceVersionMatch=Exact`)).body).toMatchObject({
+      code: 500,
+      reason: 'StoreReadError',
+    });
 
     // It is gone; everything else reads again.
     expect((await call(agent, `${base}${COLLECTION}/b`)).status).toBe(404);
@@ -245,11 +289,11 @@ describe('a stored object that does not decode', () => {
   }, 60_000);
 });
 
-
 describe('the Status of a list that met more undecodable objects than it names', () => {
-  it('names MAX_REPORTED of them and ends with kube\'s TooMany cause; a damaged store is a 500 InternalError', () => {
+  it("names MAX_REPORTED of them and ends with kube's TooMany cause; a damaged store is a 500 InternalError", () => {
     const found = new UnreadableCollector();
-    for (let i = 0; i <= MAX_REPORTED; i++) found.add({ key: { resource: 'extensions.example.com/websites', namespace: 'default', name: `w${i}` }, reason: corruptReason('bad') });
+    for (let i = 0; i <= MAX_REPORTED; i++)
+      found.add({ key: { resource: 'extensions.example.com/websites', namespace: 'default', name: `w${i}` }, reason: corruptReason('bad') });
     let err: unknown;
     try {
       found.check();
@@ -257,9 +301,16 @@ describe('the Status of a list that met more undecodable objects than it names',
       err = e;
     }
     const status = storageStatus(err)?.status;
-    expect(status).toMatchObject({ code: 500, reason: 'StoreReadError', message: 'failed to read one or more websites.extensions.example.com from the storage' });
+    expect(status).toMatchObject({
+      code: 500,
+      reason: 'StoreReadError',
+      message: 'failed to read one or more websites.extensions.example.com from the storage',
+    });
     expect(status?.details?.causes).toHaveLength(MAX_REPORTED + 1);
     expect(status?.details?.causes?.[MAX_REPORTED]).toEqual({ reason: 'TooMany', message: 'too many errors, the list is truncated' });
-    expect(storageStatus(new StorageError('Damaged', 'the store /d/data.mdb is damaged (MDB_CORRUPTED)'))?.status).toMatchObject({ code: 500, reason: 'InternalError' });
+    expect(storageStatus(new StorageError('Damaged', 'the store /d/data.mdb is damaged (MDB_CORRUPTED)'))?.status).toMatchObject({
+      code: 500,
+      reason: 'InternalError',
+    });
   });
 });

@@ -100,7 +100,10 @@ describe('the data directory lock', () => {
 
     const { srv: srv2, agent: agent2 } = await start({ dataDir: srv.dataDir, certDir: srv.certDir });
     expect((await call(agent2, `${srv2.url}${COLLECTION}/kept`)).status).toBe(200);
-    const took = srv2.logs().split('\n').find((l) => l.includes('took over a stale data dir lock'));
+    const took = srv2
+      .logs()
+      .split('\n')
+      .find((l) => l.includes('took over a stale data dir lock'));
     expect(took, srv2.logs()).toBeDefined();
     expect(JSON.parse(took as string)).toMatchObject({ level: 40, dataDir: srv.dataDir, staleHolder: { pid: srv.proc.pid } });
     // And it holds the lock now: a third is refused, naming it.
@@ -129,7 +132,7 @@ describe('the data directory lock', () => {
     expect((await call(agent, `${srv.url}${COLLECTION}`)).body.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual(['one', 'two']);
   });
 
-  it('still refuses restore --replace while a process without the lock has the store open (lmdb\'s reader table)', async () => {
+  it("still refuses restore --replace while a process without the lock has the store open (lmdb's reader table)", async () => {
     const { srv, agent } = await start();
     expect((await call(agent, `${srv.url}${COLLECTION}`, 'POST', website('one'))).status).toBe(201);
     const file = join(tempDir('ws-backup-'), 'websites.backup');

@@ -21,7 +21,15 @@ useServer((s, a) => {
   agent = a;
 });
 
-const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+const status = (code: number, reason: string, message: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message,
+  reason,
+  code,
+});
 
 /** one creates a Website in a fresh namespace and returns [namespace, the stored object]. */
 async function one(extra: Record<string, unknown> = {}): Promise<[string, any]> {
@@ -37,20 +45,64 @@ const names = async (namespace: string): Promise<string[]> => (await call(agent,
 describe('DELETE: a body that is not a DeleteOptions is 400 and nothing is deleted', () => {
   it.each<[string, unknown, string]>([
     ['a body of another kind', { kind: 'Pod', apiVersion: 'v1' }, 'no kind "Pod" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"'],
-    ['the object itself', { kind: 'Website', apiVersion: 'extensions.example.com/v1alpha1' }, 'no kind "Website" is registered for version "extensions.example.com/v1alpha1" in scheme "pkg/runtime/scheme.go:111"'],
+    [
+      'the object itself',
+      { kind: 'Website', apiVersion: 'extensions.example.com/v1alpha1' },
+      'no kind "Website" is registered for version "extensions.example.com/v1alpha1" in scheme "pkg/runtime/scheme.go:111"',
+    ],
     ['other options', { kind: 'ListOptions' }, 'converting (v1.ListOptions) to (v1.DeleteOptions): unknown conversion'],
     ['an apiVersion that does not parse', { kind: 'DeleteOptions', apiVersion: 'a/b/c' }, 'unexpected GroupVersion string: a/b/c'],
-    ['a list', [], 'couldn\'t get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'],
-    ['a kind that is a number', { kind: 5 }, 'couldn\'t get version/kind; json parse error: json: cannot unmarshal number into Go struct field .kind of type string'],
-    ['gracePeriodSeconds as a string', { gracePeriodSeconds: '5' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
-    ['gracePeriodSeconds not whole', { gracePeriodSeconds: 1.5 }, 'json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
-    ['gracePeriodSeconds beyond int64', { gracePeriodSeconds: 1e30 }, 'json: cannot unmarshal number 1e+30 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
-    ['a propagationPolicy that is a number', { propagationPolicy: 5 }, 'json: cannot unmarshal number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation'],
-    ['orphanDependents as a string', { orphanDependents: 'yes' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool'],
-    ['preconditions that are a string', { preconditions: 'x' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of type v1.Preconditions'],
-    ['a precondition uid that is a number', { preconditions: { uid: 5 } }, 'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID'],
+    [
+      'a list',
+      [],
+      'couldn\'t get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }',
+    ],
+    [
+      'a kind that is a number',
+      { kind: 5 },
+      "couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .kind of type string",
+    ],
+    [
+      'gracePeriodSeconds as a string',
+      { gracePeriodSeconds: '5' },
+      'json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64',
+    ],
+    [
+      'gracePeriodSeconds not whole',
+      { gracePeriodSeconds: 1.5 },
+      'json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64',
+    ],
+    [
+      'gracePeriodSeconds beyond int64',
+      { gracePeriodSeconds: 1e30 },
+      'json: cannot unmarshal number 1e+30 into Go struct field DeleteOptions.gracePeriodSeconds of type int64',
+    ],
+    [
+      'a propagationPolicy that is a number',
+      { propagationPolicy: 5 },
+      'json: cannot unmarshal number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation',
+    ],
+    [
+      'orphanDependents as a string',
+      { orphanDependents: 'yes' },
+      'json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool',
+    ],
+    [
+      'preconditions that are a string',
+      { preconditions: 'x' },
+      'json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of type v1.Preconditions',
+    ],
+    [
+      'a precondition uid that is a number',
+      { preconditions: { uid: 5 } },
+      'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID',
+    ],
     ['dryRun as a string', { dryRun: 'All' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string'],
-    ['the unsafe option as a string', { ignoreStoreReadErrorWithClusterBreakingPotential: 'x' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential of type bool'],
+    [
+      'the unsafe option as a string',
+      { ignoreStoreReadErrorWithClusterBreakingPotential: 'x' },
+      'json: cannot unmarshal string into Go struct field DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential of type bool',
+    ],
   ])('%s', async (_name, body, message) => {
     const [namespace] = await one();
     const r = await call(agent, `${ns(namespace)}/w`, 'DELETE', body);
@@ -60,7 +112,10 @@ describe('DELETE: a body that is not a DeleteOptions is 400 and nothing is delet
 
   it.each<[string, string]>([
     ['{"gracePeriodSeconds":1e3}', 'json: cannot unmarshal number 1e3 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
-    ['{"gracePeriodSeconds":-9223372036854775809}', 'json: cannot unmarshal number -9223372036854775809 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
+    [
+      '{"gracePeriodSeconds":-9223372036854775809}',
+      'json: cannot unmarshal number -9223372036854775809 into Go struct field DeleteOptions.gracePeriodSeconds of type int64',
+    ],
     ['{"gracePeriodSeconds":5.0}', 'json: cannot unmarshal number 5.0 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
   ])('a body read from its bytes as Go reads it: %s is 400, on one object and on the collection', async (text, message) => {
     const [namespace] = await one();
@@ -82,7 +137,9 @@ describe('DELETE: a body that is not a DeleteOptions is 400 and nothing is delet
     const [namespace] = await one();
     const r = await call(agent, `${ns(namespace)}/w`, 'DELETE', { propagationPolicy: 'Nope' });
     expect(r.status).toBe(422);
-    expect(r.body.message).toBe('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Nope": supported values: "Foreground", "Background", "Orphan", "nil"');
+    expect(r.body.message).toBe(
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Nope": supported values: "Foreground", "Background", "Orphan", "nil"',
+    );
     expect(await names(namespace)).toEqual(['w']);
   });
 
@@ -97,10 +154,28 @@ describe('DELETE: a body that is not a DeleteOptions is 400 and nothing is delet
 
 describe('DELETE: preconditions are never dropped', () => {
   it.each<[string, unknown, (w: any) => string]>([
-    ['another uid', { preconditions: { uid: 'nope' } }, (w) => `the UID in the precondition (nope) does not match the UID in record (${w.metadata.uid}). The object might have been deleted and then recreated`],
-    ['an empty uid (still a precondition)', { preconditions: { uid: '' } }, (w) => `the UID in the precondition () does not match the UID in record (${w.metadata.uid}). The object might have been deleted and then recreated`],
-    ['an old resourceVersion', { preconditions: { resourceVersion: '1' } }, (w) => `the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${w.metadata.resourceVersion}). The object might have been modified`],
-    ['an empty resourceVersion', { preconditions: { resourceVersion: '' } }, (w) => `the ResourceVersion in the precondition () does not match the ResourceVersion in record (${w.metadata.resourceVersion}). The object might have been modified`],
+    [
+      'another uid',
+      { preconditions: { uid: 'nope' } },
+      (w) => `the UID in the precondition (nope) does not match the UID in record (${w.metadata.uid}). The object might have been deleted and then recreated`,
+    ],
+    [
+      'an empty uid (still a precondition)',
+      { preconditions: { uid: '' } },
+      (w) => `the UID in the precondition () does not match the UID in record (${w.metadata.uid}). The object might have been deleted and then recreated`,
+    ],
+    [
+      'an old resourceVersion',
+      { preconditions: { resourceVersion: '1' } },
+      (w) =>
+        `the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${w.metadata.resourceVersion}). The object might have been modified`,
+    ],
+    [
+      'an empty resourceVersion',
+      { preconditions: { resourceVersion: '' } },
+      (w) =>
+        `the ResourceVersion in the precondition () does not match the ResourceVersion in record (${w.metadata.resourceVersion}). The object might have been modified`,
+    ],
   ])('%s in the body is 409 (rest.BeforeDelete) and nothing is deleted', async (_n, body, why) => {
     const [namespace, w] = await one();
     const r = await call(agent, `${ns(namespace)}/w`, 'DELETE', body);
@@ -139,7 +214,7 @@ describe('DELETE: preconditions are never dropped', () => {
   });
 });
 
-describe('deletecollection lists with the request\'s ListOptions first', () => {
+describe("deletecollection lists with the request's ListOptions first", () => {
   /** three creates w0, w1, w2 in a fresh namespace. */
   async function three(extra: Record<string, unknown> = {}): Promise<string> {
     const namespace = `c${++seq}`;
@@ -181,7 +256,9 @@ describe('deletecollection lists with the request\'s ListOptions first', () => {
     const namespace = await three();
     const r = await call(agent, ns(namespace), 'DELETE', { preconditions: { uid: 'nope' } });
     expect(r.status).toBe(409);
-    expect(r.body.message).toMatch(/^Operation cannot be fulfilled on Website\.extensions\.example\.com "w0": the UID in the precondition \(nope\) does not match/);
+    expect(r.body.message).toMatch(
+      /^Operation cannot be fulfilled on Website\.extensions\.example\.com "w0": the UID in the precondition \(nope\) does not match/,
+    );
     expect(await names(namespace)).toEqual(['w0', 'w1', 'w2']);
     // The query's resourceVersion is both the list's and a precondition (kube-apiserver answers the same 409).
     const rv0 = await call(agent, `${ns(namespace)}?resourceVersion=0`, 'DELETE');
@@ -194,10 +271,16 @@ describe('deletecollection lists with the request\'s ListOptions first', () => {
     const namespace = await three({ finalizers: ['example.com/hold'] });
     const r = await call(agent, ns(namespace), 'DELETE', { propagationPolicy: 'Foreground' });
     expect(r.status).toBe(200);
-    expect(r.body.items.map((i: any) => [i.metadata.name, i.metadata.deletionTimestamp])).toEqual([['w0', undefined], ['w1', undefined], ['w2', undefined]]);
+    expect(r.body.items.map((i: any) => [i.metadata.name, i.metadata.deletionTimestamp])).toEqual([
+      ['w0', undefined],
+      ['w1', undefined],
+      ['w2', undefined],
+    ]);
     const after = (await call(agent, ns(namespace))).body.items;
     expect(after.map((i: any) => [i.metadata.name, typeof i.metadata.deletionTimestamp, i.metadata.finalizers])).toEqual([
-      ['w0', 'string', ['example.com/hold', 'foregroundDeletion']], ['w1', 'string', ['example.com/hold', 'foregroundDeletion']], ['w2', 'string', ['example.com/hold', 'foregroundDeletion']],
+      ['w0', 'string', ['example.com/hold', 'foregroundDeletion']],
+      ['w1', 'string', ['example.com/hold', 'foregroundDeletion']],
+      ['w2', 'string', ['example.com/hold', 'foregroundDeletion']],
     ]);
   });
 

@@ -23,9 +23,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { request, type Agent } from 'undici';
 import { isStorageError } from '../src/storage/errors.js';
 import { LmdbStorage } from '../src/storage/lmdb-storage.js';
-import {
-  adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type JsonResponse, type ServerProcess,
-} from './helpers/server-process.js';
+import { adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type JsonResponse, type ServerProcess } from './helpers/server-process.js';
 
 const COLLECTION = `${API}/namespaces/default/websites`;
 const STRICT = { NODE_OPTIONS: '--unhandled-rejections=strict' };
@@ -151,7 +149,12 @@ function expectUnavailable(res: JsonResponse, fault: RegExp): void {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.headers['retry-after']).toBe('2');
   expect(res.body).toMatchObject({
-    kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 503, reason: 'ServiceUnavailable', details: { retryAfterSeconds: 2 },
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    code: 503,
+    reason: 'ServiceUnavailable',
+    details: { retryAfterSeconds: 2 },
   });
   expect(res.body.message).toMatch(/^storage cannot commit writes, the request was not applied: /);
   expect(res.body.message).toMatch(fault);
@@ -194,7 +197,9 @@ async function openWatch(t: Tracked, fromRv: string): Promise<Watched> {
 
 /** expectDense asserts watch events come in strictly consecutive resourceVersions after `from`. */
 function expectDense(events: Watched['events'], from: number): void {
-  events.forEach((e, i) => { expect(e.rv, `event ${i} (${e.type} ${e.name})`).toBe(from + i + 1); });
+  events.forEach((e, i) => {
+    expect(e.rv, `event ${i} (${e.type} ${e.name})`).toBe(from + i + 1);
+  });
 }
 
 describe.skipIf(mountError !== undefined)('a full disk (tmpfs of 16 MiB)', () => {
@@ -250,9 +255,13 @@ describe.skipIf(mountError !== undefined)('a full disk (tmpfs of 16 MiB)', () =>
 
   it('keeps serving reads, lists, watches and health; /readyz fails storage-readiness, /livez stays ok', async () => {
     // Updates and deletes fail the same way (or fit in pages lmdb freed earlier): nothing half-applied either way.
-    const patched = await call(t.agent, `${t.srv.url}${COLLECTION}/early-a`, 'PATCH',
+    const patched = await call(
+      t.agent,
+      `${t.srv.url}${COLLECTION}/early-a`,
+      'PATCH',
       JSON.stringify({ metadata: { annotations: { 'example.com/ballast': randomBytes(48 * 1024).toString('base64') } } }),
-      { 'content-type': 'application/merge-patch+json' });
+      { 'content-type': 'application/merge-patch+json' },
+    );
     if (patched.status === 503) expectUnavailable(patched, /\((ENOSPC|EIO)\)$/);
     else expect(patched.status).toBe(200);
     const gotA = await call(t.agent, `${t.srv.url}${COLLECTION}/early-a`);
@@ -453,12 +462,18 @@ describe.skipIf(mountError !== undefined)('the lmdb storage on a full disk (in p
       writeFileSync(filler, randomBytes(300 * 1024));
       await store.create(key('u'), { metadata: { name: 'u' }, spec: { n: -1 } });
       for (let i = 0; ; i++) {
-        const failed = await store.create(key(`fill-${i}`), big(`fill-${i}`, 48 * 1024)).then(() => false, () => true);
+        const failed = await store.create(key(`fill-${i}`), big(`fill-${i}`, 48 * 1024)).then(
+          () => false,
+          () => true,
+        );
         if (failed) break;
       }
       unlinkSync(filler);
       const seen: number[] = [];
-      store.watch({ resource: 'extensions.example.com/websites' }, store.currentRevision(), { onEvent: (e) => seen.push(e.revision), onError: () => undefined });
+      store.watch({ resource: 'extensions.example.com/websites' }, store.currentRevision(), {
+        onEvent: (e) => seen.push(e.revision),
+        onError: () => undefined,
+      });
       const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<'hung'>((r) => setTimeout(r, 5000, 'hung'))]);
       const committed: number[] = [];
       for (let round = 0; round < 8; round++) {
@@ -469,10 +484,18 @@ describe.skipIf(mountError !== undefined)('the lmdb storage on a full disk (in p
           setImmediate(() => (huge = store.create(key(`huge-${round}`), big(`huge-${round}`, 3 * 1024 * 1024))));
           return { ...cur, spec: { n: round } };
         });
-        const outcome = await within(update.then(() => 'committed', (e: unknown) => (isStorageError(e, 'Unavailable') ? 'refused' : e)));
+        const outcome = await within(
+          update.then(
+            () => 'committed',
+            (e: unknown) => (isStorageError(e, 'Unavailable') ? 'refused' : e),
+          ),
+        );
         expect(outcome, `round ${round}`).toMatch(/^(committed|refused)$/);
         if (outcome === 'committed') committed.push(round);
-        const refused = await (huge as Promise<unknown>).then(() => undefined, (e: unknown) => e);
+        const refused = await (huge as Promise<unknown>).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(isStorageError(refused, 'Unavailable'), String(refused)).toBe(true);
         expect(await store.get(key(`huge-${round}`))).toBeUndefined();
       }
@@ -480,7 +503,9 @@ describe.skipIf(mountError !== undefined)('the lmdb storage on a full disk (in p
       // Every committed update was published, in order, with nothing of the refused writes between them.
       await new Promise((r) => setImmediate(r));
       expect(seen.length).toBe(committed.length);
-      seen.forEach((rv, i) => { expect(rv).toBe((seen[0] as number) + i); });
+      seen.forEach((rv, i) => {
+        expect(rv).toBe((seen[0] as number) + i);
+      });
       const u = await store.get(key('u'));
       expect(u?.metadata.resourceVersion).toBe(String(seen[seen.length - 1]));
       expect(u?.['spec']).toEqual({ n: committed[committed.length - 1] });

@@ -29,8 +29,7 @@ function docs(): string[] {
 }
 
 // A command as written in a doc: up to the end of its code span, line or shell comment.
-const commands = (text: string, start: RegExp) =>
-  [...text.matchAll(new RegExp(`${start.source}[^\`\\n#|]*`, 'g'))].map((m) => m[0].trim());
+const commands = (text: string, start: RegExp) => [...text.matchAll(new RegExp(`${start.source}[^\`\\n#|]*`, 'g'))].map((m) => m[0].trim());
 const flagsIn = (command: string) => [...command.matchAll(/(?:^|\s|\[)(--[a-z][a-z0-9-]*)/g)].map((m) => m[1] as string);
 
 // What each script reads, as its own usage text says (the bench has no --help: its unknown-flag error is its usage).
@@ -53,7 +52,7 @@ describe.each(docs())('%s', (doc) => {
     expect(named.filter((s) => !scripts.includes(s))).toEqual([]);
   });
 
-  it("passes the server only flags it reads (npm start -- …, node dist/main.js …)", () => {
+  it('passes the server only flags it reads (npm start -- …, node dist/main.js …)', () => {
     const server = [...commands(text, /npm start -- /), ...commands(text, /node dist\/main\.js (?!backup|restore)/)];
     expect(server.flatMap(flagsIn).filter((f) => !serverFlags.has(f))).toEqual([]);
   });
@@ -63,7 +62,10 @@ describe.each(docs())('%s', (doc) => {
       const flags = commands(text, new RegExp(`npm run ${script} -- `)).flatMap(flagsIn);
       if (flags.length === 0) continue;
       const known = new Set(flagsIn(usage()));
-      expect(flags.filter((f) => !known.has(f)), `npm run ${script}`).toEqual([]);
+      expect(
+        flags.filter((f) => !known.has(f)),
+        `npm run ${script}`,
+      ).toEqual([]);
     }
   });
 });

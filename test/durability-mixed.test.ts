@@ -10,9 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Agent } from 'undici';
-import {
-  API, call, serversPerTest, website, type ServerProcess,
-} from './helpers/server-process.js';
+import { API, call, serversPerTest, website, type ServerProcess } from './helpers/server-process.js';
 import { openWatch, type WatchedEvent } from './helpers/watch-client.js';
 
 const COLLECTION = `${API}/namespaces/default/websites`;
@@ -61,11 +59,12 @@ async function hammer(srv: ServerProcess, agent: Agent, prefix: string, killAfte
         writes.push(step);
         try {
           const url = step.op === 'create' ? `${srv.url}${COLLECTION}` : `${srv.url}${COLLECTION}/${name}`;
-          const res = step.op === 'create'
-            ? await call(agent, url, 'POST', website(name, { replicas: step.replicas }))
-            : step.op === 'patch'
-              ? await call(agent, url, 'PATCH', JSON.stringify({ spec: { replicas: step.replicas } }), { 'content-type': 'application/merge-patch+json' })
-              : await call(agent, url, 'DELETE');
+          const res =
+            step.op === 'create'
+              ? await call(agent, url, 'POST', website(name, { replicas: step.replicas }))
+              : step.op === 'patch'
+                ? await call(agent, url, 'PATCH', JSON.stringify({ spec: { replicas: step.replicas } }), { 'content-type': 'application/merge-patch+json' })
+                : await call(agent, url, 'DELETE');
           step.status = res.status;
           expect([200, 201]).toContain(res.status);
           if (step.op !== 'delete') step.rv = Number(res.body.metadata.resourceVersion);
@@ -105,9 +104,10 @@ describe('durability with creates, updates and deletes across SIGKILL, and watch
       const before = await openWatch(srv, COLLECTION, X);
       const t0 = Date.now();
       // Killed after a number of acknowledgements that varies by cycle; the last cycle at an arbitrary moment.
-      const writes = cycle < CYCLES
-        ? await hammer(srv, agent, `c${cycle}`, 150 + cycle * 97)
-        : await hammer(srv, agent, `c${cycle}`, Infinity, 300 + Math.floor(Math.random() * 300));
+      const writes =
+        cycle < CYCLES
+          ? await hammer(srv, agent, `c${cycle}`, 150 + cycle * 97)
+          : await hammer(srv, agent, `c${cycle}`, Infinity, 300 + Math.floor(Math.random() * 300));
       const elapsed = Date.now() - t0;
       const cutOffWatch = await before.ended;
       const acked = writes.filter((w) => w.status !== undefined);
@@ -159,14 +159,17 @@ describe('durability with creates, updates and deletes across SIGKILL, and watch
       for (const e of unacked) expect(cutOff.some((w) => w.name === e.name)).toBe(true);
       const lastAcked = new Map<string, Write>();
       for (const w of acked) lastAcked.set(w.name, w);
-      const wrong = [...lastAcked.values()].filter((w) => !cutOff.some((c) => c.name === w.name)).filter((w) =>
-        w.op === 'delete' ? final.has(w.name) : final.get(w.name) !== w.replicas);
+      const wrong = [...lastAcked.values()]
+        .filter((w) => !cutOff.some((c) => c.name === w.name))
+        .filter((w) => (w.op === 'delete' ? final.has(w.name) : final.get(w.name) !== w.replicas));
       expect(wrong).toEqual([]);
 
-      figures.push(`cycle ${cycle}: ${acked.length} acknowledged writes (${acked.filter((w) => w.op === 'create').length} creates, ` +
-        `${acked.filter((w) => w.op === 'patch').length} patches, ${acked.filter((w) => w.op === 'delete').length} deletes) in ${elapsed} ms, ` +
-        `${cutOff.length} cut off (${unacked.length} of them committed), history ${X + 1}..${R}; the watch before the kill got ` +
-        `${before.events.length} events (${cutOffWatch}), resumed from ${last} got ${resumed.events.length}, from ${half} got ${fromHalf.events.length}`);
+      figures.push(
+        `cycle ${cycle}: ${acked.length} acknowledged writes (${acked.filter((w) => w.op === 'create').length} creates, ` +
+          `${acked.filter((w) => w.op === 'patch').length} patches, ${acked.filter((w) => w.op === 'delete').length} deletes) in ${elapsed} ms, ` +
+          `${cutOff.length} cut off (${unacked.length} of them committed), history ${X + 1}..${R}; the watch before the kill got ` +
+          `${before.events.length} events (${cutOffWatch}), resumed from ${last} got ${resumed.events.length}, from ${half} got ${fromHalf.events.length}`,
+      );
     }
     console.log(`kill -9 durability with updates, deletes and resumed watches:\n  ${figures.join('\n  ')}`);
   });

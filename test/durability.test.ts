@@ -6,9 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from 'undici';
-import {
-  API, call, serversPerTest, tempDir, website, type ServerProcess,
-} from './helpers/server-process.js';
+import { API, call, serversPerTest, tempDir, website, type ServerProcess } from './helpers/server-process.js';
 
 const COLLECTION = `${API}/namespaces/default/websites`;
 const CLIENTS = 8;
@@ -107,9 +105,10 @@ describe('durability across process death', () => {
       const t0 = Date.now();
       // Cycle 1 kills right after the 300th acknowledgement; cycle 2 at an arbitrary moment on a timer
       // (150-300 ms after the 21st).
-      const { acks, failures, non201 } = cycle === 1
-        ? await hammerAndKill(srv, agent, `kill${cycle}`)
-        : await hammerAndKill(srv, agent, `kill${cycle}`, 150 + Math.floor(Math.random() * 150), Infinity);
+      const { acks, failures, non201 } =
+        cycle === 1
+          ? await hammerAndKill(srv, agent, `kill${cycle}`)
+          : await hammerAndKill(srv, agent, `kill${cycle}`, 150 + Math.floor(Math.random() * 150), Infinity);
       const elapsed = Date.now() - t0;
       // Only connection errors from the kill are expected, never an HTTP error status.
       expect(non201).toEqual([]);
@@ -137,8 +136,10 @@ describe('durability across process death', () => {
       expect(freshRv).toBeGreaterThan(maxAck);
       expect(freshRv).toBeGreaterThan(listRv);
       allAcks.push({ name: `after-kill-${cycle}`, rv: freshRv });
-      figures.push(`cycle ${cycle}: ${acks.length} acknowledged creates in ${elapsed} ms, ${failures} requests cut off, ` +
-        `${names.size} objects after restart, list rv ${listRv}, next rv ${freshRv}`);
+      figures.push(
+        `cycle ${cycle}: ${acks.length} acknowledged creates in ${elapsed} ms, ${failures} requests cut off, ` +
+          `${names.size} objects after restart, list rv ${listRv}, next rv ${freshRv}`,
+      );
     }
     console.log(`kill -9 durability:\n  ${figures.join('\n  ')}`);
   });

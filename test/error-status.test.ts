@@ -62,13 +62,25 @@ describe('requests Node or the router used to answer on their own', () => {
     ['an invalid header name', `GET ${COLL} HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n`, 400, 'BadRequest', 'invalid header name'],
     ['a Content-Length that is no number', `POST ${COLL} HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n`, 400, 'BadRequest', 'bad Content-Length'],
     // kube-apiserver answers 500 `invalid byte in chunk length` here: the client's fault is a 400.
-    ['a malformed chunk', `POST ${COLL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 400, 'BadRequest', 'invalid byte in chunk length'],
+    [
+      'a malformed chunk',
+      `POST ${COLL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      400,
+      'BadRequest',
+      'invalid byte in chunk length',
+    ],
     ['HTTP/1.1 without Host', `GET ${COLL} HTTP/1.1\r\n\r\n`, 400, 'BadRequest', 'missing required Host header'],
     ['an HTTP/2.0 request line', `GET ${COLL} HTTP/2.0\r\nHost: x\r\n\r\n`, 505, undefined, 'unsupported protocol version'],
     // Go reads bare LF line ends; Node does not, and a 400 says so (never a 5xx).
     ['a request with bare LF line ends', `GET ${COLL} HTTP/1.1\nHost: x\n\n`, 400, 'BadRequest', /^malformed HTTP/],
     ['an Expect other than 100-continue', httpRequest('GET', COLL, { expect: 'something' }), 417, undefined, 'Expectation Failed'],
-    ['a URL over 1 MiB (kube: MaxHeaderBytes 1 << 20)', httpRequest('GET', `${COLL}/${'a'.repeat(1_100_000)}`), 431, undefined, 'Request Header Fields Too Large'],
+    [
+      'a URL over 1 MiB (kube: MaxHeaderBytes 1 << 20)',
+      httpRequest('GET', `${COLL}/${'a'.repeat(1_100_000)}`),
+      431,
+      undefined,
+      'Request Header Fields Too Large',
+    ],
     ['headers over 1 MiB', httpRequest('GET', COLL, { 'x-big': 'a'.repeat(1_100_000) }), 431, undefined, 'Request Header Fields Too Large'],
   ])('%s', async (_what, req, code, reason, message) => {
     const r = await raw(req);
@@ -84,7 +96,11 @@ describe('requests Node or the router used to answer on their own', () => {
   });
 
   it.each([
-    ['PROPFIND', COLL], ['TRACE', `${COLL}/existing`], ['OPTIONS', COLL], ['PROPFIND', `${COLL}/existing/status`], ['CONNECT', COLL],
+    ['PROPFIND', COLL],
+    ['TRACE', `${COLL}/existing`],
+    ['OPTIONS', COLL],
+    ['PROPFIND', `${COLL}/existing/status`],
+    ['CONNECT', COLL],
   ])('%s on %s: 405 with the empty verb kube-apiserver reports for a method it does not map', async (method, path) => {
     const r = await raw(httpRequest(method, path));
     const s = expectStatus(r, 405, 'MethodNotAllowed', ' is not supported on resources of kind "websites.extensions.example.com"');
@@ -106,14 +122,18 @@ describe('requests Node or the router used to answer on their own', () => {
   });
 });
 
-describe('bodies that do not parse: kube-apiserver\'s words for each content type', () => {
+describe("bodies that do not parse: kube-apiserver's words for each content type", () => {
   const unrecognized = (why: string, summary: string) =>
     `the object provided is unrecognized (must be of type Website): couldn't get version/kind; json parse error: ${why} (${summary})`;
   it.each<[string, string, string]>([
     ['{', 'unexpected end of JSON input', '{'],
     ['{"a":}', "invalid character '}' looking for beginning of value", '{"a":}'],
     ['[', 'unexpected end of JSON input', '5b'],
-    ['{"apiVersion":"extensions.example.com/v1alpha1","kind":"Website",}', "invalid character '}' looking for beginning of object key string", '{"apiVersion":"extensions.exam ...'],
+    [
+      '{"apiVersion":"extensions.example.com/v1alpha1","kind":"Website",}',
+      "invalid character '}' looking for beginning of object key string",
+      '{"apiVersion":"extensions.exam ...',
+    ],
     ['nul\u0000l', "invalid character '\\x00' in literal null (expecting 'l')", '6e756c006c'],
     ['\uFEFF{}', "invalid character 'ï' looking for beginning of value", 'efbbbf7b7d'],
   ])('create with %j', async (body, why, summary) => {
@@ -124,14 +144,39 @@ describe('bodies that do not parse: kube-apiserver\'s words for each content typ
   it('an update, a status update and a scale update name the type they expect', async () => {
     expectStatus(await raw(httpRequest('PUT', `${COLL}/existing`, JSON_CT, '{')), 400, 'BadRequest', unrecognized('unexpected end of JSON input', '{'));
     expectStatus(await raw(httpRequest('PUT', `${COLL}/existing/status`, JSON_CT, '{')), 400, 'BadRequest', unrecognized('unexpected end of JSON input', '{'));
-    expectStatus(await raw(httpRequest('PUT', `${COLL}/existing/scale`, JSON_CT, '{')), 400, 'BadRequest', /^the object provided is unrecognized \(must be of type Scale\)/);
+    expectStatus(
+      await raw(httpRequest('PUT', `${COLL}/existing/scale`, JSON_CT, '{')),
+      400,
+      'BadRequest',
+      /^the object provided is unrecognized \(must be of type Scale\)/,
+    );
   });
 
   it('a DELETE body, a merge patch, a JSON patch and an apply patch', async () => {
-    expectStatus(await raw(httpRequest('DELETE', `${COLL}/nothing`, JSON_CT, '{')), 400, 'BadRequest', "couldn't get version/kind; json parse error: unexpected end of JSON input");
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, '{')), 400, 'BadRequest', 'invalid JSON patch');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/json-patch+json' }, '{')), 400, 'BadRequest', 'invalid JSON patch');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing?fieldManager=m`, { 'content-type': 'application/apply-patch+yaml' }, 'a: [')), 400, 'BadRequest', /^error encoding patch: yaml: line 1: /);
+    expectStatus(
+      await raw(httpRequest('DELETE', `${COLL}/nothing`, JSON_CT, '{')),
+      400,
+      'BadRequest',
+      "couldn't get version/kind; json parse error: unexpected end of JSON input",
+    );
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, '{')),
+      400,
+      'BadRequest',
+      'invalid JSON patch',
+    );
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/json-patch+json' }, '{')),
+      400,
+      'BadRequest',
+      'invalid JSON patch',
+    );
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing?fieldManager=m`, { 'content-type': 'application/apply-patch+yaml' }, 'a: [')),
+      400,
+      'BadRequest',
+      /^error encoding patch: yaml: line 1: /,
+    );
     expectStatus(await raw(httpRequest('DELETE', `${COLL}/nothing`, { 'content-type': 'application/yaml' }, 'a: [')), 400, 'BadRequest', /^yaml: line 1: /);
   });
 
@@ -140,11 +185,22 @@ describe('bodies that do not parse: kube-apiserver\'s words for each content typ
     expectStatus(r, 400, 'BadRequest', /^the object provided is unrecognized \(must be of type Website\): yaml: line 1: .* \(613a205b\)$/);
   });
 
-  it.each(['text/plain', 'application/apply-patch+yaml', 'application/merge-patch+json', 'application/json; charset', 'application/json;a=1;a=2', 'application/json, text/plain'])(
-    'a create with Content-Type %j is 415, as kube-apiserver\'s negotiation (mime.ParseMediaType) refuses it', async (ct) => {
-      const r = await raw(httpRequest('POST', COLL, { 'content-type': ct }, JSON.stringify(website('never'))));
-      expectStatus(r, 415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
-    });
+  it.each([
+    'text/plain',
+    'application/apply-patch+yaml',
+    'application/merge-patch+json',
+    'application/json; charset',
+    'application/json;a=1;a=2',
+    'application/json, text/plain',
+  ])("a create with Content-Type %j is 415, as kube-apiserver's negotiation (mime.ParseMediaType) refuses it", async (ct) => {
+    const r = await raw(httpRequest('POST', COLL, { 'content-type': ct }, JSON.stringify(website('never'))));
+    expectStatus(
+      r,
+      415,
+      'UnsupportedMediaType',
+      'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+    );
+  });
 
   it('parameters Go reads are fine', async () => {
     const r = await raw(httpRequest('POST', COLL, { 'content-type': 'application/json ; charset = "utf-8";' }, JSON.stringify(website('with-params'))));
@@ -153,15 +209,39 @@ describe('bodies that do not parse: kube-apiserver\'s words for each content typ
 
   it('a number beyond float64 is refused as Go refuses it, never stored as null', async () => {
     const body = JSON.stringify(website('huge')).replace('"spec":{', '"spec":{"replicas":1e999,');
-    expectStatus(await raw(httpRequest('POST', COLL, JSON_CT, body)), 400, 'BadRequest',
-      'Website in version "v1alpha1" cannot be handled as a Website: json: cannot unmarshal number 1e999 into Go value of type float64');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, '{"spec":{"replicas":1e999}}')), 400, 'BadRequest',
-      'error decoding patch: json: cannot unmarshal number 1e999 into Go value of type float64');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/json-patch+json' }, '[{"op":"add","path":"/spec/replicas","value":1e999}]')), 400, 'BadRequest',
-      'error decoding patch: json: cannot unmarshal number 1e999 into Go struct field jsonPatchOp.value of type float64');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing?fieldManager=m`, { 'content-type': 'application/apply-patch+yaml' },
-      'apiVersion: extensions.example.com/v1alpha1\nkind: Website\nmetadata: {name: existing}\nspec: {replicas: .inf}\n')), 400, 'BadRequest',
-      'error encoding patch: json: unsupported value: +Inf');
+    expectStatus(
+      await raw(httpRequest('POST', COLL, JSON_CT, body)),
+      400,
+      'BadRequest',
+      'Website in version "v1alpha1" cannot be handled as a Website: json: cannot unmarshal number 1e999 into Go value of type float64',
+    );
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, '{"spec":{"replicas":1e999}}')),
+      400,
+      'BadRequest',
+      'error decoding patch: json: cannot unmarshal number 1e999 into Go value of type float64',
+    );
+    expectStatus(
+      await raw(
+        httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/json-patch+json' }, '[{"op":"add","path":"/spec/replicas","value":1e999}]'),
+      ),
+      400,
+      'BadRequest',
+      'error decoding patch: json: cannot unmarshal number 1e999 into Go struct field jsonPatchOp.value of type float64',
+    );
+    expectStatus(
+      await raw(
+        httpRequest(
+          'PATCH',
+          `${COLL}/existing?fieldManager=m`,
+          { 'content-type': 'application/apply-patch+yaml' },
+          'apiVersion: extensions.example.com/v1alpha1\nkind: Website\nmetadata: {name: existing}\nspec: {replicas: .inf}\n',
+        ),
+      ),
+      400,
+      'BadRequest',
+      'error encoding patch: json: unsupported value: +Inf',
+    );
     const r = await call(agent, `${server.url}${COLL}/existing`);
     expect(r.body.spec.replicas).toBe(1);
   });
@@ -171,7 +251,7 @@ describe(`nesting deeper than ${MAX_NESTING_DEPTH} levels is refused before anyt
   const arrays = (n: number) => '['.repeat(n) + ']'.repeat(n);
   const withExtra = (name: string, extra: string) => JSON.stringify(website(name)).replace(/}$/, `,"extra":${extra}}`);
 
-  it('a JSON create at the limit is taken; one level more, or 10000 (kube\'s own limit), is kube\'s 400', async () => {
+  it("a JSON create at the limit is taken; one level more, or 10000 (kube's own limit), is kube's 400", async () => {
     // The object itself is one level: MAX - 1 arrays inside it is exactly MAX.
     const ok = await raw(httpRequest('POST', COLL, JSON_CT, withExtra('deep-ok', arrays(MAX_NESTING_DEPTH - 1))));
     expect(ok.status, ok.body).toBe(201);
@@ -184,18 +264,41 @@ describe(`nesting deeper than ${MAX_NESTING_DEPTH} levels is refused before anyt
 
   it('patches, YAML and apply bodies', async () => {
     const deep = arrays(10_000);
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, `{"extra":${deep}}`)), 400, 'BadRequest', 'invalid JSON patch');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/json-patch+json' }, `[{"op":"add","path":"/extra","value":${deep}}]`)), 400, 'BadRequest', 'invalid JSON patch');
-    expectStatus(await raw(httpRequest('PATCH', `${COLL}/existing?fieldManager=m`, { 'content-type': 'application/apply-patch+yaml' }, withExtra('existing', deep))), 400, 'BadRequest',
-      `error decoding patch: error converting YAML to JSON: yaml: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, `{"extra":${deep}}`)),
+      400,
+      'BadRequest',
+      'invalid JSON patch',
+    );
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/json-patch+json' }, `[{"op":"add","path":"/extra","value":${deep}}]`)),
+      400,
+      'BadRequest',
+      'invalid JSON patch',
+    );
+    expectStatus(
+      await raw(httpRequest('PATCH', `${COLL}/existing?fieldManager=m`, { 'content-type': 'application/apply-patch+yaml' }, withExtra('existing', deep))),
+      400,
+      'BadRequest',
+      `error decoding patch: error converting YAML to JSON: yaml: exceeded max depth of ${MAX_NESTING_DEPTH}`,
+    );
     const yaml = `apiVersion: extensions.example.com/v1alpha1\nkind: Website\nmetadata: {name: deepy}\nspec: {gitRepo: "https://x/y"}\nextra: ${deep}\n`;
-    expectStatus(await raw(httpRequest('POST', COLL, { 'content-type': 'application/yaml' }, yaml)), 400, 'BadRequest',
-      new RegExp(`^the object provided is unrecognized \\(must be of type Website\\): yaml: line 5: exceeded max depth of ${MAX_NESTING_DEPTH} \\(`));
+    expectStatus(
+      await raw(httpRequest('POST', COLL, { 'content-type': 'application/yaml' }, yaml)),
+      400,
+      'BadRequest',
+      new RegExp(`^the object provided is unrecognized \\(must be of type Website\\): yaml: line 5: exceeded max depth of ${MAX_NESTING_DEPTH} \\(`),
+    );
     // Block nesting: each level only one more space of indentation, or `- ` after `- ` on one line.
     let block = '';
     for (let i = 0; i < MAX_NESTING_DEPTH + 5; i++) block += `${' '.repeat(i)}a:\n`;
     expectStatus(await raw(httpRequest('POST', COLL, { 'content-type': 'application/yaml' }, block)), 400, 'BadRequest', /exceeded max depth/);
-    expectStatus(await raw(httpRequest('POST', COLL, { 'content-type': 'application/yaml' }, `${'- '.repeat(100_000)}x`)), 400, 'BadRequest', /exceeded max depth/);
+    expectStatus(
+      await raw(httpRequest('POST', COLL, { 'content-type': 'application/yaml' }, `${'- '.repeat(100_000)}x`)),
+      400,
+      'BadRequest',
+      /exceeded max depth/,
+    );
     await stillServing();
   });
 
@@ -207,14 +310,26 @@ describe(`nesting deeper than ${MAX_NESTING_DEPTH} levels is refused before anyt
     await stillServing();
   });
 
-  it('a billion-laughs YAML document is refused at once, in go-yaml\'s words', async () => {
+  it("a billion-laughs YAML document is refused at once, in go-yaml's words", async () => {
     const laughs = ['apiVersion: extensions.example.com/v1alpha1', 'kind: Website', 'metadata: {name: lol}', 'l0: &l0 "lol"'];
-    for (let i = 1; i <= 9; i++) laughs.push(`l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`);
+    for (let i = 1; i <= 9; i++)
+      laughs.push(
+        `l${i}: &l${i} [${Array(9)
+          .fill(`*l${i - 1}`)
+          .join(', ')}]`,
+      );
     const started = Date.now();
     const r = await raw(httpRequest('POST', COLL, { 'content-type': 'application/yaml' }, laughs.join('\n')));
     expectStatus(r, 400, 'BadRequest', /^the object provided is unrecognized \(must be of type Website\): yaml: document contains excessive aliasing \(/);
     expect(Date.now() - started).toBeLessThan(5000);
-    const apply = await raw(httpRequest('PATCH', `${COLL}/existing?fieldManager=m`, { 'content-type': 'application/apply-patch+yaml' }, laughs.join('\n').replace('name: lol', 'name: existing')));
+    const apply = await raw(
+      httpRequest(
+        'PATCH',
+        `${COLL}/existing?fieldManager=m`,
+        { 'content-type': 'application/apply-patch+yaml' },
+        laughs.join('\n').replace('name: lol', 'name: existing'),
+      ),
+    );
     expectStatus(apply, 400, 'BadRequest', 'error encoding patch: yaml: document contains excessive aliasing');
     await stillServing();
   });
@@ -228,7 +343,10 @@ describe('bodies over 3 MiB: the client reads its 413, not a reset', () => {
     ['a declared 4 MiB body, sent in full', httpRequest('POST', COLL, JSON_CT, big)],
     ['a declared 4 MiB merge patch', httpRequest('PATCH', `${COLL}/existing`, { 'content-type': 'application/merge-patch+json' }, big)],
     ['a chunked 4 MiB body', httpRequest('POST', COLL, { ...JSON_CT, 'transfer-encoding': 'chunked' }, `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`)],
-    ['a declared 100 MiB body never sent', `POST ${COLL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`],
+    [
+      'a declared 100 MiB body never sent',
+      `POST ${COLL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`,
+    ],
   ])('%s', async (_what, req) => {
     // A reset would lose the answer only now and then (when it beats the client's read): try a few times.
     for (let i = 0; i < 5; i++) {
@@ -248,12 +366,15 @@ describe('bodies over 3 MiB: the client reads its 413, not a reset', () => {
 
 describe('Warning headers are written as kube-apiserver writes them, after the object is stored', () => {
   it('an unknown field whose name is not Latin-1 is warned about in UTF-8, and the create succeeds', async () => {
-    const body = JSON.stringify(website('warned', { '日本語': 1, 'a"b\\c': 2 }));
+    const body = JSON.stringify(website('warned', { 日本語: 1, 'a"b\\c': 2 }));
     const r: RawResponse = await raw(httpRequest('POST', COLL, JSON_CT, body));
     expect(r.status, r.body).toBe(201);
     // The header block holds the UTF-8 bytes of the text, `"` and `\` escaped (util/net NewWarningHeader).
     const head = r.raw.subarray(0, r.raw.indexOf('\r\n\r\n')).toString('utf8');
-    const warnings = head.split('\r\n').filter((l) => /^warning:/i.test(l)).map((l) => l.slice(l.indexOf(':') + 1).trim());
+    const warnings = head
+      .split('\r\n')
+      .filter((l) => /^warning:/i.test(l))
+      .map((l) => l.slice(l.indexOf(':') + 1).trim());
     expect(warnings.some((w) => w.startsWith('299 - "unknown field \\"spec.') && w.includes('日本語'))).toBe(true);
     expect(warnings.length).toBe(2);
     const got = await call(agent, `${server.url}${COLL}/warned`);

@@ -39,7 +39,9 @@ async function ensureHealthy(after: string): Promise<void> {
   const ready = await client.send({ method: 'GET', path: '/readyz', expect: [200] });
   if (live.status === 200 && ready.status === 200) return;
   const exited = server.proc.exitCode !== null || server.proc.signalCode !== null;
-  downtime.push(`after ${after}: /livez ${live.status || live.error}, /readyz ${ready.status || ready.error}${exited ? `; the process exited (${server.proc.exitCode ?? server.proc.signalCode})\n${server.logs().slice(-1500)}` : ''}`);
+  downtime.push(
+    `after ${after}: /livez ${live.status || live.error}, /readyz ${ready.status || ready.error}${exited ? `; the process exited (${server.proc.exitCode ?? server.proc.signalCode})\n${server.logs().slice(-1500)}` : ''}`,
+  );
   await client.close();
   await server.stop('SIGKILL');
   server = await startServer({ dataDir: server.dataDir, certDir: server.certDir });
@@ -63,7 +65,8 @@ beforeAll(async () => {
 afterAll(async () => {
   // The figures the closing note quotes.
   console.log(`hostile-input suite: cases and answers (status code × count) per class\n${tally.summary()}`);
-  if (process.env.HOSTILE_REPORT) writeFileSync(process.env.HOSTILE_REPORT, JSON.stringify({ summary: tally.summary(), downtime, failures: tally.failures }, null, 1));
+  if (process.env.HOSTILE_REPORT)
+    writeFileSync(process.env.HOSTILE_REPORT, JSON.stringify({ summary: tally.summary(), downtime, failures: tally.failures }, null, 1));
   await client?.close();
   await server?.stop();
   cleanupTempDirs();
@@ -72,26 +75,32 @@ afterAll(async () => {
 const show = (fs: Failure[]) =>
   fs
     .slice(0, 25)
-    .map((f) => `- [${f.cls}] ${f.name}\n    ${f.request}\n    answer: ${f.answer.replace(/\s+/g, ' ').slice(0, 240)}\n    expected: ${f.expected}; ${f.problem}`)
+    .map(
+      (f) => `- [${f.cls}] ${f.name}\n    ${f.request}\n    answer: ${f.answer.replace(/\s+/g, ' ').slice(0, 240)}\n    expected: ${f.expected}; ${f.problem}`,
+    )
     .join('\n');
 
 const only = process.env.HOSTILE_CLASS;
 
 describe('hostile input: always a Status, never a crash, nothing lost, nothing poisoned', () => {
   for (const cls of CLASSES) {
-    it.skipIf(only !== undefined && only !== cls)(`${cls}: every answer is a Status with a 4xx code or kube's 2xx, and the server stays up`, async () => {
-      const cases = byClass.get(cls) ?? [];
-      expect(cases.length).toBeGreaterThan(10);
-      const before = tally.failures.length;
-      const downBefore = downtime.length;
-      for (let i = 0; i < cases.length; i += BATCH) {
-        await runCases(client, cases.slice(i, i + BATCH), tally, CONCURRENCY);
-        await ensureHealthy(`${cls} cases ${i}..${Math.min(i + BATCH, cases.length) - 1}`);
-      }
-      const failures = tally.failures.slice(before);
-      expect(downtime.slice(downBefore), 'the server went down').toEqual([]);
-      expect(failures.length, `${failures.length} of ${cases.length} ${cls} cases answered wrongly:\n${show(failures)}`).toBe(0);
-    }, 120_000);
+    it.skipIf(only !== undefined && only !== cls)(
+      `${cls}: every answer is a Status with a 4xx code or kube's 2xx, and the server stays up`,
+      async () => {
+        const cases = byClass.get(cls) ?? [];
+        expect(cases.length).toBeGreaterThan(10);
+        const before = tally.failures.length;
+        const downBefore = downtime.length;
+        for (let i = 0; i < cases.length; i += BATCH) {
+          await runCases(client, cases.slice(i, i + BATCH), tally, CONCURRENCY);
+          await ensureHealthy(`${cls} cases ${i}..${Math.min(i + BATCH, cases.length) - 1}`);
+        }
+        const failures = tally.failures.slice(before);
+        expect(downtime.slice(downBefore), 'the server went down').toEqual([]);
+        expect(failures.length, `${failures.length} of ${cases.length} ${cls} cases answered wrongly:\n${show(failures)}`).toBe(0);
+      },
+      120_000,
+    );
   }
 
   it('left every fixture unchanged (resourceVersion included) and nothing else in their namespaces', async () => {

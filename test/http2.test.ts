@@ -21,9 +21,7 @@ afterEach(() => {
 /** open connects an HTTP/2 session to the server, with the admin client certificate unless told not to. */
 async function open(srv: ServerProcess, withClientCert = true): Promise<ClientHttp2Session> {
   const ca = readFileSync(join(srv.certDir, 'ca.crt'), 'utf8');
-  const creds = withClientCert
-    ? { cert: readFileSync(join(srv.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(srv.certDir, 'admin.key'), 'utf8') }
-    : {};
+  const creds = withClientCert ? { cert: readFileSync(join(srv.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(srv.certDir, 'admin.key'), 'utf8') } : {};
   const session = connect(srv.url, { ca, ...creds });
   sessions.push(session);
   session.on('error', () => undefined);
@@ -139,16 +137,17 @@ describe('HTTP/2', () => {
     const stream = session.request({ ':method': 'GET', ':path': `${COLLECTION}?watch=1&fieldSelector=metadata.name%3Dh2-watched` });
     const lines: any[] = [];
     let buf = '';
-    const arrived = (n: number) => new Promise<void>((res) => {
-      const check = () => {
-        if (lines.length >= n) {
-          stream.off('data', check);
-          res();
-        }
-      };
-      stream.on('data', check);
-      check();
-    });
+    const arrived = (n: number) =>
+      new Promise<void>((res) => {
+        const check = () => {
+          if (lines.length >= n) {
+            stream.off('data', check);
+            res();
+          }
+        };
+        stream.on('data', check);
+        check();
+      });
     stream.setEncoding('utf8');
     stream.on('data', (c: string) => {
       buf += c;
@@ -188,11 +187,20 @@ describe('HTTP/2', () => {
     stream.pause();
     let terminated = false;
     for (let round = 1; !terminated && round < 400; round++) {
-      await Promise.all(Array.from({ length: objects }, async (_, i) => {
-        const r = await h2(writer, 'PATCH', `${ns}/s${i}`, { metadata: { labels: { round: String(round) } } }, { 'content-type': 'application/merge-patch+json' });
-        expect(r.status).toBe(200);
-      }));
-      if (round % 10 === 0) terminated = counter(await metrics(), 'apiserver_terminated_watchers_total') > counter(before, 'apiserver_terminated_watchers_total');
+      await Promise.all(
+        Array.from({ length: objects }, async (_, i) => {
+          const r = await h2(
+            writer,
+            'PATCH',
+            `${ns}/s${i}`,
+            { metadata: { labels: { round: String(round) } } },
+            { 'content-type': 'application/merge-patch+json' },
+          );
+          expect(r.status).toBe(200);
+        }),
+      );
+      if (round % 10 === 0)
+        terminated = counter(await metrics(), 'apiserver_terminated_watchers_total') > counter(before, 'apiserver_terminated_watchers_total');
     }
     expect(terminated).toBe(true);
     // The same session still serves other streams: the slow stream did not hold the connection's window.

@@ -60,7 +60,11 @@ class TrackedInformer {
   #gate: Promise<void> = Promise.resolve();
   #open: () => void = () => undefined;
 
-  constructor(kc: k8s.KubeConfig, namespace?: string, readonly restartDelayMs = 1000) {
+  constructor(
+    kc: k8s.KubeConfig,
+    namespace?: string,
+    readonly restartDelayMs = 1000,
+  ) {
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     const listFn = async (): Promise<k8s.KubernetesListObject<Website>> => {
       this.lists++;
@@ -186,10 +190,14 @@ class Server {
 async function converged(s: Server, t: TrackedInformer, namespace?: string, ms?: number): Promise<void> {
   let last: string[] = [];
   try {
-    await until('the informer cache to equal a fresh list', async () => {
-      last = snapshot((await s.list(namespace)).items);
-      return JSON.stringify(snapshot(t.informer.list())) === JSON.stringify(last);
-    }, ms);
+    await until(
+      'the informer cache to equal a fresh list',
+      async () => {
+        last = snapshot((await s.list(namespace)).items);
+        return JSON.stringify(snapshot(t.informer.list())) === JSON.stringify(last);
+      },
+      ms,
+    );
   } catch {
     // Show the difference rather than a bare timeout.
     expect(snapshot(t.informer.list())).toEqual(last);
@@ -211,7 +219,11 @@ describe('informers on a server with 1 s bookmarks', () => {
     await one.informer.start();
 
     // What each object went through, from the writers' side: every resourceVersion they were handed.
-    interface Written { adds: string[]; updates: string[]; deleted: boolean }
+    interface Written {
+      adds: string[];
+      updates: string[];
+      deleted: boolean;
+    }
     const written = new Map<string, Written>();
     const writer = async (w: number) => {
       const mine: [string, string][] = [];
@@ -248,7 +260,10 @@ describe('informers on a server with 1 s bookmarks', () => {
     expect(one.informer.list().every((o) => o.metadata?.namespace === 'inf-b')).toBe(true);
 
     // Each informer saw every change in its scope exactly once, at the resourceVersion the writer was given.
-    for (const [t, inScope] of [[all, () => true], [one, inB]] as const) {
+    for (const [t, inScope] of [
+      [all, () => true],
+      [one, inB],
+    ] as const) {
       for (const [key, w] of written) {
         if (!inScope(key)) {
           expect(t.seen.some((e) => e.key === key)).toBe(false);
@@ -317,8 +332,18 @@ describe('informers on a server with 1 s bookmarks', () => {
     const without: { type: string; object: any }[] = [];
     const ended: unknown[] = [];
     const path = `${API}/namespaces/quiet/websites`;
-    const a = await watch.watch(path, { resourceVersion: listed, allowWatchBookmarks: true }, (type, object) => withBookmarks.push({ type, object }), (e) => ended.push(e));
-    const b = await watch.watch(path, { resourceVersion: listed }, (type, object) => without.push({ type, object }), (e) => ended.push(e));
+    const a = await watch.watch(
+      path,
+      { resourceVersion: listed, allowWatchBookmarks: true },
+      (type, object) => withBookmarks.push({ type, object }),
+      (e) => ended.push(e),
+    );
+    const b = await watch.watch(
+      path,
+      { resourceVersion: listed },
+      (type, object) => without.push({ type, object }),
+      (e) => ended.push(e),
+    );
     const bookmarkAt = (rv: string) => withBookmarks.some((e) => e.object?.metadata?.resourceVersion === rv);
     try {
       await until(`a BOOKMARK at the listed resourceVersion ${listed}`, () => bookmarkAt(listed), 10_000);
@@ -374,7 +399,12 @@ describe('informers on a server that keeps only 20 events of history', () => {
     const events: { type: string; object: any }[] = [];
     await new Promise<void>((resolve, reject) => {
       void new k8s.Watch(s.kc)
-        .watch(`${API}/websites`, { resourceVersion: stale }, (type, object) => events.push({ type, object }), (e) => (e ? reject(e) : resolve()))
+        .watch(
+          `${API}/websites`,
+          { resourceVersion: stale },
+          (type, object) => events.push({ type, object }),
+          (e) => (e ? reject(e) : resolve()),
+        )
         .catch(reject);
     });
     expect(events).toEqual([{ type: 'ERROR', object: expect.objectContaining({ kind: 'Status', code: 410, reason: 'Expired' }) }]);
@@ -391,11 +421,24 @@ describe('informers on a server that keeps only 20 events of history', () => {
     );
     // The re-list told the application what it missed: deletes for the gone objects, adds for the new ones.
     const after = t.seen.slice(before);
-    expect(after.filter((e) => e.type === 'delete').map((e) => e.key).sort()).toEqual([`${ns}/old-3`, `${ns}/old-4`]);
-    expect(after.filter((e) => e.type === 'add').map((e) => e.key).sort()).toEqual(
-      [0, 1, 2, 3, 4, 5, 6].map((i) => `${ns}/new-${i}`).sort(),
-    );
-    expect(after.filter((e) => e.type === 'update').map((e) => e.key).sort()).toEqual([0, 1, 2].map((i) => `${ns}/old-${i}`));
+    expect(
+      after
+        .filter((e) => e.type === 'delete')
+        .map((e) => e.key)
+        .sort(),
+    ).toEqual([`${ns}/old-3`, `${ns}/old-4`]);
+    expect(
+      after
+        .filter((e) => e.type === 'add')
+        .map((e) => e.key)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `${ns}/new-${i}`).sort());
+    expect(
+      after
+        .filter((e) => e.type === 'update')
+        .map((e) => e.key)
+        .sort(),
+    ).toEqual([0, 1, 2].map((i) => `${ns}/old-${i}`));
 
     // And it is live again from the re-listed resourceVersion.
     const rv = await s.create(ns, 'after-relist');

@@ -22,8 +22,14 @@ async function create(name: string, metadata: Record<string, unknown> = {}) {
 
 // errors.NewGenericServerResponse(422, ...) keeps no detail of which operation failed.
 const REJECTED = {
-  kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-  message: 'the server rejected our request due to an error in our request', reason: 'Invalid', details: {}, code: 422,
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'the server rejected our request due to an error in our request',
+  reason: 'Invalid',
+  details: {},
+  code: 422,
 };
 
 useServer((s, a) => {
@@ -50,7 +56,10 @@ describe('JSON patch semantics (evanphx/json-patch v4)', () => {
 
   it('answers a failing test with the bare 422 and leaves the object as it was', async () => {
     const before = await create('failing');
-    const r = await patch('failing', [{ op: 'replace', path: '/spec/replicas', value: 5 }, { op: 'test', path: '/spec/gitRepo', value: 'nope' }]);
+    const r = await patch('failing', [
+      { op: 'replace', path: '/spec/replicas', value: 5 },
+      { op: 'test', path: '/spec/gitRepo', value: 'nope' },
+    ]);
     expect(r.status).toBe(422);
     expect(r.body).toEqual(REJECTED);
     const after = (await call(agent, url('failing'))).body;
@@ -86,7 +95,8 @@ describe('JSON patch semantics (evanphx/json-patch v4)', () => {
     const scale = await call(agent, url('subresources/scale'), 'PATCH', JSON.stringify([{ op: 'replace', path: '/spec/replicas', value: 3 }]), JSON_PATCH);
     expect(scale.status, scale.text).toBe(200);
     expect(scale.body.spec.replicas).toBe(3);
-    const status = (value: number) => call(agent, url('subresources/status'), 'PATCH', JSON.stringify([{ op: 'test', path: '/spec/replicas', value }]), JSON_PATCH);
+    const status = (value: number) =>
+      call(agent, url('subresources/status'), 'PATCH', JSON.stringify([{ op: 'test', path: '/spec/replicas', value }]), JSON_PATCH);
     expect((await status(3)).status).toBe(200);
     expect((await status(1)).body).toEqual(REJECTED);
   });
@@ -95,19 +105,43 @@ describe('JSON patch semantics (evanphx/json-patch v4)', () => {
 describe('decoding the patch (handlers/patch.go)', () => {
   it('answers 400 invalid JSON patch to a body that is not JSON, before looking for the object', async () => {
     await create('malformed');
-    for (const [name, body] of [['malformed', '[{"op":"add",}]'], ['malformed', ''], ['no-such-object', '[{']] as const) {
+    for (const [name, body] of [
+      ['malformed', '[{"op":"add",}]'],
+      ['malformed', ''],
+      ['no-such-object', '[{'],
+    ] as const) {
       const r = await patch(name, body);
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'invalid JSON patch', reason: 'BadRequest', code: 400 });
+      expect(r.body).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'invalid JSON patch',
+        reason: 'BadRequest',
+        code: 400,
+      });
     }
   });
 
   it('answers the same 400 to a merge patch that is not JSON, also before looking for the object', async () => {
     await create('malformed-merge');
-    for (const [name, body] of [['malformed-merge', '{"spec":'], ['malformed-merge', ''], ['no-such-object', '{']] as const) {
+    for (const [name, body] of [
+      ['malformed-merge', '{"spec":'],
+      ['malformed-merge', ''],
+      ['no-such-object', '{'],
+    ] as const) {
       const r = await call(agent, url(name), 'PATCH', body, { 'content-type': 'application/merge-patch+json' });
       expect(r.status, r.text).toBe(400);
-      expect(r.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'invalid JSON patch', reason: 'BadRequest', code: 400 });
+      expect(r.body).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'invalid JSON patch',
+        reason: 'BadRequest',
+        code: 400,
+      });
     }
     const ok = await call(agent, url('malformed-merge'), 'PATCH', '{"metadata":{"labels":{"a":"b"}}}', { 'content-type': 'application/merge-patch+json' });
     expect(ok.status, ok.text).toBe(200);
@@ -140,14 +174,20 @@ describe('decoding the patch (handlers/patch.go)', () => {
     const r = await patch('many', ops);
     expect(r.status).toBe(413);
     expect(r.body).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-      message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001', reason: 'RequestEntityTooLarge', code: 413,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
+      reason: 'RequestEntityTooLarge',
+      code: 413,
     });
     expect((await patch('many', ops.slice(1))).status).toBe(200);
   });
 
   it('reports duplicate members as kube-apiserver 1.37 answered for the Website CRD: warnings, or strict decoding errors', async () => {
-    const body = (n: string) => `{"apiVersion":"extensions.example.com/v1alpha1","kind":"Website","metadata":{"name":"${n}"},"spec":{"gitRepo":"bad"},"spec":{"gitRepo":"https://github.com/luksa/kubia-website-example.git"}}`;
+    const body = (n: string) =>
+      `{"apiVersion":"extensions.example.com/v1alpha1","kind":"Website","metadata":{"name":"${n}"},"spec":{"gitRepo":"bad"},"spec":{"gitRepo":"https://github.com/luksa/kubia-website-example.git"}}`;
     const collection = `${server.url}${API}/namespaces/jp/websites`;
     const strict = await call(agent, `${collection}?fieldValidation=Strict`, 'POST', body('dup-strict'), { 'content-type': 'application/json' });
     expect(strict.status).toBe(400);
@@ -167,7 +207,12 @@ describe('decoding the patch (handlers/patch.go)', () => {
 
   it('warns, as kube-apiserver does for a custom resource, about each finalizer a write adds without a domain', async () => {
     // apiextensions-apiserver customresource strategy.go generateWarningsFromObj / validator.go validateKubeFinalizerName.
-    const created = await call(agent, `${server.url}${API}/namespaces/jp/websites`, 'POST', website('finalizers', {}, { finalizers: ['x', 'example.com/ok', 'a.b', 'orphan'] }));
+    const created = await call(
+      agent,
+      `${server.url}${API}/namespaces/jp/websites`,
+      'POST',
+      website('finalizers', {}, { finalizers: ['x', 'example.com/ok', 'a.b', 'orphan'] }),
+    );
     expect(created.status, created.text).toBe(201);
     expect(created.headers['warning']).toEqual([
       '299 - "metadata.finalizers: \\"a.b\\": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"',
@@ -176,13 +221,16 @@ describe('decoding the patch (handlers/patch.go)', () => {
     // Only what this write adds is reported: x is kept, y is new.
     const r = await patch('finalizers', [{ op: 'add', path: '/metadata/finalizers/-', value: 'y' }]);
     expect(r.status, r.text).toBe(200);
-    expect(r.headers['warning']).toBe('299 - "metadata.finalizers: \\"y\\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"');
+    expect(r.headers['warning']).toBe(
+      '299 - "metadata.finalizers: \\"y\\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"',
+    );
     expect((await patch('finalizers', [{ op: 'replace', path: '/metadata/finalizers', value: [] }])).headers['warning']).toBeUndefined();
   });
 
   it('warns about unknown and duplicate members of operations, and refuses them under fieldValidation=Strict', async () => {
     await create('strict');
-    const body = '[{"op":"add","path":"/metadata/labels","value":{"a":"b"},"foo":1,"path":"/metadata/labels"},{"Op":"x","op":"test","path":"/spec/replicas","value":1}]';
+    const body =
+      '[{"op":"add","path":"/metadata/labels","value":{"a":"b"},"foo":1,"path":"/metadata/labels"},{"Op":"x","op":"test","path":"/spec/replicas","value":1}]';
     const warned = await patch('strict', body);
     expect(warned.status, warned.text).toBe(200);
     expect(warned.headers['warning']).toEqual([
@@ -205,8 +253,12 @@ describe('decoding the patch (handlers/patch.go)', () => {
     const refused = await patch('strict', '[{"op":"add","path":"/metadata/labels","value":{"a":"c"},"foo":1}]', '?fieldValidation=Strict');
     expect(refused.status).toBe(422);
     expect(refused.body.reason).toBe('Invalid');
-    expect(refused.body.message).toMatch(/^ "" is invalid: patch: Invalid value: "\{\\"apiVersion\\":\\"extensions.example.com\/v1alpha1\\",\\"kind\\":\\"Website\\",\\"metadata\\":\{.*\\"labels\\":\{\\"a\\":\\"c\\"\}.*": strict decoding error: json patch unknown field "\[0\].foo"$/);
-    expect(refused.body.details.causes).toEqual([{ reason: 'FieldValueInvalid', field: 'patch', message: refused.body.message.slice(' "" is invalid: patch: '.length) }]);
+    expect(refused.body.message).toMatch(
+      /^ "" is invalid: patch: Invalid value: "\{\\"apiVersion\\":\\"extensions.example.com\/v1alpha1\\",\\"kind\\":\\"Website\\",\\"metadata\\":\{.*\\"labels\\":\{\\"a\\":\\"c\\"\}.*": strict decoding error: json patch unknown field "\[0\].foo"$/,
+    );
+    expect(refused.body.details.causes).toEqual([
+      { reason: 'FieldValueInvalid', field: 'patch', message: refused.body.message.slice(' "" is invalid: patch: '.length) },
+    ]);
     expect((await call(agent, url('strict'))).body.metadata.labels).toEqual({ a: 'b' });
   });
 });

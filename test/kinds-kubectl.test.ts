@@ -58,7 +58,12 @@ describe('test-only kinds through the real server and kubectl', () => {
   });
 
   it('FlightTicket: applied, booked by its controller in standalone mode, and a spec patch keeps the status', async () => {
-    const ticket = { apiVersion: 'testing.example.com/v1', kind: 'FlightTicket', metadata: { name: 't1', namespace: 'travel' }, spec: { departure: 'ICN', destination: 'SFO' } };
+    const ticket = {
+      apiVersion: 'testing.example.com/v1',
+      kind: 'FlightTicket',
+      metadata: { name: 't1', namespace: 'travel' },
+      spec: { departure: 'ICN', destination: 'SFO' },
+    };
     const file = join(work, 'ticket.json');
     writeFileSync(file, JSON.stringify(ticket));
     expect((await kubectl(['apply', '-f', file])).stdout.trim()).toBe('flightticket.testing.example.com/t1 created');
@@ -74,7 +79,7 @@ describe('test-only kinds through the real server and kubectl', () => {
     expect(rows.rows[0]).toMatchObject({ NAME: 't1', ROUTE: 'ICN-SFO', BOOKED: 'true' });
   });
 
-  it('Airport: cluster-scoped, created in v1beta1, read in both versions with each version\'s columns', async () => {
+  it("Airport: cluster-scoped, created in v1beta1, read in both versions with each version's columns", async () => {
     const airport = { apiVersion: 'testing.example.com/v1beta1', kind: 'Airport', metadata: { name: 'nrt' }, spec: { town: 'Narita' } };
     expect((await kubectl(['create', '-f', '-'], JSON.stringify(airport))).stdout.trim()).toBe('airport.testing.example.com/nrt created');
     const v1 = table((await kubectl(['get', 'airports'])).stdout);

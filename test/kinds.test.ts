@@ -43,12 +43,21 @@ const TICKETS = '/apis/testing.example.com/v1/namespaces/travel/flighttickets';
 const AIRPORTS = '/apis/testing.example.com/v1/airports';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 const ticket = (name: string, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'testing.example.com/v1', kind: 'FlightTicket', metadata: { name }, spec: { departure: 'ICN', destination: 'SFO' }, ...extra,
+  apiVersion: 'testing.example.com/v1',
+  kind: 'FlightTicket',
+  metadata: { name },
+  spec: { departure: 'ICN', destination: 'SFO' },
+  ...extra,
 });
 type Obj = { metadata: { name: string; namespace?: string; resourceVersion: string }; spec: Record<string, unknown>; status?: Record<string, unknown> };
 
 async function call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = {}) {
-  const r = await app.inject({ method, url, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+  const r = await app.inject({
+    method,
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+  });
   return { code: r.statusCode, body: r.json() as Obj & Record<string, unknown> };
 }
 
@@ -56,9 +65,13 @@ describe('kinds beside Website, through the same machinery', () => {
   it('discovery lists each kind in its group with its scope and subresources', async () => {
     const groups = (await call('GET', '/apis')).body as unknown as { groups: { name: string; preferredVersion: { version: string } }[] };
     expect(groups.groups.map((g) => `${g.name}/${g.preferredVersion.version}`)).toEqual(['extensions.example.com/v1', 'testing.example.com/v1']);
-    const list = (await call('GET', '/apis/testing.example.com/v1')).body as unknown as { resources: { name: string; namespaced: boolean; kind: string; shortNames?: string[] }[] };
+    const list = (await call('GET', '/apis/testing.example.com/v1')).body as unknown as {
+      resources: { name: string; namespaced: boolean; kind: string; shortNames?: string[] }[];
+    };
     expect(list.resources.map((r) => `${r.name} ${r.kind} ${r.namespaced}`)).toEqual([
-      'airports Airport false', 'flighttickets FlightTicket true', 'flighttickets/status FlightTicket true',
+      'airports Airport false',
+      'flighttickets FlightTicket true',
+      'flighttickets/status FlightTicket true',
     ]);
     expect(list.resources.find((r) => r.name === 'flighttickets')?.shortNames).toEqual(['ft']);
   });
@@ -83,7 +96,12 @@ describe('kinds beside Website, through the same machinery', () => {
     expect(updated.code).toBe(200);
     expect(updated.body.status).toEqual({ booked: true, note: 'window' });
 
-    const applied = await call('PATCH', `${TICKETS}/t1?fieldManager=tester&force=true`, { apiVersion: 'testing.example.com/v1', kind: 'FlightTicket', metadata: { name: 't1' }, spec: { departure: 'ICN', destination: 'NRT' } }, { 'content-type': 'application/apply-patch+yaml' });
+    const applied = await call(
+      'PATCH',
+      `${TICKETS}/t1?fieldManager=tester&force=true`,
+      { apiVersion: 'testing.example.com/v1', kind: 'FlightTicket', metadata: { name: 't1' }, spec: { departure: 'ICN', destination: 'NRT' } },
+      { 'content-type': 'application/apply-patch+yaml' },
+    );
     expect(applied.code).toBe(200);
     expect(applied.body.spec['destination']).toBe('NRT');
     expect((await call('GET', `${TICKETS}/t1`)).body.status).toEqual({ booked: true, note: 'window' });
@@ -91,7 +109,10 @@ describe('kinds beside Website, through the same machinery', () => {
 
   it('Website in the same server still gets its standalone status from its own kind', async () => {
     const w = await call('POST', '/apis/extensions.example.com/v1alpha1/namespaces/travel/websites', {
-      apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'site' }, spec: { gitRepo: 'https://example.com/site.git' },
+      apiVersion: 'extensions.example.com/v1alpha1',
+      kind: 'Website',
+      metadata: { name: 'site' },
+      spec: { gitRepo: 'https://example.com/site.git' },
     });
     expect(w.code).toBe(201);
     const conditions = (w.body.status?.['conditions'] ?? []) as { type: string; reason: string }[];
@@ -102,13 +123,21 @@ describe('kinds beside Website, through the same machinery', () => {
     const bad = await call('POST', TICKETS, { ...ticket('t2'), spec: { departure: 'ICN', destination: 'ICN' } });
     expect(bad.code).toBe(422);
     expect((bad.body['details'] as { causes: { field: string }[] }).causes.map((c) => c.field)).toEqual(['spec.destination']);
-    const table = (await call('GET', TICKETS, undefined, { accept: TABLE })).body as unknown as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    const table = (await call('GET', TICKETS, undefined, { accept: TABLE })).body as unknown as {
+      columnDefinitions: { name: string }[];
+      rows: { cells: unknown[] }[];
+    };
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Route', 'Booked', 'Age']);
     expect(table.rows.map((r) => r.cells.slice(0, 3))).toEqual([['t1', 'ICN-NRT', true]]);
   });
 
   it('a cluster-scoped kind lives outside namespaces: created, read and listed at the group root, no namespaced path', async () => {
-    const created = await call('POST', AIRPORTS, { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Incheon' } });
+    const created = await call('POST', AIRPORTS, {
+      apiVersion: 'testing.example.com/v1',
+      kind: 'Airport',
+      metadata: { name: 'icn' },
+      spec: { city: 'Incheon' },
+    });
     expect(created.code).toBe(201);
     expect(created.body.metadata.namespace).toBeUndefined();
     expect((await call('GET', `${AIRPORTS}/icn`)).body.spec).toEqual({ city: 'Incheon' });
@@ -119,7 +148,7 @@ describe('kinds beside Website, through the same machinery', () => {
   });
 });
 
-describe('the controller manager runs the test kinds\' controllers, standalone', () => {
+describe("the controller manager runs the test kinds' controllers, standalone", () => {
   const dir2 = mkdtempSync(join(tmpdir(), 'kinds-controllers-'));
   const storage2 = new LmdbStorage({ path: join(dir2, 'data') });
   const served: readonly Kind[] = [website, flightTicketKind, airportKind];
@@ -132,7 +161,12 @@ describe('the controller manager runs the test kinds\' controllers, standalone',
     rmSync(dir2, { recursive: true, force: true });
   });
   const inject = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
-    const r = await srv.app.inject({ method, url, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    const r = await srv.app.inject({
+      method,
+      url,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
     return r.json() as Obj & Record<string, unknown>;
   };
   const eventually = async (what: string, cond: () => Promise<boolean>) => {
@@ -143,14 +177,25 @@ describe('the controller manager runs the test kinds\' controllers, standalone',
     throw new Error(`${what} did not happen in 5 s`);
   };
 
-  it('starts the controllers that need no cluster (not Website\'s), with their flags, and they reconcile through the stores', async () => {
+  it("starts the controllers that need no cluster (not Website's), with their flags, and they reconcile through the stores", async () => {
     await srv.app.ready();
     const { controllers, off } = await kindControllers(served, {
-      cluster: undefined, enabled: true, storeOf: (k) => srv.storeOf(k), flags: new Map([['seat-class', 'business']]),
+      cluster: undefined,
+      enabled: true,
+      storeOf: (k) => srv.storeOf(k),
+      flags: new Map([['seat-class', 'business']]),
     });
     expect(controllers.map((c) => c.name)).toEqual(['flightticket', 'airport']);
     expect(off).toEqual([{ controller: 'website', kind: 'Website', why: 'no cluster is configured (standalone mode)' }]);
-    manager = startManager({ storage: storage2, controllers, cluster: undefined, maxConcurrentReconciles: 2, resyncPeriodMs: 60_000, registry: new Registry(), logger: pino({ level: 'silent' }) });
+    manager = startManager({
+      storage: storage2,
+      controllers,
+      cluster: undefined,
+      maxConcurrentReconciles: 2,
+      resyncPeriodMs: 60_000,
+      registry: new Registry(),
+      logger: pino({ level: 'silent' }),
+    });
 
     await inject('POST', TICKETS, ticket('seat-1'));
     await inject('POST', AIRPORTS, { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'sfo' }, spec: { city: 'San Francisco' } });
@@ -190,19 +235,38 @@ describe('a test-only kind in two versions, through the same version machinery a
     const group = (await req('GET', '/apis/testing.example.com')).body;
     expect(group['versions'].map((v: { version: string }) => v.version)).toEqual(['v1', 'v1beta1']);
     expect(group['preferredVersion'].version).toBe('v1');
-    const hashes = await Promise.all(['v1', 'v1beta1'].map(async (v) => (await req('GET', `/apis/testing.example.com/${v}`)).body['resources'][0].storageVersionHash));
+    const hashes = await Promise.all(
+      ['v1', 'v1beta1'].map(async (v) => (await req('GET', `/apis/testing.example.com/${v}`)).body['resources'][0].storageVersionHash),
+    );
     expect(hashes[0]).toBe(hashes[1]);
 
-    const created = await req('PATCH', '/apis/testing.example.com/v1beta1/airports/icn?fieldManager=beta-tool', { apiVersion: 'testing.example.com/v1beta1', kind: 'Airport', metadata: { name: 'icn' }, spec: { town: 'Incheon' } }, 'application/apply-patch+yaml');
+    const created = await req(
+      'PATCH',
+      '/apis/testing.example.com/v1beta1/airports/icn?fieldManager=beta-tool',
+      { apiVersion: 'testing.example.com/v1beta1', kind: 'Airport', metadata: { name: 'icn' }, spec: { town: 'Incheon' } },
+      'application/apply-patch+yaml',
+    );
     expect(created.code).toBe(201);
     expect(created.body['spec']).toEqual({ town: 'Incheon' });
     const v1 = (await req('GET', '/apis/testing.example.com/v1/airports/icn')).body;
     expect(v1['spec']).toEqual({ city: 'Incheon' });
-    expect(v1['metadata'].managedFields[0]).toMatchObject({ manager: 'beta-tool', apiVersion: 'testing.example.com/v1beta1', fieldsV1: { 'f:spec': { 'f:town': {} } } });
-    const conflict = await req('PATCH', '/apis/testing.example.com/v1/airports/icn?fieldManager=v1-tool', { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Seoul' } }, 'application/apply-patch+yaml');
+    expect(v1['metadata'].managedFields[0]).toMatchObject({
+      manager: 'beta-tool',
+      apiVersion: 'testing.example.com/v1beta1',
+      fieldsV1: { 'f:spec': { 'f:town': {} } },
+    });
+    const conflict = await req(
+      'PATCH',
+      '/apis/testing.example.com/v1/airports/icn?fieldManager=v1-tool',
+      { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Seoul' } },
+      'application/apply-patch+yaml',
+    );
     expect(conflict.code).toBe(409);
     expect(conflict.body['message']).toBe('Apply failed with 1 conflict: conflict with "beta-tool": .spec.town');
-    const table = (await srv.app.inject({ method: 'GET', url: '/apis/testing.example.com/v1beta1/airports', headers: { accept: TABLE } })).json() as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    const table = (await srv.app.inject({ method: 'GET', url: '/apis/testing.example.com/v1beta1/airports', headers: { accept: TABLE } })).json() as {
+      columnDefinitions: { name: string }[];
+      rows: { cells: unknown[] }[];
+    };
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Town', 'Age']);
     expect(table.rows.map((r) => r.cells.slice(0, 2))).toEqual([['icn', 'Incheon']]);
   });

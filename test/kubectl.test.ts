@@ -111,7 +111,6 @@ async function seed(ns: string, name: string, spec: Record<string, unknown> = {}
   return r.body;
 }
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** until polls cond every 50 ms until true or the deadline. */
@@ -165,13 +164,21 @@ describe('kubectl against a standalone server', () => {
   it('get websites.v1alpha1.extensions.example.com reads the same objects in v1alpha1; a v1 manifest and a v1alpha1 one describe one object', async () => {
     const ns = 'kt-versions';
     await seed(ns, 'alpha', { branch: 'main' }, { annotations: { 'extensions.example.com/node-port': '30080' } });
-    const v1 = { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'one' }, spec: { git: { repository: REPO }, service: { nodePort: 30081 } } };
+    const v1 = {
+      apiVersion: 'extensions.example.com/v1',
+      kind: 'Website',
+      metadata: { name: 'one' },
+      spec: { git: { repository: REPO }, service: { nodePort: 30081 } },
+    };
     expect((await kubectl(['apply', '-n', ns, '-f', file(v1)])).stdout.trim()).toBe(`${GR}/one created`);
 
     const asAlpha = await kubectl(['get', 'websites.v1alpha1.extensions.example.com', '-n', ns, '-o', 'json']);
     expect(asAlpha.code, asAlpha.stderr).toBe(0);
     const alphaItems = JSON.parse(asAlpha.stdout).items;
-    expect(alphaItems.map((i: any) => [i.apiVersion, i.metadata.name])).toEqual([['extensions.example.com/v1alpha1', 'alpha'], ['extensions.example.com/v1alpha1', 'one']]);
+    expect(alphaItems.map((i: any) => [i.apiVersion, i.metadata.name])).toEqual([
+      ['extensions.example.com/v1alpha1', 'alpha'],
+      ['extensions.example.com/v1alpha1', 'one'],
+    ]);
     expect(alphaItems[1].spec).toEqual({ gitRepo: REPO, replicas: 1, serviceType: 'NodePort', syncIntervalSeconds: 60 });
     expect(alphaItems[1].metadata.annotations['extensions.example.com/node-port']).toBe('30081');
 
@@ -182,10 +189,21 @@ describe('kubectl against a standalone server', () => {
     expect(asV1.map((i: any) => i.metadata.resourceVersion)).toEqual(alphaItems.map((i: any) => i.metadata.resourceVersion));
 
     const table1 = table((await kubectl(['get', 'websites.v1alpha1.extensions.example.com', '-n', ns, '-o', 'wide'])).stdout);
-    expect(table1.rows.map((r) => [r.NAME, r['GIT-REPO'], r.BRANCH])).toEqual([['alpha', REPO, 'main'], ['one', REPO, '']]);
+    expect(table1.rows.map((r) => [r.NAME, r['GIT-REPO'], r.BRANCH])).toEqual([
+      ['alpha', REPO, 'main'],
+      ['one', REPO, ''],
+    ]);
 
     // A v1 field set through v1alpha1: patching the annotation there moves spec.service.nodePort in v1.
-    const patched = await kubectl(['annotate', '--overwrite', 'websites.v1alpha1.extensions.example.com', 'one', '-n', ns, 'extensions.example.com/node-port=30099']);
+    const patched = await kubectl([
+      'annotate',
+      '--overwrite',
+      'websites.v1alpha1.extensions.example.com',
+      'one',
+      '-n',
+      ns,
+      'extensions.example.com/node-port=30099',
+    ]);
     expect(patched.stdout.trim()).toBe(`${GR}/one annotated`);
     expect((await getJson(ns, 'one')).spec.service).toEqual({ type: 'NodePort', nodePort: 30099 });
   });
@@ -242,7 +260,9 @@ describe('kubectl against a standalone server', () => {
     expect(wide.rows[0]).toMatchObject({ ...row, BRANCH: '', DEPLOYMENT: '' });
 
     const wideBranch = table((await kubectl(['get', 'ws', '-n', 'kt-wide', '-o', 'wide'])).stdout);
-    expect(wideBranch.rows).toEqual([expect.objectContaining({ NAME: 'branched', READY: '0/2', TYPE: 'ClusterIP', STATUS: 'NoCluster', BRANCH: 'main', DEPLOYMENT: '' })]);
+    expect(wideBranch.rows).toEqual([
+      expect.objectContaining({ NAME: 'branched', READY: '0/2', TYPE: 'ClusterIP', STATUS: 'NoCluster', BRANCH: 'main', DEPLOYMENT: '' }),
+    ]);
   });
 
   it('get -o yaml shows the uid, generation and resourceVersion the server assigned', async () => {
@@ -296,7 +316,7 @@ describe('kubectl against a standalone server', () => {
     expect(s.after.metadata.generation).toBe(s.before.metadata.generation + 1);
 
     const editor = join(work, 'editor.sh');
-    writeFileSync(editor, "#!/bin/sh\nsed -i 's/type: NodePort/type: ClusterIP/' \"$1\"\n");
+    writeFileSync(editor, '#!/bin/sh\nsed -i \'s/type: NodePort/type: ClusterIP/\' "$1"\n');
     chmodSync(editor, 0o755);
     s = await step(['edit', 'ws', 'kubia'], 'edited', { KUBE_EDITOR: editor });
     expect(s.after.spec.service.type).toBe('ClusterIP');
@@ -316,7 +336,9 @@ describe('kubectl against a standalone server', () => {
     expect(r.code).not.toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('application/strategic-merge-patch+json is not supported by extensions.example.com/v1, Kind=Website');
-    expect(r.stderr).toContain('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json');
+    expect(r.stderr).toContain(
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json',
+    );
     const after = await getJson(ns, 'kubia');
     expect(after.spec.replicas).toBe(1);
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
@@ -409,7 +431,11 @@ describe('kubectl against a standalone server', () => {
     expect(created.stdout).toContain('created');
     expect((await kubectl(['label', 'ws', 'w1', '-n', ns, 'app=x'])).stdout).toContain('labeled');
     expect((await kubectl(['delete', 'ws', 'w1', '-n', ns])).stdout).toContain('deleted');
-    const rowsOf = (out: string) => out.split('\n').filter((l) => l.trim() !== '').map((l) => l.trim().split(/\s+/));
+    const rowsOf = (out: string) =>
+      out
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => l.trim().split(/\s+/));
 
     const p = await plain.result; // ends by itself at --request-timeout
     expect(p.stderr).toBe('');
@@ -467,7 +493,11 @@ describe('kubectl against a standalone server', () => {
     const names = async (...args: string[]) => {
       const r = await kubectl(['get', 'ws', '-n', ns, '-o', 'name', ...args]);
       expect(r.stderr).toBe('');
-      return r.stdout.trim().split('\n').filter(Boolean).map((l) => l.replace(`${GR}/`, ''));
+      return r.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.replace(`${GR}/`, ''));
     };
 
     expect(await names('-l', 'tier in (a,b)')).toEqual(['a1', 'a2', 'a4']);
@@ -540,7 +570,13 @@ describe('kubectl against a standalone server', () => {
     expect((await getJson(ns, 'ssa')).spec).toEqual(V1_SPEC);
     // The entry keeps the version it was applied with, and its fields in that version's terms.
     expect(await managers()).toContainEqual(
-      expect.objectContaining({ manager: 'kubectl', operation: 'Apply', apiVersion: 'extensions.example.com/v1alpha1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:gitRepo': {} } } }),
+      expect.objectContaining({
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: 'extensions.example.com/v1alpha1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:gitRepo': {} } },
+      }),
     );
 
     const three = file(website('ssa', { replicas: 3 }));
@@ -582,7 +618,10 @@ describe('kubectl against a standalone server', () => {
     await Promise.all(mine.map((n) => seed(ns, n)));
     /** pageRequests are the GETs of the websites collection kubectl logged at -v=6 (round_trippers: "GET <url> 200 OK"). */
     const pageRequests = (stderr: string, path: string) =>
-      stderr.split('\n').map((l) => / GET (\S+) 200 OK/.exec(l)?.[1]).filter((u): u is string => !!u && new URL(u).pathname === path);
+      stderr
+        .split('\n')
+        .map((l) => / GET (\S+) 200 OK/.exec(l)?.[1])
+        .filter((u): u is string => !!u && new URL(u).pathname === path);
 
     const r = await kubectl(['get', 'ws', '-n', ns, '--chunk-size=7', '-v=6']);
     expect(r.code, r.stderr).toBe(0);

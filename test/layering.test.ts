@@ -14,12 +14,18 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEPCRUISE = join(REPO, 'node_modules', '.bin', 'depcruise');
 const run = promisify(execFile);
 
-interface Violation { rule: { name: string }; from: string; to: string }
+interface Violation {
+  rule: { name: string };
+  from: string;
+  to: string;
+}
 
 async function cruise(cwd: string): Promise<Violation[]> {
   // depcruise exits non-zero when it finds violations; the JSON report is on stdout either way.
-  const out = await run(DEPCRUISE, ['src', '--config', join(REPO, '.dependency-cruiser.cjs'), '--output-type', 'json'], { cwd, maxBuffer: 64 * 1024 * 1024 })
-    .catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+  const out = await run(DEPCRUISE, ['src', '--config', join(REPO, '.dependency-cruiser.cjs'), '--output-type', 'json'], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
   return (JSON.parse(out.stdout) as { summary: { violations: Violation[] } }).summary.violations;
 }
 
@@ -39,7 +45,7 @@ describe('layering', () => {
     };
     cpSync(join(REPO, 'tsconfig.json'), join(fixture, 'tsconfig.json'));
     file('src/storage/store.ts', "import { registryThing } from '../registry/thing.js';\nexport const s = registryThing;\n");
-    file('src/registry/thing.ts', "export const registryThing = 1;\n");
+    file('src/registry/thing.ts', 'export const registryThing = 1;\n');
     file('src/registry/a.ts', "import { b } from './b.js';\nexport const a = () => b;\n");
     file('src/registry/b.ts', "import { a } from './a.js';\nexport const b = () => a;\n");
     file('src/elsewhere/x.ts', "import { registryThing } from '../registry/thing.js';\nexport const x = registryThing;\n");

@@ -172,19 +172,24 @@ describe('limit and continue', () => {
     for (const n of names('s', 20)) created.set(n, await create(ns, n));
     const before = ok(await list(ns));
 
-    const pages = await paginate(ns, { limit: 5 }, {}, {
-      between: async (page) => {
-        if (page !== 1) return;
-        // After the first page (s-00..s-04): writes landing in the ranges of later pages.
-        await create(ns, 's-07a');
-        await create(ns, 's-99');
-        expect((await call(agent, `${listUrl(server, ns)}/s-10`, 'DELETE')).status).toBe(200);
-        const upd = await call(agent, `${listUrl(server, ns)}/s-15`, 'PATCH', { spec: { replicas: 9 }, metadata: { labels: { changed: 'yes' } } }, MERGE);
-        expect(upd.status, upd.text).toBe(200);
-        // A write inside the range already returned, too.
-        expect((await call(agent, `${listUrl(server, ns)}/s-01`, 'DELETE')).status).toBe(200);
+    const pages = await paginate(
+      ns,
+      { limit: 5 },
+      {},
+      {
+        between: async (page) => {
+          if (page !== 1) return;
+          // After the first page (s-00..s-04): writes landing in the ranges of later pages.
+          await create(ns, 's-07a');
+          await create(ns, 's-99');
+          expect((await call(agent, `${listUrl(server, ns)}/s-10`, 'DELETE')).status).toBe(200);
+          const upd = await call(agent, `${listUrl(server, ns)}/s-15`, 'PATCH', { spec: { replicas: 9 }, metadata: { labels: { changed: 'yes' } } }, MERGE);
+          expect(upd.status, upd.text).toBe(200);
+          // A write inside the range already returned, too.
+          expect((await call(agent, `${listUrl(server, ns)}/s-01`, 'DELETE')).status).toBe(200);
+        },
       },
-    });
+    );
     expect(pages[0].metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     const items = checkPages(pages, 5, 20);
     expect(items).toEqual(before.items);
@@ -207,7 +212,7 @@ describe('limit and continue', () => {
     expect(after.items.find((o: any) => o.metadata.name === 's-15').spec.replicas).toBe(9);
   });
 
-  it('a continue token taken to another collection (all namespaces and one namespace) gives that collection\'s next page and remainingItemCount', async () => {
+  it("a continue token taken to another collection (all namespaces and one namespace) gives that collection's next page and remainingItemCount", async () => {
     const full = ok(await list(undefined));
     const at = full.items.findIndex((o: any) => key(o) === 'pg-charlie/site-03');
     expect(at).toBeGreaterThan(0);
@@ -312,7 +317,10 @@ describe('resourceVersion semantics', () => {
       expect(Number(r.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(b2.metadata.resourceVersion));
     }
 
-    for (const params of [{ resourceVersion: n, resourceVersionMatch: 'Exact' }, { resourceVersion: n, limit: 10 }]) {
+    for (const params of [
+      { resourceVersion: n, resourceVersionMatch: 'Exact' },
+      { resourceVersion: n, limit: 10 },
+    ]) {
       const r = ok(await list(ns, params));
       expect(r.metadata.resourceVersion, JSON.stringify(params)).toBe(n);
       expect(r.items).toEqual([a, b, c]);
@@ -333,8 +341,16 @@ describe('resourceVersion semantics', () => {
   });
 
   it.each([
-    ['Exact with resourceVersion "0"', { resourceVersion: '0', resourceVersionMatch: 'Exact' }, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'],
-    ['resourceVersionMatch without resourceVersion', { resourceVersionMatch: 'NotOlderThan' }, 'resourceVersionMatch is forbidden unless resourceVersion is provided'],
+    [
+      'Exact with resourceVersion "0"',
+      { resourceVersion: '0', resourceVersionMatch: 'Exact' },
+      'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+    ],
+    [
+      'resourceVersionMatch without resourceVersion',
+      { resourceVersionMatch: 'NotOlderThan' },
+      'resourceVersionMatch is forbidden unless resourceVersion is provided',
+    ],
     ['an unknown resourceVersionMatch', { resourceVersion: '1', resourceVersionMatch: 'Newest' }, 'resourceVersionMatch'],
   ])('%s is 422 Invalid', async (_name, params, message) => {
     const r = expectStatus(await list('pg-alpha', params), 422, 'Invalid');
@@ -346,7 +362,11 @@ describe('resourceVersion semantics', () => {
     const token = p1.metadata.continue;
     const rv = p1.metadata.resourceVersion;
 
-    const withMatch = expectStatus(await list('pg-echo', { limit: 3, continue: token, resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' }), 422, 'Invalid');
+    const withMatch = expectStatus(
+      await list('pg-echo', { limit: 3, continue: token, resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' }),
+      422,
+      'Invalid',
+    );
     expect(withMatch.message).toContain('resourceVersionMatch is forbidden when continue is provided');
 
     const withRv = expectStatus(await list('pg-echo', { limit: 3, continue: token, resourceVersion: rv }), 400, 'BadRequest');
@@ -384,8 +404,16 @@ describe('resourceVersion semantics', () => {
     }
     // The client's wait ran out, nothing failed: each is one info `request` line with its code, no error, no stack.
     await new Promise((r) => setTimeout(r, 200));
-    const lines = server.logs().slice(from).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; code?: number });
-    expect(lines.filter((l) => l.code === 504)).toEqual([expect.objectContaining({ level: 30, msg: 'request' }), expect.objectContaining({ level: 30, msg: 'request' })]);
+    const lines = server
+      .logs()
+      .slice(from)
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; code?: number });
+    expect(lines.filter((l) => l.code === 504)).toEqual([
+      expect.objectContaining({ level: 30, msg: 'request' }),
+      expect.objectContaining({ level: 30, msg: 'request' }),
+    ]);
     expect(lines.filter((l) => l.level >= 40)).toEqual([]);
     expect(server.logs().slice(from)).not.toContain('"stack"');
   });

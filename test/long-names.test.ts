@@ -43,8 +43,12 @@ describe.each([101, 200, 253])('a name of %i characters', (n) => {
     const put = await call(agent, item(), 'PUT', { ...got.body, spec: { ...got.body.spec, branch: 'main' } });
     expect(put.status).toBe(200);
     expect((await call(agent, item(), 'PATCH', { metadata: { labels: { a: 'b' } } }, MERGE)).status).toBe(200);
-    expect((await call(agent, item(), 'PATCH', [{ op: 'replace', path: '/spec/replicas', value: 2 }], { 'content-type': 'application/json-patch+json' })).status).toBe(200);
-    const applied = await call(agent, `${item()}?fieldManager=t`, 'PATCH', JSON.stringify({ ...website(name), metadata: { name } }), { 'content-type': 'application/apply-patch+yaml' });
+    expect(
+      (await call(agent, item(), 'PATCH', [{ op: 'replace', path: '/spec/replicas', value: 2 }], { 'content-type': 'application/json-patch+json' })).status,
+    ).toBe(200);
+    const applied = await call(agent, `${item()}?fieldManager=t`, 'PATCH', JSON.stringify({ ...website(name), metadata: { name } }), {
+      'content-type': 'application/apply-patch+yaml',
+    });
     expect(applied.status).toBe(200);
   });
 
@@ -64,7 +68,10 @@ describe.each([101, 200, 253])('a name of %i characters', (n) => {
     expect(list.body.items.map((i: any) => i.metadata.name)).toEqual([name]);
     const res = await request(`${base()}?watch=true&timeoutSeconds=1&${sel}`, { dispatcher: agent });
     expect(res.statusCode).toBe(200);
-    const events = (await res.body.text()).trim().split('\n').map((l) => JSON.parse(l));
+    const events = (await res.body.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([['ADDED', name]]);
   });
 
@@ -77,7 +84,7 @@ describe.each([101, 200, 253])('a name of %i characters', (n) => {
 });
 
 describe('names beyond 253 characters', () => {
-  it('are refused on create with the name validation\'s 422 and are not found elsewhere (404, not 414)', async () => {
+  it("are refused on create with the name validation's 422 and are not found elsewhere (404, not 414)", async () => {
     const tooLong = longName(254, 'z');
     const c = await call(agent, base(), 'POST', website(tooLong));
     expect(c.status).toBe(422);
@@ -85,7 +92,10 @@ describe('names beyond 253 characters', () => {
     // Longer than any storage key can be (lmdb's are bounded): still just not found, never a 500.
     const huge = 'b'.repeat(4000);
     for (const [method, path, body, ct] of [
-      ['GET', huge], ['DELETE', huge], ['GET', `${huge}/status`], ['GET', `${huge}/scale`],
+      ['GET', huge],
+      ['DELETE', huge],
+      ['GET', `${huge}/status`],
+      ['GET', `${huge}/scale`],
       ['PUT', huge, { ...website(huge), metadata: { name: huge, resourceVersion: '1' } }],
       ['PATCH', huge, { spec: { replicas: 2 } }, 'application/merge-patch+json'],
       ['PATCH', `${huge}/scale`, { spec: { replicas: 2 } }, 'application/merge-patch+json'],
@@ -95,7 +105,9 @@ describe('names beyond 253 characters', () => {
       expect(r.body).toMatchObject({ kind: 'Status', reason: 'NotFound', message: `websites.extensions.example.com "${huge}" not found` });
     }
     // An apply would create it: the name validation refuses it.
-    const applied = await call(agent, `${base()}/${huge}?fieldManager=t`, 'PATCH', JSON.stringify({ ...website(huge), metadata: { name: huge } }), { 'content-type': 'application/apply-patch+yaml' });
+    const applied = await call(agent, `${base()}/${huge}?fieldManager=t`, 'PATCH', JSON.stringify({ ...website(huge), metadata: { name: huge } }), {
+      'content-type': 'application/apply-patch+yaml',
+    });
     expect(applied.status).toBe(422);
   });
 

@@ -12,15 +12,22 @@ import forge from 'node-forge';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import {
-  adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess,
-} from './helpers/server-process.js';
+import { adminAgent, API, call, cleanupTempDirs, startServer, tempDir, website, type ServerProcess } from './helpers/server-process.js';
 
 const MAIN = resolve(import.meta.dirname, '../dist/main.js');
 const COLLECTION = `${API}/namespaces/default/websites`;
 const FLAGS = [
-  '--port', '--bind-address', '--data-dir', '--cert-dir', '--tls-cert-file', '--tls-private-key-file', '--tls-san', '--log-level',
-  '--watch-history-events', '--watch-history-age', '--watch-bookmark-interval',
+  '--port',
+  '--bind-address',
+  '--data-dir',
+  '--cert-dir',
+  '--tls-cert-file',
+  '--tls-private-key-file',
+  '--tls-san',
+  '--log-level',
+  '--watch-history-events',
+  '--watch-history-age',
+  '--watch-bookmark-interval',
 ];
 
 const running: ServerProcess[] = [];
@@ -99,7 +106,10 @@ function foreignAdminCert(): Pem {
   const caSubject = [{ shortName: 'CN', value: 'website-apiserver-ca' }];
   const otherCa = makeCert({ subject: caSubject, ca: true });
   return makeCert({
-    subject: [{ shortName: 'O', value: 'system:masters' }, { shortName: 'CN', value: 'admin' }],
+    subject: [
+      { shortName: 'O', value: 'system:masters' },
+      { shortName: 'CN', value: 'admin' },
+    ],
     issuer: { subject: caSubject, key: otherCa.forgeKey },
     ext: [{ name: 'extKeyUsage', clientAuth: true }],
   });
@@ -153,7 +163,12 @@ describe('authentication at the TLS edge', () => {
     expect((await call(impostor, `${srv.url}${COLLECTION}`, 'POST', website('impostor'))).status).toBe(401);
 
     // A self-signed certificate with the admin identity is no better.
-    const selfSigned = makeCert({ subject: [{ shortName: 'O', value: 'system:masters' }, { shortName: 'CN', value: 'admin' }] });
+    const selfSigned = makeCert({
+      subject: [
+        { shortName: 'O', value: 'system:masters' },
+        { shortName: 'CN', value: 'admin' },
+      ],
+    });
     const selfie = agent({ connect: { ca: ourCa, cert: selfSigned.cert, key: selfSigned.key } });
     expect((await call(selfie, `${srv.url}/apis`)).status).toBe(401);
   });
@@ -213,7 +228,11 @@ describe('command line', () => {
     expect(sans).toContain('IP Address:127.0.0.1');
     // Debug level logs every request.
     expect((await call(admin(srv.certDir), `${srv.url}/apis`)).status).toBe(200);
-    const requestLogged = () => srv.logs().split('\n').some((l) => l.includes('"msg":"request"') && l.includes('"url":"/apis"') && l.includes('"level":20'));
+    const requestLogged = () =>
+      srv
+        .logs()
+        .split('\n')
+        .some((l) => l.includes('"msg":"request"') && l.includes('"url":"/apis"') && l.includes('"level":20'));
     expect(await waitFor(requestLogged)).toBe(true);
   });
 
@@ -239,9 +258,9 @@ describe('certificates in --cert-dir', () => {
 
     const first = await start({ certDir, args: ['--tls-san', 'api.example.test', '--tls-san', '10.9.8.7', '--tls-san', 'fd00::1'] });
     const sans = sansOf(certDir);
-    expect(sans).toEqual(expect.arrayContaining([
-      'DNS:localhost', 'IP Address:127.0.0.1', 'DNS:api.example.test', 'IP Address:10.9.8.7', 'IP Address:FD00:0:0:0:0:0:0:1',
-    ]));
+    expect(sans).toEqual(
+      expect.arrayContaining(['DNS:localhost', 'IP Address:127.0.0.1', 'DNS:api.example.test', 'IP Address:10.9.8.7', 'IP Address:FD00:0:0:0:0:0:0:1']),
+    );
     expect(await first.stop()).toBe(0);
     const before = snapshot();
 
@@ -284,7 +303,13 @@ describe('certificates in --cert-dir', () => {
       subject: [{ shortName: 'CN', value: 'operator-provided-serving' }],
       ext: [
         { name: 'extKeyUsage', serverAuth: true },
-        { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 7, ip: '127.0.0.1' },
+            { type: 2, value: 'localhost' },
+          ],
+        },
       ],
     });
     const dir = tempDir('ws-custom-');
@@ -350,7 +375,10 @@ describe('graceful shutdown', () => {
     });
     tcp.on('error', () => undefined);
     tls.on('error', () => undefined);
-    closers.push(() => tcp.destroy(), () => tls.destroy());
+    closers.push(
+      () => tcp.destroy(),
+      () => tls.destroy(),
+    );
     const closed = Promise.all([new Promise((r) => tcp.once('close', r)), new Promise((r) => tls.once('close', r))]).then(() => undefined);
     return { tcp, tls, closed };
   }

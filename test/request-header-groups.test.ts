@@ -25,7 +25,9 @@ const COLLECTION = `${API}/namespaces/default/websites`;
 const MAX_HEADER_BYTES = 1 << 20;
 const MAX_HEADER_LIST_SIZE = (1 << 20) + 320;
 
-interface Review { spec: { user: string; groups?: string[]; resourceAttributes?: Record<string, string> } }
+interface Review {
+  spec: { user: string; groups?: string[]; resourceAttributes?: Record<string, string> };
+}
 
 let kube: FakeKube;
 let server: ServerProcess;
@@ -37,7 +39,10 @@ const groups = (n: number, user: string) => Array.from({ length: n }, (_, i) => 
 
 /** reviewOf is the SubjectAccessReview the server asked for `user`. */
 function reviewOf(user: string): Review {
-  const r = kube.posted(SARS).map((b) => b as Review).filter((b) => b.spec.user === user);
+  const r = kube
+    .posted(SARS)
+    .map((b) => b as Review)
+    .filter((b) => b.spec.user === user);
   expect(r).toHaveLength(1);
   return r[0] as Review;
 }
@@ -54,10 +59,15 @@ beforeAll(async () => {
   proxy = makeCert({ cn: 'front-proxy-client', issuer: proxyCA });
   kube = await startFakeKube();
   kube.collection('/api/v1/namespaces', 'NamespaceList').items.set('default', {
-    apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', resourceVersion: '1' }, status: { phase: 'Active' },
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'default', resourceVersion: '1' },
+    status: { phase: 'Active' },
   });
   kube.collection(CONFIGMAPS, 'ConfigMapList').items.set('extension-apiserver-authentication', {
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'extension-apiserver-authentication', namespace: 'kube-system', resourceVersion: '2' },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'extension-apiserver-authentication', namespace: 'kube-system', resourceVersion: '2' },
     data: {
       'requestheader-client-ca-file': proxyCA.pem,
       'requestheader-allowed-names': '["front-proxy-client"]',
@@ -111,7 +121,7 @@ describe('a user in 1,000 groups through the front proxy', () => {
   });
 });
 
-describe('headers over kube-apiserver\'s limit still get its 431', () => {
+describe("headers over kube-apiserver's limit still get its 431", () => {
   it('HTTP/1.1: more than 1 MiB of X-Remote-Group lines is 431, and no review is asked for', async () => {
     const gs = groups(Math.ceil(MAX_HEADER_BYTES / 56) + 1000, 'dave');
     const r = await rawRequest(server, http1('dave', gs), { identity: { cert: proxy.pem, key: proxy.keyPem }, firstResponse: true, waitMs: 20_000 });
@@ -130,7 +140,12 @@ describe('headers over kube-apiserver\'s limit still get its 431', () => {
       expect(r.status, `rst ${r.rstCode}`).toBe(431);
       expect(r.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Request Header Fields Too Large', code: 431 });
       // Just under the limit is served.
-      const under = await h2Request(session, { ':method': 'GET', ':path': COLLECTION, 'x-remote-user': 'frank', 'x-remote-group': Array(count - 200).fill(same) });
+      const under = await h2Request(session, {
+        ':method': 'GET',
+        ':path': COLLECTION,
+        'x-remote-user': 'frank',
+        'x-remote-group': Array(count - 200).fill(same),
+      });
       expect(under.status, `rst ${under.rstCode}`).toBe(200);
     } finally {
       session.close();

@@ -10,9 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Agent, request } from 'undici';
-import {
-  adminAgent, API, call, serversPerTest, website, type ServerProcess,
-} from './helpers/server-process.js';
+import { adminAgent, API, call, serversPerTest, website, type ServerProcess } from './helpers/server-process.js';
 import { openWatch } from './helpers/watch-client.js';
 
 const COLLECTION = `${API}/namespaces/default/websites`;
@@ -52,7 +50,10 @@ function exited(srv: ServerProcess, since: number): Promise<{ code: number | nul
 
 /** shutdownReport is the figures the server logged when it finished shutting down. */
 function shutdownReport(srv: ServerProcess): Record<string, number> {
-  const line = srv.logs().split('\n').find((l) => l.includes('"msg":"shut down"'));
+  const line = srv
+    .logs()
+    .split('\n')
+    .find((l) => l.includes('"msg":"shut down"'));
   expect(line, 'the "shut down" log line').toBeDefined();
   return JSON.parse(line as string) as Record<string, number>;
 }
@@ -86,11 +87,15 @@ interface Trickle {
 /** trickleCreate starts a create over its own connection and sends only the first half of its body. */
 function trickleCreate(srv: ServerProcess, name: string): Trickle {
   const agent = new HttpsAgent({
-    ca: readFileSync(join(srv.certDir, 'ca.crt')), cert: readFileSync(join(srv.certDir, 'admin.crt')), key: readFileSync(join(srv.certDir, 'admin.key')),
+    ca: readFileSync(join(srv.certDir, 'ca.crt')),
+    cert: readFileSync(join(srv.certDir, 'admin.crt')),
+    key: readFileSync(join(srv.certDir, 'admin.key')),
   });
   const payload = Buffer.from(JSON.stringify(website(name)));
   const req = httpsRequest(`${srv.url}${COLLECTION}`, {
-    method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(payload.length) },
+    method: 'POST',
+    agent,
+    headers: { 'content-type': 'application/json', 'content-length': String(payload.length) },
   });
   const response = new Promise<{ status: number; headers: IncomingMessage['headers']; body: any }>((res, rej) => {
     req.on('response', (r) => {
@@ -131,119 +136,141 @@ interface Tally {
 }
 
 describe('graceful shutdown on SIGTERM (genericapiserver.go RunWithContext)', () => {
-  for (const halfSent of [2, 0]) it(`with ${WRITERS} writers creating, patching and deleting over keep-alive connections${halfSent ? ` and ${halfSent} creates half-sent` : ''}: every answer is durable, nothing cut off was applied, the watch ends cleanly, exit 0 within --request-timeout`, async () => {
-    const REQUEST_TIMEOUT_S = 10;
-    const srv = await start(['--request-timeout', `${REQUEST_TIMEOUT_S}s`]);
-    const { rv: startRv } = await listAll(srv);
-    const watch = await openWatch(srv, COLLECTION, startRv);
+  for (const halfSent of [2, 0])
+    it(`with ${WRITERS} writers creating, patching and deleting over keep-alive connections${halfSent ? ` and ${halfSent} creates half-sent` : ''}: every answer is durable, nothing cut off was applied, the watch ends cleanly, exit 0 within --request-timeout`, async () => {
+      const REQUEST_TIMEOUT_S = 10;
+      const srv = await start(['--request-timeout', `${REQUEST_TIMEOUT_S}s`]);
+      const { rv: startRv } = await listAll(srv);
+      const watch = await openWatch(srv, COLLECTION, startRv);
 
-    // Each writer works on its own names, one request at a time, so a name's expected state is the fold of the
-    // requests that were answered 2xx. After a connection error the writer moves on to a fresh name: the failed
-    // request is then the last one on its name, and the final state shows whether it was applied.
-    const expected = new Map<string, number | undefined>();
-    const acked: { name: string; rv: number; replicas: number }[] = [];
-    const tally: Tally = { answered: 0, refused: 0, connectionErrors: 0, byStatus: {}, byError: {} };
-    const broken: string[] = [];
-    let exitedYet = false;
-    let acks = 0;
-    const record = (o: Outcome): o is Exclude<Outcome, { error: string }> => {
-      if ('error' in o) {
-        if (o.error.startsWith('answered')) broken.push(o.error);
-        tally.connectionErrors++;
-        tally.byError[o.error] = (tally.byError[o.error] ?? 0) + 1;
-        return false;
-      }
-      tally.byStatus[o.status] = (tally.byStatus[o.status] ?? 0) + 1;
-      if (o.status === 429 || o.status === 503) tally.refused++;
-      else tally.answered++;
-      return true;
-    };
-    const writer = async (i: number) => {
-      const agent = agentFor(srv, 1);
-      for (let k = 0; !exitedYet; k++) {
-        const name = `w${i}-${k}`;
-        const url = `${srv.url}${COLLECTION}`;
-        const steps: [() => Promise<Outcome>, (o: Exclude<Outcome, { error: string }>) => void][] = [
-          [() => send(agent, url, 'POST', website(name, { replicas: 1 })), (o) => {
-            if (o.status === 201) {
-              expected.set(name, 1);
-              acked.push({ name, rv: Number(o.body.metadata.resourceVersion), replicas: 1 });
-            }
-          }],
-          [() => send(agent, `${url}/${name}`, 'PATCH', { spec: { replicas: 2 + (k % 5) } }), (o) => {
-            if (o.status === 200) {
-              expected.set(name, 2 + (k % 5));
-              acked.push({ name, rv: Number(o.body.metadata.resourceVersion), replicas: 2 + (k % 5) });
-            }
-          }],
-          // Every other name is deleted again.
-          ...(k % 2 === 0 ? [[() => send(agent, `${url}/${name}`, 'DELETE'), (o: Exclude<Outcome, { error: string }>) => {
-            if (o.status === 200) expected.set(name, undefined);
-          }] as [() => Promise<Outcome>, (o: Exclude<Outcome, { error: string }>) => void]] : []),
-        ];
-        if (!expected.has(name)) expected.set(name, undefined);
-        for (const [issue, apply] of steps) {
-          const o = await issue();
-          if (!record(o)) {
-            await new Promise((r) => setTimeout(r, 20));
-            break;
-          }
-          apply(o);
-          if (o.status < 300) acks++;
+      // Each writer works on its own names, one request at a time, so a name's expected state is the fold of the
+      // requests that were answered 2xx. After a connection error the writer moves on to a fresh name: the failed
+      // request is then the last one on its name, and the final state shows whether it was applied.
+      const expected = new Map<string, number | undefined>();
+      const acked: { name: string; rv: number; replicas: number }[] = [];
+      const tally: Tally = { answered: 0, refused: 0, connectionErrors: 0, byStatus: {}, byError: {} };
+      const broken: string[] = [];
+      let exitedYet = false;
+      let acks = 0;
+      const record = (o: Outcome): o is Exclude<Outcome, { error: string }> => {
+        if ('error' in o) {
+          if (o.error.startsWith('answered')) broken.push(o.error);
+          tally.connectionErrors++;
+          tally.byError[o.error] = (tally.byError[o.error] ?? 0) + 1;
+          return false;
         }
+        tally.byStatus[o.status] = (tally.byStatus[o.status] ?? 0) + 1;
+        if (o.status === 429 || o.status === 503) tally.refused++;
+        else tally.answered++;
+        return true;
+      };
+      const writer = async (i: number) => {
+        const agent = agentFor(srv, 1);
+        for (let k = 0; !exitedYet; k++) {
+          const name = `w${i}-${k}`;
+          const url = `${srv.url}${COLLECTION}`;
+          const steps: [() => Promise<Outcome>, (o: Exclude<Outcome, { error: string }>) => void][] = [
+            [
+              () => send(agent, url, 'POST', website(name, { replicas: 1 })),
+              (o) => {
+                if (o.status === 201) {
+                  expected.set(name, 1);
+                  acked.push({ name, rv: Number(o.body.metadata.resourceVersion), replicas: 1 });
+                }
+              },
+            ],
+            [
+              () => send(agent, `${url}/${name}`, 'PATCH', { spec: { replicas: 2 + (k % 5) } }),
+              (o) => {
+                if (o.status === 200) {
+                  expected.set(name, 2 + (k % 5));
+                  acked.push({ name, rv: Number(o.body.metadata.resourceVersion), replicas: 2 + (k % 5) });
+                }
+              },
+            ],
+            // Every other name is deleted again.
+            ...(k % 2 === 0
+              ? [
+                  [
+                    () => send(agent, `${url}/${name}`, 'DELETE'),
+                    (o: Exclude<Outcome, { error: string }>) => {
+                      if (o.status === 200) expected.set(name, undefined);
+                    },
+                  ] as [() => Promise<Outcome>, (o: Exclude<Outcome, { error: string }>) => void],
+                ]
+              : []),
+          ];
+          if (!expected.has(name)) expected.set(name, undefined);
+          for (const [issue, apply] of steps) {
+            const o = await issue();
+            if (!record(o)) {
+              await new Promise((r) => setTimeout(r, 20));
+              break;
+            }
+            apply(o);
+            if (o.status < 300) acks++;
+          }
+        }
+      };
+      const writers = Array.from({ length: WRITERS }, (_, i) => writer(i));
+
+      // Creates in the middle of their bodies when SIGTERM arrives: in flight, they must still be answered.
+      const trickles = Array.from({ length: halfSent }, (_, i) => trickleCreate(srv, `trickle-${i}`));
+      while (acks < 300) await new Promise((r) => setTimeout(r, 5));
+      const t0 = performance.now();
+      const exit = exited(srv, t0);
+      srv.proc.kill('SIGTERM');
+      setTimeout(
+        () =>
+          trickles.forEach((t) => {
+            t.finish();
+          }),
+        300,
+      );
+      const { code, ms } = await exit;
+      exitedYet = true;
+      await Promise.all(writers);
+      const trickled = await Promise.all(trickles.map((t) => t.response));
+      const watchEnd = await watch.ended;
+
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(REQUEST_TIMEOUT_S * 1000);
+      expect(broken).toEqual([]);
+      // Requests begun before SIGTERM were answered, and told the client its connection closes.
+      for (const t of trickled) {
+        expect(t.status).toBe(201);
+        expect(t.headers.connection).toBe('close');
+        expected.set(t.body.metadata.name as string, 1);
       }
-    };
-    const writers = Array.from({ length: WRITERS }, (_, i) => writer(i));
+      expect(watchEnd).toBe('end');
+      const report = shutdownReport(srv);
 
-    // Creates in the middle of their bodies when SIGTERM arrives: in flight, they must still be answered.
-    const trickles = Array.from({ length: halfSent }, (_, i) => trickleCreate(srv, `trickle-${i}`));
-    while (acks < 300) await new Promise((r) => setTimeout(r, 5));
-    const t0 = performance.now();
-    const exit = exited(srv, t0);
-    srv.proc.kill('SIGTERM');
-    setTimeout(() => trickles.forEach((t) => { t.finish(); }), 300);
-    const { code, ms } = await exit;
-    exitedYet = true;
-    await Promise.all(writers);
-    const trickled = await Promise.all(trickles.map((t) => t.response));
-    const watchEnd = await watch.ended;
+      // After a restart, the store holds exactly what the answers said.
+      const srv2 = await start([], { dataDir: srv.dataDir, certDir: srv.certDir });
+      const { items } = await listAll(srv2);
+      const wrong: string[] = [];
+      for (const [name, replicas] of expected) {
+        if (items.get(name) !== replicas) wrong.push(`${name}: expected ${replicas ?? 'absent'}, stored ${items.get(name) ?? 'absent'}`);
+      }
+      for (const name of items.keys()) if (!expected.has(name)) wrong.push(`${name}: stored but never written`);
+      expect(wrong).toEqual([]);
 
-    expect(code).toBe(0);
-    expect(ms).toBeLessThan(REQUEST_TIMEOUT_S * 1000);
-    expect(broken).toEqual([]);
-    // Requests begun before SIGTERM were answered, and told the client its connection closes.
-    for (const t of trickled) {
-      expect(t.status).toBe(201);
-      expect(t.headers.connection).toBe('close');
-      expected.set(t.body.metadata.name as string, 1);
-    }
-    expect(watchEnd).toBe('end');
-    const report = shutdownReport(srv);
+      // The watch saw every acknowledged write up to where it ended, in order, each once.
+      const rvs = watch.events.map((e) => e.rv);
+      expect([...rvs].sort((a, b) => a - b)).toEqual(rvs);
+      expect(new Set(rvs).size).toBe(rvs.length);
+      const last = rvs[rvs.length - 1] ?? 0;
+      const seen = new Set(rvs);
+      expect(acked.filter((a) => a.rv <= last && !seen.has(a.rv))).toEqual([]);
 
-    // After a restart, the store holds exactly what the answers said.
-    const srv2 = await start([], { dataDir: srv.dataDir, certDir: srv.certDir });
-    const { items } = await listAll(srv2);
-    const wrong: string[] = [];
-    for (const [name, replicas] of expected) {
-      if (items.get(name) !== replicas) wrong.push(`${name}: expected ${replicas ?? 'absent'}, stored ${items.get(name) ?? 'absent'}`);
-    }
-    for (const name of items.keys()) if (!expected.has(name)) wrong.push(`${name}: stored but never written`);
-    expect(wrong).toEqual([]);
-
-    // The watch saw every acknowledged write up to where it ended, in order, each once.
-    const rvs = watch.events.map((e) => e.rv);
-    expect([...rvs].sort((a, b) => a - b)).toEqual(rvs);
-    expect(new Set(rvs).size).toBe(rvs.length);
-    const last = rvs[rvs.length - 1] ?? 0;
-    const seen = new Set(rvs);
-    expect(acked.filter((a) => a.rv <= last && !seen.has(a.rv))).toEqual([]);
-
-    console.log(`graceful shutdown with ${WRITERS} writers, ${halfSent ? `${halfSent} half-sent creates (completed 300 ms after SIGTERM)` : 'no half-sent create'} and 1 watch: SIGTERM to exit ${Math.round(ms)} ms ` +
-      `(server: ${report.inFlightAtStop} in flight when it stopped accepting, drained after ${report.msToDrained} ms, ` +
-      `${report.answered} answered during the shutdown, ${report.refused503} refused with 503, ${report.cutOff} cut off); ` +
-      `clients: ${tally.answered} answered, ${tally.refused} refused, ${tally.connectionErrors} connection errors (${JSON.stringify(tally.byError)}), by status ${JSON.stringify(tally.byStatus)}; ` +
-      `${acked.length} acknowledged writes, ${items.size} objects after restart; the watch got ${watch.events.length} events and ended cleanly`);
-  });
+      console.log(
+        `graceful shutdown with ${WRITERS} writers, ${halfSent ? `${halfSent} half-sent creates (completed 300 ms after SIGTERM)` : 'no half-sent create'} and 1 watch: SIGTERM to exit ${Math.round(ms)} ms ` +
+          `(server: ${report.inFlightAtStop} in flight when it stopped accepting, drained after ${report.msToDrained} ms, ` +
+          `${report.answered} answered during the shutdown, ${report.refused503} refused with 503, ${report.cutOff} cut off); ` +
+          `clients: ${tally.answered} answered, ${tally.refused} refused, ${tally.connectionErrors} connection errors (${JSON.stringify(tally.byError)}), by status ${JSON.stringify(tally.byStatus)}; ` +
+          `${acked.length} acknowledged writes, ${items.size} objects after restart; the watch got ${watch.events.length} events and ended cleanly`,
+      );
+    });
 
   it('keeps serving through --shutdown-delay-duration with /readyz failing its shutdown check, then refuses new connections while a request begun is answered', async () => {
     const srv = await start(['--shutdown-delay-duration', '1500ms']);
@@ -281,7 +308,7 @@ describe('graceful shutdown on SIGTERM (genericapiserver.go RunWithContext)', ()
     expect([...(await listAll(srv2)).items.keys()]).toEqual(['during-delay', 'held']);
   });
 
-  it('with --shutdown-send-retry-after keeps listening until drained and refuses new requests with kube\'s 429 (with_retry_after.go), health, metrics and kube-apiserver itself exempt', async () => {
+  it("with --shutdown-send-retry-after keeps listening until drained and refuses new requests with kube's 429 (with_retry_after.go), health, metrics and kube-apiserver itself exempt", async () => {
     const srv = await start(['--shutdown-send-retry-after=true']);
     const held = trickleCreate(srv, 'held');
     await sleep(200);
@@ -290,7 +317,10 @@ describe('graceful shutdown on SIGTERM (genericapiserver.go RunWithContext)', ()
     await sleep(300);
 
     const res = await request(`${srv.url}${COLLECTION}`, {
-      dispatcher: agentFor(srv), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(website('refused')),
+      dispatcher: agentFor(srv),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(website('refused')),
     });
     expect(res.statusCode).toBe(429);
     expect(res.headers['retry-after']).toBe('5');
@@ -302,7 +332,9 @@ describe('graceful shutdown on SIGTERM (genericapiserver.go RunWithContext)', ()
     expect((await call(agentFor(srv), `${srv.url}/readyz`)).status).toBe(500);
     expect((await call(agentFor(srv), `${srv.url}/livez`)).status).toBe(200);
     expect((await call(agentFor(srv), `${srv.url}/metrics`)).status).toBe(200);
-    const loopback = await call(agentFor(srv), `${srv.url}${COLLECTION}`, 'GET', undefined, { 'user-agent': 'kube-apiserver/v1.37.2 (linux/amd64) kubernetes/abcdef' });
+    const loopback = await call(agentFor(srv), `${srv.url}${COLLECTION}`, 'GET', undefined, {
+      'user-agent': 'kube-apiserver/v1.37.2 (linux/amd64) kubernetes/abcdef',
+    });
     expect(loopback.status).toBe(200);
 
     held.finish();
@@ -325,7 +357,10 @@ describe('graceful shutdown on SIGTERM (genericapiserver.go RunWithContext)', ()
     const { code, ms } = await exit;
     // Its body arrives only after the bound: too late, whatever the socket still takes.
     stuck.finish();
-    const outcome = await stuck.response.then((r) => r.status, (e: { code?: string }) => e.code ?? 'error');
+    const outcome = await stuck.response.then(
+      (r) => r.status,
+      (e: { code?: string }) => e.code ?? 'error',
+    );
     expect([504, 'ECONNRESET', 'EPIPE']).toContain(outcome);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(1000 + 5000);

@@ -28,14 +28,20 @@ const dataMdb = () => statSync(join(server.dataDir, 'data.mdb')).size;
 // soak runs the clients and samples the reader slots while they run (runSoak samples /readyz).
 async function soak(o: Omit<Parameters<typeof runSoak>[0], 'url' | 'agent' | 'namespaces' | 'onTick'>, oldRevision: string) {
   const seen = { maxHeld: 0, maxActive: 0 };
-  const r = await runSoak({
-    url: server.url, agent, namespaces: NAMESPACES, ...o,
-    onTick: async () => {
-      const m = await scrape();
-      seen.maxHeld = Math.max(seen.maxHeld, metric(m, 'website_apiserver_lmdb_reader_slots{state="held"}') ?? Infinity);
-      seen.maxActive = Math.max(seen.maxActive, metric(m, 'website_apiserver_lmdb_reader_slots{state="active"}') ?? Infinity);
+  const r = await runSoak(
+    {
+      url: server.url,
+      agent,
+      namespaces: NAMESPACES,
+      ...o,
+      onTick: async () => {
+        const m = await scrape();
+        seen.maxHeld = Math.max(seen.maxHeld, metric(m, 'website_apiserver_lmdb_reader_slots{state="held"}') ?? Infinity);
+        seen.maxActive = Math.max(seen.maxActive, metric(m, 'website_apiserver_lmdb_reader_slots{state="active"}') ?? Infinity);
+      },
     },
-  }, oldRevision);
+    oldRevision,
+  );
   return { ...r, ...seen };
 }
 

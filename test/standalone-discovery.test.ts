@@ -18,7 +18,12 @@ beforeAll(async () => {
   server = await startServer();
   agent = adminAgent(server.certDir);
   work = tempDir('ws-discovery-');
-  const created = await call(agent, `${server.url}${API}/namespaces/team-a/websites`, 'POST', website('blog', { gitRepo: 'https://github.com/luksa/kubia-website-example.git' }));
+  const created = await call(
+    agent,
+    `${server.url}${API}/namespaces/team-a/websites`,
+    'POST',
+    website('blog', { gitRepo: 'https://github.com/luksa/kubia-website-example.git' }),
+  );
   expect(created.status).toBe(201);
 });
 afterAll(async () => {
@@ -30,9 +35,14 @@ afterAll(async () => {
 /** kubectl runs the real kubectl against the server and resolves with what it printed (never rejects). */
 function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: server.kubeconfig, KUBECACHEDIR: join(work, 'cache') }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      'kubectl',
+      args,
+      { env: { ...process.env, KUBECONFIG: server.kubeconfig, KUBECACHEDIR: join(work, 'cache') }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -40,13 +50,21 @@ describe('core discovery roots (standalone)', () => {
   it('GET /api answers APIVersions naming v1 and the address dialled', async () => {
     const res = await call(agent, `${server.url}/api`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${server.port}` }] });
+    expect(res.body).toEqual({
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${server.port}` }],
+    });
   });
 
   it('GET /api/v1 lists namespaces with the get verb only', async () => {
     const res = await call(agent, `${server.url}/api/v1`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ kind: 'APIResourceList', groupVersion: 'v1', resources: [expect.objectContaining({ name: 'namespaces', kind: 'Namespace', verbs: ['get'] })] });
+    expect(res.body).toEqual({
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
+      resources: [expect.objectContaining({ name: 'namespaces', kind: 'Namespace', verbs: ['get'] })],
+    });
   });
 
   it('GET /api/v1/namespaces/<ns> is an Active Namespace where objects are, a kube 404 elsewhere', async () => {
@@ -56,8 +74,14 @@ describe('core discovery roots (standalone)', () => {
     const missing = await call(agent, `${server.url}/api/v1/namespaces/nowhere`);
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'namespaces "nowhere" not found',
-      reason: 'NotFound', details: { name: 'nowhere', kind: 'namespaces' }, code: 404,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'namespaces "nowhere" not found',
+      reason: 'NotFound',
+      details: { name: 'nowhere', kind: 'namespaces' },
+      code: 404,
     });
   });
 

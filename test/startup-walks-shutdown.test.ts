@@ -15,16 +15,27 @@ describe('a shutdown during the start-up walks', () => {
     const dataDir = tempDir('ws-walk-stop-');
     const storage = new LmdbStorage({ path: dataDir, compactionIntervalMs: 0 });
     const spec = { gitRepo: 'https://github.com/luksa/kubia-website-example.git', replicas: 1, syncIntervalSeconds: 60, serviceType: 'NodePort' };
-    await Promise.all(Array.from({ length: 40_000 }, (_, i) => {
-      const name = `w${i}`;
-      return storage.create({ resource: RESOURCE, namespace: 'ns', name }, {
-        apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name, namespace: 'ns', uid: `u${i}`, creationTimestamp: '2026-01-01T00:00:00Z', generation: 1 }, spec,
-      });
-    }));
+    await Promise.all(
+      Array.from({ length: 40_000 }, (_, i) => {
+        const name = `w${i}`;
+        return storage.create(
+          { resource: RESOURCE, namespace: 'ns', name },
+          {
+            apiVersion: 'extensions.example.com/v1',
+            kind: 'Website',
+            metadata: { name, namespace: 'ns', uid: `u${i}`, creationTimestamp: '2026-01-01T00:00:00Z', generation: 1 },
+            spec,
+          },
+        );
+      }),
+    );
     await storage.close();
     const { srv } = await start({ dataDir });
     expect(await srv.stop()).toBe(0);
-    const errors = srv.logs().split('\n').filter((l) => l.startsWith('{') && (JSON.parse(l) as { level: number }).level >= 50);
+    const errors = srv
+      .logs()
+      .split('\n')
+      .filter((l) => l.startsWith('{') && (JSON.parse(l) as { level: number }).level >= 50);
     expect(errors).toEqual([]);
   });
 });

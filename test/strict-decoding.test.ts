@@ -29,7 +29,15 @@ useServer((s, a) => {
   agent = a;
 });
 
-const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+const status = (code: number, reason: string, message: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message,
+  reason,
+  code,
+});
 
 /** seed creates a Website with labels and annotations and returns it as stored. */
 async function seed(namespace: string, name: string): Promise<any> {
@@ -42,7 +50,11 @@ async function seed(namespace: string, name: string): Promise<any> {
 async function unchanged(namespace: string, before: any): Promise<void> {
   const now = await call(agent, `${ns(namespace)}/${before.metadata.name}`);
   expect(now.status).toBe(200);
-  expect(now.body.metadata).toMatchObject({ resourceVersion: before.metadata.resourceVersion, labels: before.metadata.labels, annotations: before.metadata.annotations });
+  expect(now.body.metadata).toMatchObject({
+    resourceVersion: before.metadata.resourceVersion,
+    labels: before.metadata.labels,
+    annotations: before.metadata.annotations,
+  });
 }
 
 const handledAs = (err: string) => `Website in version "v1alpha1" cannot be handled as a Website: ${err}`;
@@ -52,12 +64,28 @@ describe('a create whose metadata is not a metav1.ObjectMeta is 400 and stores n
     ['labels: true', { labels: true }, 'json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type map[string]string'],
     ['an annotation that is a number', { annotations: { a: 1 } }, 'json: cannot unmarshal number into Go struct field ObjectMeta.annotations of type string'],
     ['finalizers: "x"', { finalizers: 'x' }, 'json: cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string'],
-    ['ownerReferences: ""', { ownerReferences: '' }, 'json: cannot unmarshal string into Go struct field ObjectMeta.ownerReferences of type []v1.OwnerReference'],
+    [
+      'ownerReferences: ""',
+      { ownerReferences: '' },
+      'json: cannot unmarshal string into Go struct field ObjectMeta.ownerReferences of type []v1.OwnerReference',
+    ],
     ['generateName: 0', { generateName: 0 }, 'json: cannot unmarshal number into Go struct field ObjectMeta.generateName of type string'],
     ['generation: "1"', { generation: '1' }, 'json: cannot unmarshal string into Go struct field ObjectMeta.generation of type int64'],
-    ['a creationTimestamp that is not RFC 3339', { creationTimestamp: 'yesterday' }, 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"'],
-    ['managedFields that are an object', { managedFields: {} }, 'json: cannot unmarshal object into Go struct field ObjectMeta.managedFields of type []v1.ManagedFieldsEntry'],
-    ['an owner name that is a number', { ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 1, uid: 'u' }] }, 'json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.name of type string'],
+    [
+      'a creationTimestamp that is not RFC 3339',
+      { creationTimestamp: 'yesterday' },
+      'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+    ],
+    [
+      'managedFields that are an object',
+      { managedFields: {} },
+      'json: cannot unmarshal object into Go struct field ObjectMeta.managedFields of type []v1.ManagedFieldsEntry',
+    ],
+    [
+      'an owner name that is a number',
+      { ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 1, uid: 'u' }] },
+      'json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.name of type string',
+    ],
   ])('%s', async (_name, extra, err) => {
     const r = await call(agent, ns('create'), 'POST', website('bad', {}, extra as Record<string, unknown>));
     expect(r.status).toBe(400);
@@ -73,27 +101,60 @@ describe('a create whose metadata is not a metav1.ObjectMeta is 400 and stores n
   it('a body without kind, with a kind that is not a string, or that is not an object', async () => {
     const { kind: _k, ...noKind } = website('bad');
     const r1 = await call(agent, ns('create'), 'POST', noKind);
-    expect(r1.body).toEqual(status(400, 'BadRequest',
-      `the object provided is unrecognized (must be of type Website): Object 'Kind' is missing in '${JSON.stringify(noKind)}' (${JSON.stringify(noKind).slice(0, 30)} ...)`));
+    expect(r1.body).toEqual(
+      status(
+        400,
+        'BadRequest',
+        `the object provided is unrecognized (must be of type Website): Object 'Kind' is missing in '${JSON.stringify(noKind)}' (${JSON.stringify(noKind).slice(0, 30)} ...)`,
+      ),
+    );
     const r2 = await call(agent, ns('create'), 'POST', { ...website('bad'), kind: 5 });
-    expect(r2.body.message).toBe(`the object provided is unrecognized (must be of type Website): couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .kind of type string (${JSON.stringify({ ...website('bad'), kind: 5 }).slice(0, 30)} ...)`);
+    expect(r2.body.message).toBe(
+      `the object provided is unrecognized (must be of type Website): couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .kind of type string (${JSON.stringify({ ...website('bad'), kind: 5 }).slice(0, 30)} ...)`,
+    );
     const r3 = await call(agent, ns('create'), 'POST', '[]', { 'content-type': 'application/json' });
-    expect(r3.body).toEqual(status(400, 'BadRequest',
-      'the object provided is unrecognized (must be of type Website): couldn\'t get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (5b5d)'));
+    expect(r3.body).toEqual(
+      status(
+        400,
+        'BadRequest',
+        'the object provided is unrecognized (must be of type Website): couldn\'t get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (5b5d)',
+      ),
+    );
   });
 
   it('another kind is 422 from ValidateTypeMeta, named after that kind; another apiVersion is 400', async () => {
     const r = await call(agent, ns('create'), 'POST', { ...website('bad'), kind: 'Other' });
     expect(r.status).toBe(422);
     expect(r.body.message).toBe('Other.extensions.example.com "bad" is invalid: kind: Invalid value: "Other": must be Website');
-    expect(r.body.details).toEqual({ name: 'bad', group: 'extensions.example.com', kind: 'Other', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "Other": must be Website', field: 'kind' }] });
+    expect(r.body.details).toEqual({
+      name: 'bad',
+      group: 'extensions.example.com',
+      kind: 'Other',
+      causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "Other": must be Website', field: 'kind' }],
+    });
     const { apiVersion: _a, ...noVersion } = website('bad');
     const v = await call(agent, ns('create'), 'POST', noVersion);
-    expect(v.body).toEqual(status(400, 'BadRequest', 'the API version in the data () does not match the expected API version (extensions.example.com/v1alpha1)'));
+    expect(v.body).toEqual(
+      status(400, 'BadRequest', 'the API version in the data () does not match the expected API version (extensions.example.com/v1alpha1)'),
+    );
   });
 
   it('stores metadata as Go writes it back: nulls are zero values, empty collections are left out', async () => {
-    const r = await call(agent, ns('stored'), 'POST', website('n', {}, { labels: { a: null }, annotations: null, finalizers: [], ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u', controller: false }] }));
+    const r = await call(
+      agent,
+      ns('stored'),
+      'POST',
+      website(
+        'n',
+        {},
+        {
+          labels: { a: null },
+          annotations: null,
+          finalizers: [],
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u', controller: false }],
+        },
+      ),
+    );
     expect(r.status).toBe(201);
     const got = (await call(agent, `${ns('stored')}/n`)).body.metadata;
     expect(got.labels).toEqual({ a: '' });
@@ -105,19 +166,28 @@ describe('a create whose metadata is not a metav1.ObjectMeta is 400 and stores n
   it('warns about (Warn) or refuses (Strict) unknown metadata fields at any depth, metadata first, the rest sorted', async () => {
     const body = { ...website('u', { zz: 1 }, { Labels: 1, ownerReferences: [{ apiVersion: 'v1', kind: 'K', name: 'n', uid: 'u', q: 1 }] }), aa: 2 };
     const strict = await call(agent, `${ns('unknown')}?fieldValidation=Strict`, 'POST', body);
-    expect(strict.body).toEqual(status(400, 'BadRequest', handledAs(
-      'strict decoding error: unknown field "metadata.Labels", unknown field "metadata.ownerReferences[0].q", unknown field "aa", unknown field "spec.zz"')));
+    expect(strict.body).toEqual(
+      status(
+        400,
+        'BadRequest',
+        handledAs(
+          'strict decoding error: unknown field "metadata.Labels", unknown field "metadata.ownerReferences[0].q", unknown field "aa", unknown field "spec.zz"',
+        ),
+      ),
+    );
     const warn = await call(agent, `${ns('unknown')}?fieldValidation=Warn`, 'POST', body);
     expect(warn.status).toBe(201);
     expect(warn.headers['warning']).toEqual([
-      '299 - "unknown field \\"metadata.Labels\\""', '299 - "unknown field \\"metadata.ownerReferences[0].q\\""',
-      '299 - "unknown field \\"aa\\""', '299 - "unknown field \\"spec.zz\\""',
+      '299 - "unknown field \\"metadata.Labels\\""',
+      '299 - "unknown field \\"metadata.ownerReferences[0].q\\""',
+      '299 - "unknown field \\"aa\\""',
+      '299 - "unknown field \\"spec.zz\\""',
     ]);
     expect(warn.body.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'K', name: 'n', uid: 'u' }]);
   });
 });
 
-describe('an update or a patch keeps kube\'s rules and never drops metadata silently', () => {
+describe("an update or a patch keeps kube's rules and never drops metadata silently", () => {
   it.each<[string, Record<string, string>, unknown]>([
     ['a merge patch setting metadata to null', MERGE, { metadata: null }],
     ['a JSON patch removing metadata', JSON_PATCH, [{ op: 'remove', path: '/metadata' }]],
@@ -125,11 +195,13 @@ describe('an update or a patch keeps kube\'s rules and never drops metadata sile
   ])('%s is 400 (the name is gone: handlers checkName) and labels and annotations stay', async (_n, ct, patch) => {
     const before = await seed('nometa', `p${Math.random().toString(36).slice(2, 8)}`);
     const r = await call(agent, `${ns('nometa')}/${before.metadata.name}`, 'PATCH', patch, ct);
-    expect(r.body).toEqual(status(400, 'BadRequest', `the name of the object (${before.metadata.name} based on URL) was undeterminable: name must be provided`));
+    expect(r.body).toEqual(
+      status(400, 'BadRequest', `the name of the object (${before.metadata.name} based on URL) was undeterminable: name must be provided`),
+    );
     await unchanged('nometa', before);
   });
 
-  it('a PUT without a name in the body is 400, as kube-apiserver\'s update handler checks it', async () => {
+  it("a PUT without a name in the body is 400, as kube-apiserver's update handler checks it", async () => {
     const before = await seed('nometa', 'put');
     const r = await call(agent, `${ns('nometa')}/put`, 'PUT', { ...before, metadata: { resourceVersion: before.metadata.resourceVersion } });
     expect(r.body).toEqual(status(400, 'BadRequest', 'the name of the object (put based on URL) was undeterminable: name must be provided'));
@@ -145,9 +217,15 @@ describe('an update or a patch keeps kube\'s rules and never drops metadata sile
     const r = await call(agent, `${ns('typed')}/${before.metadata.name}`, 'PATCH', patch, MERGE);
     expect(r.status).toBe(422);
     expect(r.body.reason).toBe('Invalid');
-    expect(r.body.message.startsWith(' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"extensions.example.com/v1alpha1\\",\\"kind\\":\\"Website\\",\\"metadata\\":')).toBe(true);
+    expect(
+      r.body.message.startsWith(
+        ' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"extensions.example.com/v1alpha1\\",\\"kind\\":\\"Website\\",\\"metadata\\":',
+      ),
+    ).toBe(true);
     expect(r.body.message.endsWith(`}": ${err}`)).toBe(true);
-    expect(r.body.details).toEqual({ causes: [{ reason: 'FieldValueInvalid', message: r.body.message.slice(' "" is invalid: patch: '.length), field: 'patch' }] });
+    expect(r.body.details).toEqual({
+      causes: [{ reason: 'FieldValueInvalid', message: r.body.message.slice(' "" is invalid: patch: '.length), field: 'patch' }],
+    });
     await unchanged('typed', before);
   });
 
@@ -166,20 +244,39 @@ describe('an update or a patch keeps kube\'s rules and never drops metadata sile
     const before = await seed('immutable', 'putuid');
     const r = await call(agent, `${ns('immutable')}/putuid`, 'PUT', { ...before, metadata: { ...before.metadata, uid: 'xx', resourceVersion: undefined } });
     expect(r.status).toBe(409);
-    expect(r.body.message).toBe(`Operation cannot be fulfilled on websites.extensions.example.com "putuid": StorageError: invalid object, Code: 4, Key: /registry/extensions.example.com/websites/immutable/putuid, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: xx, UID in object meta: ${before.metadata.uid}`);
+    expect(r.body.message).toBe(
+      `Operation cannot be fulfilled on websites.extensions.example.com "putuid": StorageError: invalid object, Code: 4, Key: /registry/extensions.example.com/websites/immutable/putuid, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: xx, UID in object meta: ${before.metadata.uid}`,
+    );
     await unchanged('immutable', before);
   });
 
   it('setting deletionTimestamp or deletionGracePeriodSeconds by a write is 422; creationTimestamp and generation are ignored', async () => {
     const before = await seed('immutable', 'times');
-    const dt = await call(agent, `${ns('immutable')}/times`, 'PATCH', { metadata: { deletionTimestamp: '2001-01-01T00:00:00Z', deletionGracePeriodSeconds: 3 } }, MERGE);
+    const dt = await call(
+      agent,
+      `${ns('immutable')}/times`,
+      'PATCH',
+      { metadata: { deletionTimestamp: '2001-01-01T00:00:00Z', deletionGracePeriodSeconds: 3 } },
+      MERGE,
+    );
     expect(dt.status).toBe(422);
     expect(dt.body.details.causes.map((c: { field: string }) => c.field)).toEqual([
-      'metadata.deletionTimestamp', 'metadata.deletionGracePeriodSeconds', 'metadata.deletionTimestamp', 'metadata.deletionGracePeriodSeconds',
+      'metadata.deletionTimestamp',
+      'metadata.deletionGracePeriodSeconds',
+      'metadata.deletionTimestamp',
+      'metadata.deletionGracePeriodSeconds',
     ]);
-    expect(dt.body.message).toBe('Website.extensions.example.com "times" is invalid: [metadata.deletionTimestamp: Invalid value: "2001-01-01T00:00:00Z": field is immutable, metadata.deletionGracePeriodSeconds: Invalid value: 3: field is immutable]');
+    expect(dt.body.message).toBe(
+      'Website.extensions.example.com "times" is invalid: [metadata.deletionTimestamp: Invalid value: "2001-01-01T00:00:00Z": field is immutable, metadata.deletionGracePeriodSeconds: Invalid value: 3: field is immutable]',
+    );
     await unchanged('immutable', before);
-    const ignored = await call(agent, `${ns('immutable')}/times`, 'PATCH', { metadata: { creationTimestamp: '2001-01-01T00:00:00Z', generation: 99, labels: { more: 'x' } } }, MERGE);
+    const ignored = await call(
+      agent,
+      `${ns('immutable')}/times`,
+      'PATCH',
+      { metadata: { creationTimestamp: '2001-01-01T00:00:00Z', generation: 99, labels: { more: 'x' } } },
+      MERGE,
+    );
     expect(ignored.status).toBe(200);
     expect(ignored.body.metadata).toMatchObject({ creationTimestamp: before.metadata.creationTimestamp, generation: 1, labels: { keep: 'me', more: 'x' } });
   });
@@ -188,15 +285,27 @@ describe('an update or a patch keeps kube\'s rules and never drops metadata sile
     const before = await seed('immutable', 'norv');
     const r = await call(agent, `${ns('immutable')}/norv`, 'PATCH', { metadata: { resourceVersion: null } }, MERGE);
     expect(r.body).toEqual({
-      ...status(422, 'Invalid', 'websites.extensions.example.com "norv" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update'),
-      details: { name: 'norv', group: 'extensions.example.com', kind: 'websites', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be specified for an update', field: 'metadata.resourceVersion' }] },
+      ...status(
+        422,
+        'Invalid',
+        'websites.extensions.example.com "norv" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+      ),
+      details: {
+        name: 'norv',
+        group: 'extensions.example.com',
+        kind: 'websites',
+        causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be specified for an update', field: 'metadata.resourceVersion' }],
+      },
     });
     await unchanged('immutable', before);
   });
 
   it('a PUT of the same spec without its defaulted fields does not bump the generation', async () => {
     const before = await seed('immutable', 'gen');
-    const r = await call(agent, `${ns('immutable')}/gen`, 'PUT', { ...website('gen', {}, { labels: { keep: 'me' } }), metadata: { name: 'gen', resourceVersion: before.metadata.resourceVersion } });
+    const r = await call(agent, `${ns('immutable')}/gen`, 'PUT', {
+      ...website('gen', {}, { labels: { keep: 'me' } }),
+      metadata: { name: 'gen', resourceVersion: before.metadata.resourceVersion },
+    });
     expect(r.status).toBe(200);
     expect(r.body.metadata.generation).toBe(1);
   });
@@ -213,7 +322,9 @@ describe('/status and /scale decode their bodies as typed objects too', () => {
   it('a /status PUT with labels: true is 400 and changes nothing', async () => {
     const before = await seed('sub', 'st');
     const r = await call(agent, `${ns('sub')}/st/status`, 'PUT', { ...before, metadata: { ...before.metadata, labels: true } });
-    expect(r.body).toEqual(status(400, 'BadRequest', handledAs('json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type map[string]string')));
+    expect(r.body).toEqual(
+      status(400, 'BadRequest', handledAs('json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type map[string]string')),
+    );
     await unchanged('sub', before);
   });
 
@@ -221,20 +332,32 @@ describe('/status and /scale decode their bodies as typed objects too', () => {
     const before = await seed('sub', 'sc');
     const scale = (spec: unknown) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'sc' }, spec });
     const r = await call(agent, `${ns('sub')}/sc/scale`, 'PUT', scale({ replicas: '3' }));
-    expect(r.body).toEqual(status(400, 'BadRequest', 'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32'));
+    expect(r.body).toEqual(
+      status(
+        400,
+        'BadRequest',
+        'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32',
+      ),
+    );
     const big = await call(agent, `${ns('sub')}/sc/scale`, 'PUT', scale({ replicas: 2 ** 40 }));
     expect(big.status).toBe(400);
     // Decoded from the bytes, as Go decodes a typed body: 2.0 is not an int32 literal.
-    const float = await call(agent, `${ns('sub')}/sc/scale`, 'PUT', JSON.stringify(scale({ replicas: 1 })).replace('"replicas":1', '"replicas":2.0'), { 'content-type': 'application/json' });
-    expect(float.body.message).toBe('Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal number 2.0 into Go struct field ScaleSpec.spec.replicas of type int32');
+    const float = await call(agent, `${ns('sub')}/sc/scale`, 'PUT', JSON.stringify(scale({ replicas: 1 })).replace('"replicas":1', '"replicas":2.0'), {
+      'content-type': 'application/json',
+    });
+    expect(float.body.message).toBe(
+      'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal number 2.0 into Go struct field ScaleSpec.spec.replicas of type int32',
+    );
     await unchanged('sub', before);
     const patched = await call(agent, `${ns('sub')}/sc/scale`, 'PATCH', { metadata: { labels: 5 } }, MERGE);
     expect(patched.status).toBe(422);
-    expect(patched.body.message.endsWith('": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type map[string]string')).toBe(true);
+    expect(patched.body.message.endsWith('": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type map[string]string')).toBe(
+      true,
+    );
     await unchanged('sub', before);
   });
 
-  it('a Scale without spec.replicas scales to 0, as a Go client\'s omitempty field means', async () => {
+  it("a Scale without spec.replicas scales to 0, as a Go client's omitempty field means", async () => {
     await seed('sub', 'zero');
     const r = await call(agent, `${ns('sub')}/zero/scale`, 'PUT', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'zero' }, spec: {} });
     expect(r.status).toBe(200);
@@ -243,7 +366,12 @@ describe('/status and /scale decode their bodies as typed objects too', () => {
 
   it('a Scale with another uid is 409 and with no name 400', async () => {
     const before = await seed('sub', 'scuid');
-    const uid = await call(agent, `${ns('sub')}/scuid/scale`, 'PUT', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'scuid', uid: 'bogus' }, spec: { replicas: 2 } });
+    const uid = await call(agent, `${ns('sub')}/scuid/scale`, 'PUT', {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'scuid', uid: 'bogus' },
+      spec: { replicas: 2 },
+    });
     expect(uid.status).toBe(409);
     expect(uid.body.message).toContain('Precondition failed: UID in precondition: bogus, UID in object meta: ');
     const noName = await call(agent, `${ns('sub')}/scuid/scale`, 'PUT', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: {}, spec: { replicas: 2 } });
@@ -264,7 +392,8 @@ describe('a store written by an earlier build that accepted wrongly typed metada
   let old: ServerProcess;
   let oldAgent: Agent;
   const bad = (name: string, metadata: Record<string, unknown>) => ({
-    ...website(name), spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', replicas: 1, syncIntervalSeconds: 60, serviceType: 'NodePort' },
+    ...website(name),
+    spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', replicas: 1, syncIntervalSeconds: 60, serviceType: 'NodePort' },
     metadata: { name, namespace: 'legacy', uid: `uid-${name}`, creationTimestamp: '2024-01-01T00:00:00Z', generation: 1, ...metadata },
   });
 
@@ -286,11 +415,17 @@ describe('a store written by an earlier build that accepted wrongly typed metada
   });
 
   it('repairs each such object once serving starts (malformed fields dropped, as kube-apiserver reads them), logs it, and leaves good ones alone', async () => {
-    const lines = () => old.logs().split('\n').filter((l) => l.startsWith('{') && l.includes('repaired stored'));
+    const lines = () =>
+      old
+        .logs()
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.includes('repaired stored'));
     for (let i = 0; i < 100 && !lines().some((l) => l.includes('"repaired":2')); i++) await new Promise((r) => setTimeout(r, 100));
     const repairs = lines().map((l) => JSON.parse(l) as { name?: string; dropped?: string[]; checked?: number; repaired?: number });
     expect(repairs.map((r) => (r.name ? [r.name, r.dropped] : [r.checked, r.repaired]))).toEqual([
-      ['finalizers', ['finalizers', 'ownerReferences']], ['labels', ['labels']], [3, 2],
+      ['finalizers', ['finalizers', 'ownerReferences']],
+      ['labels', ['labels']],
+      [3, 2],
     ]);
     const list = await call(oldAgent, `${old.url}${API}/namespaces/legacy/websites`);
     const byName = Object.fromEntries(list.body.items.map((i: any) => [i.metadata.name, i.metadata]));
@@ -311,14 +446,28 @@ describe('a store written by an earlier build that accepted wrongly typed metada
     for (const item of list.body.items) expect(() => decodeObjectMeta(item.metadata)).not.toThrow();
   });
 
-  it.skipIf(!informerProbe())('lets client-go\'s metadata informer sync (the garbage collector\'s kind of client)', async () => {
-    const probe = new Probe('metadata', informerProbe() ?? '', ['-kubeconfig', old.kubeconfig, '-resource', 'websites.v1alpha1.extensions.example.com', '-mode', 'metadata', '-namespace', 'legacy'], process.env);
-    try {
-      await probe.until('SYNCED', (ev) => ev.some((e) => e.type === 'SYNCED'), 30_000);
-      expect(probe.watchErrors()).toEqual([]);
-      expect(probe.events.filter((e) => e.type === 'ADDED').map((e) => e.name).sort()).toEqual(['finalizers', 'fine', 'labels']);
-    } finally {
-      await probe.stop();
-    }
-  }, 40_000);
+  it.skipIf(!informerProbe())(
+    "lets client-go's metadata informer sync (the garbage collector's kind of client)",
+    async () => {
+      const probe = new Probe(
+        'metadata',
+        informerProbe() ?? '',
+        ['-kubeconfig', old.kubeconfig, '-resource', 'websites.v1alpha1.extensions.example.com', '-mode', 'metadata', '-namespace', 'legacy'],
+        process.env,
+      );
+      try {
+        await probe.until('SYNCED', (ev) => ev.some((e) => e.type === 'SYNCED'), 30_000);
+        expect(probe.watchErrors()).toEqual([]);
+        expect(
+          probe.events
+            .filter((e) => e.type === 'ADDED')
+            .map((e) => e.name)
+            .sort(),
+        ).toEqual(['finalizers', 'fine', 'labels']);
+      } finally {
+        await probe.stop();
+      }
+    },
+    40_000,
+  );
 });

@@ -24,11 +24,27 @@ const SLACK_MS = 2500;
 let server: ServerProcess;
 let agent: Agent;
 const COLL = `${API}/namespaces/default/websites`;
-const TIMED_OUT = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 };
+const TIMED_OUT = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'Timeout: request did not complete within the allotted timeout',
+  reason: 'Timeout',
+  details: {},
+  code: 504,
+};
 
 beforeAll(async () => {
   server = await startServer({
-    args: ['--request-timeout', `${REQUEST_TIMEOUT_MS}ms`, '--read-header-timeout', `${READ_HEADER_TIMEOUT_MS}ms`, '--keep-alive-timeout', `${KEEP_ALIVE_TIMEOUT_MS}ms`],
+    args: [
+      '--request-timeout',
+      `${REQUEST_TIMEOUT_MS}ms`,
+      '--read-header-timeout',
+      `${READ_HEADER_TIMEOUT_MS}ms`,
+      '--keep-alive-timeout',
+      `${KEEP_ALIVE_TIMEOUT_MS}ms`,
+    ],
   });
   agent = adminAgent(server.certDir);
 });
@@ -79,14 +95,24 @@ describe('--request-timeout: every request but a watch', () => {
     // ?timeout= runs out while the body trickles in; the request timeout runs out while a list waits (3 s) for a
     // resourceVersion the store does not reach, and the list handler ends in its own 504 after that.
     const put = `${COLL}/logged?timeout=300ms`;
-    const timedOut = await rawRequest(server, trickle(`PUT ${put} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, 100), { waitMs: 10_000, firstResponse: true });
+    const timedOut = await rawRequest(
+      server,
+      trickle(`PUT ${put} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, 100),
+      { waitMs: 10_000, firstResponse: true },
+    );
     expect(timedOut.json).toEqual(TIMED_OUT);
     const list = `${COLL}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan`;
     const waited = await call(agent, `${server.url}${list}`);
     expect(waited.body).toEqual(TIMED_OUT);
     await new Promise((r) => setTimeout(r, 3000 - REQUEST_TIMEOUT_MS + 500));
     type Line = { level: number; msg: string; url?: string; code?: number; err?: unknown };
-    const lines = (): Line[] => server.logs().slice(from).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+    const lines = (): Line[] =>
+      server
+        .logs()
+        .slice(from)
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Line);
     for (const url of [put, list]) {
       expect(lines().filter((l) => l.url === url)).toEqual([expect.objectContaining({ level: 30, msg: 'request', code: 504 })]);
     }
@@ -98,7 +124,7 @@ describe('--request-timeout: every request but a watch', () => {
     ['abc', 'time: invalid duration "abc"'],
     ['5', 'time: missing unit in duration "5"'],
     ['5y', 'time: unknown unit "y" in duration "5y"'],
-  ])('?timeout=%s is a 400 before anything else, in kube-apiserver\'s words', async (value, why) => {
+  ])("?timeout=%s is a 400 before anything else, in kube-apiserver's words", async (value, why) => {
     const r = await call(agent, `${server.url}${COLL}?timeout=${value}`);
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400, message: `invalid timeout specified in the request URL - ${why}` });
@@ -188,11 +214,15 @@ describe('--read-header-timeout: slowloris on headers', () => {
 describe('--keep-alive-timeout: idle connections', () => {
   it('a connection is reused for requests within the limit, and closed once idle past it', async () => {
     const get = `GET ${COLL} HTTP/1.1\r\nHost: x\r\n\r\n`;
-    const result = await rawRequest(server, (s) => {
-      s.write(get);
-      // A second request on the same connection, well within the idle limit.
-      setTimeout(() => s.write(get), KEEP_ALIVE_TIMEOUT_MS / 3);
-    }, { waitMs: KEEP_ALIVE_TIMEOUT_MS + 15_000 });
+    const result = await rawRequest(
+      server,
+      (s) => {
+        s.write(get);
+        // A second request on the same connection, well within the idle limit.
+        setTimeout(() => s.write(get), KEEP_ALIVE_TIMEOUT_MS / 3);
+      },
+      { waitMs: KEEP_ALIVE_TIMEOUT_MS + 15_000 },
+    );
     const first = parseResponse(result.raw);
     expect(first?.status).toBe(200);
     const second = parseResponse(result.raw.subarray(first?.length ?? 0));

@@ -34,7 +34,9 @@ const GRANTS: Record<string, string[]> = {
   breaker: ['get', 'delete', UNSAFE_VERB],
 };
 
-interface Review { spec: { user: string; resourceAttributes?: Record<string, string> } }
+interface Review {
+  spec: { user: string; resourceAttributes?: Record<string, string> };
+}
 
 let kube: FakeKube;
 let server: ServerProcess;
@@ -50,7 +52,11 @@ async function eventOf(id: unknown): Promise<AuditEvent> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const text = readFileSync(auditLog, 'utf8');
-    const lines = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent);
+    const lines = text
+      .slice(0, text.lastIndexOf('\n') + 1)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as AuditEvent);
     const done = lines.find((e) => e['auditID'] === id && e['stage'] === 'ResponseComplete');
     if (done) return done;
     if (Date.now() > deadline) throw new Error(`no ResponseComplete audit event for ${String(id)}`);
@@ -70,7 +76,10 @@ function agentFor(certDir: string, user: string): Agent {
 beforeAll(async () => {
   kube = await startFakeKube();
   kube.collection('/api/v1/namespaces', 'NamespaceList').items.set('default', {
-    apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', resourceVersion: '1' }, status: { phase: 'Active' },
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'default', resourceVersion: '1' },
+    status: { phase: 'Active' },
   });
   kube.onPost(SARS, (body) => {
     const r = body as Review;
@@ -83,8 +92,18 @@ beforeAll(async () => {
   writeFileSync(kubeconfig, kube.kubeconfig.exportConfig());
   writeFileSync(join(dir, 'policy.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
   const args = (log: string) => [
-    '--kubeconfig', kubeconfig, '--authentication-mode', 'standalone', '--authorization-mode', 'delegated', '--enable-reconcilers', 'false',
-    '--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', join(dir, log),
+    '--kubeconfig',
+    kubeconfig,
+    '--authentication-mode',
+    'standalone',
+    '--authorization-mode',
+    'delegated',
+    '--enable-reconcilers',
+    'false',
+    '--audit-policy-file',
+    join(dir, 'policy.yaml'),
+    '--audit-log-path',
+    join(dir, log),
   ];
 
   // Three websites; then, the server stopped, default/b's stored bytes are cut short (they no longer decode).
@@ -118,17 +137,32 @@ describe('the unsafe delete, authorized through SubjectAccessReviews', () => {
     const r = await call(deleter, `${server.url}${COLLECTION}/b?${UNSAFE}`, 'DELETE');
     expect(r.status).toBe(403);
     expect(r.body).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
       message: `websites.${GROUP} "b" is forbidden: not permitted to do "${UNSAFE_VERB}", reason: ${DENIED}`,
-      reason: 'Forbidden', details: { name: 'b', group: GROUP, kind: 'websites' }, code: 403,
+      reason: 'Forbidden',
+      details: { name: 'b', group: GROUP, kind: 'websites' },
+      code: 403,
     });
     // Two reviews: the request's own verb, allowed; then the extra verb on the same object, denied.
     const reviews = (kube.posted(SARS).slice(before) as Review[]).map((x) => x.spec);
     expect(reviews).toEqual([
-      expect.objectContaining({ user: 'deleter', resourceAttributes: expect.objectContaining({ verb: 'delete', namespace: 'default', group: GROUP, resource: 'websites', name: 'b' }) }),
       expect.objectContaining({
         user: 'deleter',
-        resourceAttributes: expect.objectContaining({ verb: UNSAFE_VERB, namespace: 'default', group: GROUP, version: 'v1alpha1', resource: 'websites', name: 'b' }),
+        resourceAttributes: expect.objectContaining({ verb: 'delete', namespace: 'default', group: GROUP, resource: 'websites', name: 'b' }),
+      }),
+      expect.objectContaining({
+        user: 'deleter',
+        resourceAttributes: expect.objectContaining({
+          verb: UNSAFE_VERB,
+          namespace: 'default',
+          group: GROUP,
+          version: 'v1alpha1',
+          resource: 'websites',
+          name: 'b',
+        }),
       }),
     ]);
     expect(reviews[1]?.resourceAttributes?.['subresource'] ?? '').toBe('');
@@ -136,7 +170,9 @@ describe('the unsafe delete, authorized through SubjectAccessReviews', () => {
     // The object is still there, still undecodable; the same user's plain delete reaches the store (its 500).
     const get = await call(admin, `${server.url}${COLLECTION}/b`);
     expect(get.status).toBe(500);
-    expect(get.body.message).toMatch(/^Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/extensions.example.com\/websites\/default\/b, /);
+    expect(get.body.message).toMatch(
+      /^Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/extensions.example.com\/websites\/default\/b, /,
+    );
     const plain = await call(deleter, `${server.url}${COLLECTION}/b`, 'DELETE');
     expect(plain.status).toBe(500);
     expect(plain.body.reason).toBe('InternalError');
@@ -144,7 +180,12 @@ describe('the unsafe delete, authorized through SubjectAccessReviews', () => {
     // Audit: the refused attempt carries kube's annotation (added before the extra verb is asked), beside the
     // request's own authorization decision; the plain delete's event does not.
     const refused = await eventOf(r.headers['audit-id']);
-    expect(refused).toMatchObject({ verb: 'delete', user: { username: 'deleter' }, objectRef: { resource: 'websites', namespace: 'default', name: 'b' }, responseStatus: { code: 403 } });
+    expect(refused).toMatchObject({
+      verb: 'delete',
+      user: { username: 'deleter' },
+      objectRef: { resource: 'websites', namespace: 'default', name: 'b' },
+      responseStatus: { code: 403 },
+    });
     expect(refused['annotations']).toEqual({ 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '', [ANNOTATION]: '' });
     const plainEvent = await eventOf(plain.headers['audit-id']);
     expect(plainEvent['responseStatus']).toMatchObject({ code: 500 });
@@ -165,20 +206,24 @@ describe('the unsafe delete, authorized through SubjectAccessReviews', () => {
 
     const forced = await eventOf(r.headers['audit-id']);
     expect(forced).toMatchObject({
-      level: 'Metadata', verb: 'delete', user: { username: 'breaker', groups: ['system:authenticated'] },
+      level: 'Metadata',
+      verb: 'delete',
+      user: { username: 'breaker', groups: ['system:authenticated'] },
       objectRef: { resource: 'websites', namespace: 'default', name: 'b', apiGroup: GROUP, apiVersion: 'v1alpha1' },
       responseStatus: { code: 200 },
     });
     expect(forced['annotations']).toEqual({ 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '', [ANNOTATION]: '' });
   });
 
-  it('asks nothing more, and annotates nothing, for the request\'s own verb denied first', async () => {
+  it("asks nothing more, and annotates nothing, for the request's own verb denied first", async () => {
     // A user with no grant at all: the request's own `delete` is refused before the option is looked at.
     const nobody = agentFor(server.certDir, 'nobody');
     try {
       const r = await call(nobody, `${server.url}${COLLECTION}/a?${UNSAFE}`, 'DELETE');
       expect(r.status).toBe(403);
-      expect(r.body.message).toBe(`websites.${GROUP} "a" is forbidden: User "nobody" cannot delete resource "websites" in API group "${GROUP}" in the namespace "default": ${DENIED}`);
+      expect(r.body.message).toBe(
+        `websites.${GROUP} "a" is forbidden: User "nobody" cannot delete resource "websites" in API group "${GROUP}" in the namespace "default": ${DENIED}`,
+      );
       const ev = await eventOf(r.headers['audit-id']);
       expect(ev['annotations']).toEqual({ 'authorization.k8s.io/decision': 'forbid', 'authorization.k8s.io/reason': DENIED });
     } finally {

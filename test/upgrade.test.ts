@@ -22,11 +22,27 @@ function stored(name: string, spec: Record<string, unknown>, metadata: Record<st
     apiVersion: 'extensions.example.com/v1alpha1',
     kind: 'Website',
     metadata: {
-      name, namespace: NS, uid: `uid-${name}`, generation: 2, creationTimestamp: '2026-11-01T10:00:00Z',
-      managedFields: [{
-        manager: 'kubectl', operation: 'Apply', apiVersion: 'extensions.example.com/v1alpha1', time: '2026-11-01T10:00:00Z', fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:spec': Object.fromEntries(Object.keys(spec).filter((k) => k !== 'syncIntervalSeconds' && k !== 'serviceType').map((k) => [`f:${k}`, {}])) },
-      }],
+      name,
+      namespace: NS,
+      uid: `uid-${name}`,
+      generation: 2,
+      creationTimestamp: '2026-11-01T10:00:00Z',
+      managedFields: [
+        {
+          manager: 'kubectl',
+          operation: 'Apply',
+          apiVersion: 'extensions.example.com/v1alpha1',
+          time: '2026-11-01T10:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:spec': Object.fromEntries(
+              Object.keys(spec)
+                .filter((k) => k !== 'syncIntervalSeconds' && k !== 'serviceType')
+                .map((k) => [`f:${k}`, {}]),
+            ),
+          },
+        },
+      ],
       ...metadata,
     },
     spec: { syncIntervalSeconds: 60, serviceType: 'NodePort', ...spec },
@@ -36,11 +52,22 @@ function stored(name: string, spec: Record<string, unknown>, metadata: Record<st
 
 const OLD: KubeObject[] = [
   stored('plain', { gitRepo: REPO, replicas: 2 }),
-  stored('branch', { gitRepo: REPO, branch: 'gh-pages', replicas: 1, secretRef: { name: 'creds' } }, { labels: { tier: 'web' }, finalizers: ['example.com/keep'] }),
-  stored('port', { gitRepo: REPO, replicas: 1 }, { annotations: { 'extensions.example.com/node-port': '30080', note: 'kept' } }, {
-    observedGeneration: 2, replicas: 1, readyReplicas: 1,
-    conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'ok', lastTransitionTime: '2026-11-01T10:01:00Z', observedGeneration: 2 }],
-  }),
+  stored(
+    'branch',
+    { gitRepo: REPO, branch: 'gh-pages', replicas: 1, secretRef: { name: 'creds' } },
+    { labels: { tier: 'web' }, finalizers: ['example.com/keep'] },
+  ),
+  stored(
+    'port',
+    { gitRepo: REPO, replicas: 1 },
+    { annotations: { 'extensions.example.com/node-port': '30080', note: 'kept' } },
+    {
+      observedGeneration: 2,
+      replicas: 1,
+      readyReplicas: 1,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'ok', lastTransitionTime: '2026-11-01T10:01:00Z', observedGeneration: 2 }],
+    },
+  ),
   // The earlier release let any text into this annotation: v1 cannot read it as a port, so it stays an annotation.
   stored('odd-annotation', { gitRepo: REPO, replicas: 1 }, { annotations: { 'extensions.example.com/node-port': 'eighty' } }),
 ];
@@ -74,7 +101,9 @@ describe('a data directory written by the v1alpha1 release', () => {
   it('serves v1 at once, whether the migration has finished or not: a v1 list right after the start is all v1', async () => {
     const list = await call(agent, `${server.url}${V1}`);
     expect(list.status).toBe(200);
-    expect((list.body.items as any[]).map((i) => [i.apiVersion, typeof i.spec.git?.repository])).toEqual(Array(4).fill(['extensions.example.com/v1', 'string']));
+    expect((list.body.items as any[]).map((i) => [i.apiVersion, typeof i.spec.git?.repository])).toEqual(
+      Array(4).fill(['extensions.example.com/v1', 'string']),
+    );
   });
 
   it('is migrated to v1 in the background once serving starts, every object, logged', async () => {
@@ -111,12 +140,23 @@ describe('a data directory written by the v1alpha1 release', () => {
   });
 
   it('keeps the v1alpha1 field owner: a v1 apply of another repository conflicts with kubectl, on the field as v1alpha1 names it', async () => {
-    const body = { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'plain' }, spec: { git: { repository: 'https://example.com/other.git' } } };
+    const body = {
+      apiVersion: 'extensions.example.com/v1',
+      kind: 'Website',
+      metadata: { name: 'plain' },
+      spec: { git: { repository: 'https://example.com/other.git' } },
+    };
     const r = await call(agent, `${server.url}${V1}/plain?fieldManager=newcomer`, 'PATCH', body, APPLY);
     expect(r.status).toBe(409);
     expect(r.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl": .spec.gitRepo');
     // The same manager applying its v1alpha1 configuration again changes nothing and conflicts with nobody.
-    const same = await call(agent, `${server.url}${ALPHA}/plain?fieldManager=kubectl`, 'PATCH', { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'plain' }, spec: { gitRepo: REPO, replicas: 2 } }, APPLY);
+    const same = await call(
+      agent,
+      `${server.url}${ALPHA}/plain?fieldManager=kubectl`,
+      'PATCH',
+      { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'plain' }, spec: { gitRepo: REPO, replicas: 2 } },
+      APPLY,
+    );
     expect(same.status, same.text).toBe(200);
     expect(same.body.metadata.generation).toBe(2);
   });

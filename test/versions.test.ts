@@ -35,10 +35,16 @@ afterAll(async () => {
 });
 
 const v1Site = (name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => ({
-  apiVersion: `${G}/v1`, kind: 'Website', metadata: { name, ...metadata }, spec: { git: { repository: REPO }, ...spec },
+  apiVersion: `${G}/v1`,
+  kind: 'Website',
+  metadata: { name, ...metadata },
+  spec: { git: { repository: REPO }, ...spec },
 });
 const alphaSite = (name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => ({
-  apiVersion: `${G}/v1alpha1`, kind: 'Website', metadata: { name, ...metadata }, spec: { gitRepo: REPO, ...spec },
+  apiVersion: `${G}/v1alpha1`,
+  kind: 'Website',
+  metadata: { name, ...metadata },
+  spec: { gitRepo: REPO, ...spec },
 });
 
 /** watchLines reads a watch until it ends (timeoutSeconds) and returns its events. */
@@ -46,7 +52,11 @@ async function watchLines(path: string, rv: string, headers: Record<string, stri
   const res = await request(`${server.url}${path}?watch=1&resourceVersion=${rv}&timeoutSeconds=2`, { dispatcher: agent, headers });
   expect(res.statusCode).toBe(200);
   const text = await res.body.text();
-  return text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 describe('Website in v1 and v1alpha1', () => {
@@ -74,13 +84,27 @@ describe('Website in v1 and v1alpha1', () => {
     expect(v1[1].object.spec.service).toEqual({ type: 'NodePort', nodePort: 30200 });
     expect(v1[1].object.metadata.annotations).toBeUndefined();
     // The Table watch in v1alpha1 has the columns and the cells of that version's printer.
-    expect(table[0].object.columnDefinitions.map((c: any) => c.name)).toEqual(['Name', 'Git-Repo', 'Ready', 'Type', 'Port', 'Status', 'Age', 'Branch', 'Deployment']);
+    expect(table[0].object.columnDefinitions.map((c: any) => c.name)).toEqual([
+      'Name',
+      'Git-Repo',
+      'Ready',
+      'Type',
+      'Port',
+      'Status',
+      'Age',
+      'Branch',
+      'Deployment',
+    ]);
     expect(table[1].object.rows[0].cells.slice(0, 2)).toEqual(['watched', REPO]);
     expect(table[1].object.rows[0].cells[7]).toBe('main');
   });
 
   it('lists, selectors and tables agree across versions', async () => {
-    for (const [name, tier] of [['a', 'web'], ['b', 'db'], ['c', 'web']] as const) {
+    for (const [name, tier] of [
+      ['a', 'web'],
+      ['b', 'db'],
+      ['c', 'web'],
+    ] as const) {
       expect((await call(agent, `${server.url}${ALPHA}`, 'POST', alphaSite(name, { branch: `br-${name}` }, { labels: { tier } }))).status).toBe(201);
     }
     const names = async (path: string) => ((await call(agent, `${server.url}${path}`)).body.items as any[]).map((i) => i.metadata.name);
@@ -89,7 +113,8 @@ describe('Website in v1 and v1alpha1', () => {
       expect(await names(`${base}?fieldSelector=metadata.name%3Db`)).toEqual(['b']);
       expect(await names(`${base}?limit=2`)).toEqual(['a', 'b']);
     }
-    const rows = async (path: string) => ((await call(agent, `${server.url}${path}`, 'GET', undefined, TABLE)).body.rows as any[]).map((r) => r.cells.slice(0, 6));
+    const rows = async (path: string) =>
+      ((await call(agent, `${server.url}${path}`, 'GET', undefined, TABLE)).body.rows as any[]).map((r) => r.cells.slice(0, 6));
     expect(await rows(V1)).toEqual(await rows(ALPHA));
     const v1List = (await call(agent, `${server.url}${V1}`)).body;
     const alphaList = (await call(agent, `${server.url}${ALPHA}`)).body;
@@ -101,7 +126,12 @@ describe('Website in v1 and v1alpha1', () => {
 
   it('/status written in one version is read in the other, and /scale works in both', async () => {
     const w = (await call(agent, `${server.url}${ALPHA}/a`)).body;
-    const status = { observedGeneration: 1, replicas: 1, readyReplicas: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', lastTransitionTime: '2026-11-27T00:00:00Z' }] };
+    const status = {
+      observedGeneration: 1,
+      replicas: 1,
+      readyReplicas: 1,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', lastTransitionTime: '2026-11-27T00:00:00Z' }],
+    };
     const put = await call(agent, `${server.url}${ALPHA}/a/status`, 'PUT', { ...w, status });
     expect(put.status, put.text).toBe(200);
     expect((await call(agent, `${server.url}${V1}/a`)).body.status).toMatchObject(status);
@@ -113,16 +143,32 @@ describe('Website in v1 and v1alpha1', () => {
     expect((await call(agent, `${server.url}${ALPHA}/a`)).body.spec.replicas).toBe(4);
   });
 
-  it('server-side apply records each manager\'s version and finds a conflict across versions, named in the owner\'s version', async () => {
-    const first = await call(agent, `${server.url}${V1}/ssa?fieldManager=v1-tool`, 'PATCH', v1Site('ssa', { replicas: 2, service: { nodePort: 30300 } }), APPLY);
+  it("server-side apply records each manager's version and finds a conflict across versions, named in the owner's version", async () => {
+    const first = await call(
+      agent,
+      `${server.url}${V1}/ssa?fieldManager=v1-tool`,
+      'PATCH',
+      v1Site('ssa', { replicas: 2, service: { nodePort: 30300 } }),
+      APPLY,
+    );
     expect(first.status, first.text).toBe(201);
-    const conflict = await call(agent, `${server.url}${ALPHA}/ssa?fieldManager=alpha-tool`, 'PATCH',
-      alphaSite('ssa', { gitRepo: 'https://example.com/other.git' }, { annotations: { [PORT_ANNOTATION]: '30301' } }), APPLY);
+    const conflict = await call(
+      agent,
+      `${server.url}${ALPHA}/ssa?fieldManager=alpha-tool`,
+      'PATCH',
+      alphaSite('ssa', { gitRepo: 'https://example.com/other.git' }, { annotations: { [PORT_ANNOTATION]: '30301' } }),
+      APPLY,
+    );
     expect(conflict.status).toBe(409);
     // The owner applied in v1: its fields are named as v1 names them (structured-merge-diff's conflict set).
     expect(conflict.body.message).toBe('Apply failed with 2 conflicts: conflicts with "v1-tool":\n- .spec.git.repository\n- .spec.service.nodePort');
-    const forced = await call(agent, `${server.url}${ALPHA}/ssa?fieldManager=alpha-tool&force=true`, 'PATCH',
-      alphaSite('ssa', { gitRepo: 'https://example.com/other.git' }, { annotations: { [PORT_ANNOTATION]: '30301' } }), APPLY);
+    const forced = await call(
+      agent,
+      `${server.url}${ALPHA}/ssa?fieldManager=alpha-tool&force=true`,
+      'PATCH',
+      alphaSite('ssa', { gitRepo: 'https://example.com/other.git' }, { annotations: { [PORT_ANNOTATION]: '30301' } }),
+      APPLY,
+    );
     expect(forced.status, forced.text).toBe(200);
     const v1 = (await call(agent, `${server.url}${V1}/ssa`)).body;
     expect(v1.spec.git.repository).toBe('https://example.com/other.git');
@@ -137,10 +183,12 @@ describe('Website in v1 and v1alpha1', () => {
     });
   });
 
-  it('validates in the request\'s version: v1 names its fields, v1alpha1 the annotation that carries the node port', async () => {
+  it("validates in the request's version: v1 names its fields, v1alpha1 the annotation that carries the node port", async () => {
     const clusterIP = await call(agent, `${server.url}${V1}`, 'POST', v1Site('bad-port', { service: { type: 'ClusterIP', nodePort: 30400 } }));
     expect(clusterIP.status).toBe(422);
-    expect(clusterIP.body.details.causes).toEqual([{ reason: 'FieldValueForbidden', field: 'spec.service.nodePort', message: 'Forbidden: may only be set when type is NodePort or LoadBalancer' }]);
+    expect(clusterIP.body.details.causes).toEqual([
+      { reason: 'FieldValueForbidden', field: 'spec.service.nodePort', message: 'Forbidden: may only be set when type is NodePort or LoadBalancer' },
+    ]);
     const range = await call(agent, `${server.url}${V1}`, 'POST', v1Site('low-port', { service: { nodePort: 80 } }));
     expect(range.status).toBe(422);
     expect(range.body.message).toContain('spec.service.nodePort: Invalid value: 80: spec.service.nodePort in body should be greater than or equal to 30000');

@@ -59,8 +59,15 @@ beforeAll(async () => {
   // Six writes with a history of three: resourceVersions 1 to 3 are compacted.
   for (let i = 0; i < 6; i++) {
     const r = await srv.app.inject({
-      method: 'POST', url: `${V1}/namespaces/ns/websites`, headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify({ apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: `w${i}` }, spec: { git: { repository: 'https://example.com/r.git' } } }),
+      method: 'POST',
+      url: `${V1}/namespaces/ns/websites`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        apiVersion: 'extensions.example.com/v1',
+        kind: 'Website',
+        metadata: { name: `w${i}` },
+        spec: { git: { repository: 'https://example.com/r.git' } },
+      }),
     });
     expect(r.statusCode, r.body).toBe(201);
   }
@@ -118,7 +125,15 @@ describe('a watch from a compacted resourceVersion, Expired thrown or reported t
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string)).toEqual({
       type: 'ERROR',
-      object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: expect.stringContaining('too old resource version'), reason: 'Expired', code: 410 },
+      object: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: expect.stringContaining('too old resource version'),
+        reason: 'Expired',
+        code: 410,
+      },
     });
   });
 
@@ -134,7 +149,7 @@ describe('a watch from a compacted resourceVersion, Expired thrown or reported t
   });
 });
 
-describe('the controllers\' change feed', () => {
+describe("the controllers' change feed", () => {
   it('lists again on Expired, thrown by watch() or reported through onError', async () => {
     for (const form of ['thrown', 'reported'] as const) {
       // A storage whose watch is Expired the first time, in one form or the other, then works.

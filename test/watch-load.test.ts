@@ -99,7 +99,11 @@ interface ReadingWatch {
 async function readingWatch(url: string, accept: string, rvOf: (object: any) => { rv: string; name: string }): Promise<ReadingWatch> {
   const res = await request(url, { dispatcher: agent, headers: { accept } });
   const w: ReadingWatch = {
-    status: res.statusCode, contentType: res.headers['content-type'], events: [], errors: [], kinds: new Set(),
+    status: res.statusCode,
+    contentType: res.headers['content-type'],
+    events: [],
+    errors: [],
+    kinds: new Set(),
     close: () => res.body.destroy(),
   };
   cleanups.push(w.close);
@@ -136,7 +140,8 @@ interface StuckWatch {
 
 async function stuckWatch(path: string): Promise<StuckWatch> {
   const socket = connect({
-    host: '127.0.0.1', port: server.port,
+    host: '127.0.0.1',
+    port: server.port,
     ca: readFileSync(join(server.certDir, 'ca.crt')),
     cert: readFileSync(join(server.certDir, 'admin.crt')),
     key: readFileSync(join(server.certDir, 'admin.key')),
@@ -232,25 +237,31 @@ describe('a watcher that stops reading under a 20k-event load', () => {
     const written = new Map<number, { type: string; name: string }>();
     const t0 = Date.now();
     let patchesLeft = TOTAL_EVENTS - OBJECTS;
-    await Promise.all(Array.from({ length: WRITERS }, async (_, w) => {
-      const names = Array.from({ length: OBJECTS / WRITERS }, (_, i) => `site-${w}-${i}`);
-      for (const name of names) {
-        const r = await call(agent, coll(), 'POST', website(name, {}, { annotations: { pad } }));
-        expect(r.status, r.text).toBe(201);
-        written.set(Number(r.body.metadata.resourceVersion), { type: 'ADDED', name });
-      }
-      for (let n = 1; patchesLeft > 0; n++) {
-        patchesLeft--;
-        const name = names[n % names.length] as string;
-        const r = await call(agent, `${coll()}/${name}`, 'PATCH', { metadata: { labels: { seq: String(n) } } }, MERGE);
-        expect(r.status, r.text).toBe(200);
-        written.set(Number(r.body.metadata.resourceVersion), { type: 'MODIFIED', name });
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: WRITERS }, async (_, w) => {
+        const names = Array.from({ length: OBJECTS / WRITERS }, (_, i) => `site-${w}-${i}`);
+        for (const name of names) {
+          const r = await call(agent, coll(), 'POST', website(name, {}, { annotations: { pad } }));
+          expect(r.status, r.text).toBe(201);
+          written.set(Number(r.body.metadata.resourceVersion), { type: 'ADDED', name });
+        }
+        for (let n = 1; patchesLeft > 0; n++) {
+          patchesLeft--;
+          const name = names[n % names.length] as string;
+          const r = await call(agent, `${coll()}/${name}`, 'PATCH', { metadata: { labels: { seq: String(n) } } }, MERGE);
+          expect(r.status, r.text).toBe(200);
+          written.set(Number(r.body.metadata.resourceVersion), { type: 'MODIFIED', name });
+        }
+      }),
+    );
     const writeMs = Date.now() - t0;
     expect(written.size).toBe(TOTAL_EVENTS);
 
-    await waitFor('the reading watchers to catch up', () => [json, table, partial].every((w) => w.events.length >= TOTAL_EVENTS || w.errors.length > 0), 30_000);
+    await waitFor(
+      'the reading watchers to catch up',
+      () => [json, table, partial].every((w) => w.events.length >= TOTAL_EVENTS || w.errors.length > 0),
+      30_000,
+    );
     const deliverMs = Date.now() - t0;
     sampling = false;
     await sampler;
@@ -284,7 +295,11 @@ describe('a watcher that stops reading under a 20k-event load', () => {
 
     // Every event exactly once, ascending, with the type and object of the write that made it; no ERROR.
     const expected = [...written.keys()].sort((a, b) => a - b);
-    for (const [w, kind] of [[json, 'Website'], [table, 'Table'], [partial, 'PartialObjectMetadata']] as const) {
+    for (const [w, kind] of [
+      [json, 'Website'],
+      [table, 'Table'],
+      [partial, 'PartialObjectMetadata'],
+    ] as const) {
       expect(w.errors).toEqual([]);
       expect([...w.kinds]).toEqual([kind]);
       expect(w.events.map((e) => e.rv)).toEqual(expected);

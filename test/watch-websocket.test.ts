@@ -31,10 +31,7 @@ let sagent: Agent;
 const cleanups: (() => void)[] = [];
 
 beforeAll(async () => {
-  [server, small] = await Promise.all([
-    startServer({ args: ['--watch-bookmark-interval', '1s'] }),
-    startServer({ args: ['--watch-history-events', '5'] }),
-  ]);
+  [server, small] = await Promise.all([startServer({ args: ['--watch-bookmark-interval', '1s'] }), startServer({ args: ['--watch-history-events', '5'] })]);
   agent = adminAgent(server.certDir);
   sagent = adminAgent(small.certDir);
 });
@@ -135,7 +132,11 @@ async function openHttp(url: string, accept?: string, dispatcher = agent): Promi
   const close = () => res.body.destroy();
   cleanups.push(close);
   res.body.setEncoding('utf8');
-  readLines(res.body as AsyncIterable<string>, (line) => l.push(line), () => l.end());
+  readLines(
+    res.body as AsyncIterable<string>,
+    (line) => l.push(line),
+    () => l.end(),
+  );
   return Object.assign(l, { close });
 }
 
@@ -215,7 +216,10 @@ async function openWs(url: string, o: WsOptions = {}): Promise<WsWatch> {
  * compare opens `path` as an HTTP watch and as a WebSocket watch, runs `act`, and waits for `n` kept lines on each:
  * the WebSocket messages must be exactly the HTTP lines, in order, all in text frames. Returns the events.
  */
-async function compare(url: string, o: { accept?: string; n: number; act?: () => Promise<void>; keep?: (text: string) => boolean; protocols?: string; same?: (text: string) => string }) {
+async function compare(
+  url: string,
+  o: { accept?: string; n: number; act?: () => Promise<void>; keep?: (text: string) => boolean; protocols?: string; same?: (text: string) => string },
+) {
   const http = await openHttp(url, o.accept);
   const ws = await openWs(url, { accept: o.accept, protocols: o.protocols });
   try {
@@ -236,7 +240,7 @@ async function compare(url: string, o: { accept?: string; n: number; act?: () =>
 const summary = (e: any) => `${e.type} ${e.object?.metadata?.name ?? e.object?.rows?.[0]?.cells?.[0] ?? ''}`.trim();
 const isPeriodicBookmark = (t: string) => t.startsWith('{"type":"BOOKMARK"') && !t.includes('k8s.io/initial-events-end');
 
-describe('every watch form gives the HTTP stream\'s events over WebSocket (handlers/watch.go HandleWS)', () => {
+describe("every watch form gives the HTTP stream's events over WebSocket (handlers/watch.go HandleWS)", () => {
   it('a namespaced list watch from a resourceVersion: ADDED, MODIFIED, DELETED as the HTTP lines, in text frames', async () => {
     const rv = await currentRV();
     const { events, ws } = await compare(`${coll('ns-list')}?watch=true&resourceVersion=${rv}`, {
@@ -292,7 +296,10 @@ describe('every watch form gives the HTTP stream\'s events over WebSocket (handl
       same: (t) => t.replace(/("cells":\[(?:"(?:[^"\\]|\\.)*",){6})"[^"]*"/g, '$1"<age>"'),
       act: () => patch('table', 't1', { spec: { replicas: 4 } }).then(() => undefined),
     });
-    expect(events.map((e) => [e.type, e.object.kind, e.object.rows[0].cells[0]])).toEqual([['ADDED', 'Table', 't1'], ['MODIFIED', 'Table', 't1']]);
+    expect(events.map((e) => [e.type, e.object.kind, e.object.rows[0].cells[0]])).toEqual([
+      ['ADDED', 'Table', 't1'],
+      ['MODIFIED', 'Table', 't1'],
+    ]);
     expect(events[0].object.columnDefinitions.length).toBeGreaterThan(0);
     expect(events[1].object.columnDefinitions).toBeNull();
   });
@@ -324,7 +331,10 @@ describe('every watch form gives the HTTP stream\'s events over WebSocket (handl
     // The server's 1 s BOOKMARK ticker reaches WebSocket watchers too.
     const ws2 = await openWs(`${coll('wl')}?watch=true&allowWatchBookmarks=true&resourceVersion=${await currentRV()}`);
     const periodic = await ws2.until(1, 'a periodic BOOKMARK', isPeriodicBookmark, 5000);
-    expect(JSON.parse(periodic[0] as string)).toMatchObject({ type: 'BOOKMARK', object: { kind: 'Website', metadata: { resourceVersion: expect.any(String) } } });
+    expect(JSON.parse(periodic[0] as string)).toMatchObject({
+      type: 'BOOKMARK',
+      object: { kind: 'Website', metadata: { resourceVersion: expect.any(String) } },
+    });
     ws2.socket.close();
     expect(ws.allText && ws2.allText).toBe(true);
   });
@@ -342,7 +352,10 @@ describe('every watch form gives the HTTP stream\'s events over WebSocket (handl
   it('a too-old resourceVersion: one ERROR 410 Expired message (the HTTP line), then close 1000', async () => {
     for (let i = 0; i < 8; i++) await create('old', `o${i}`, small, sagent);
     // History is trimmed in the background: wait until resourceVersion 1 is gone from it.
-    await waitFor('resourceVersion 1 to be compacted', async () => (await call(sagent, `${coll('old', small)}?resourceVersion=1&resourceVersionMatch=Exact`)).status === 410);
+    await waitFor(
+      'resourceVersion 1 to be compacted',
+      async () => (await call(sagent, `${coll('old', small)}?resourceVersion=1&resourceVersionMatch=Exact`)).status === 410,
+    );
     const url = `${coll('old', small)}?watch=true&resourceVersion=1`;
     const http = await openHttp(url, undefined, sagent);
     const ws = await openWs(url, { srv: small });
@@ -363,17 +376,20 @@ describe('every watch form gives the HTTP stream\'s events over WebSocket (handl
 });
 
 describe('subprotocols and the handshake (x/net/websocket, as kube-apiserver answers)', () => {
-  it.each(['base64.binary.k8s.io', 'binary.k8s.io', 'v4.channel.k8s.io'])('%s is echoed and the events stay plain JSON text frames (no base64)', async (protocol) => {
-    const rv = await currentRV();
-    const { events, ws } = await compare(`${coll('proto')}?watch=true&resourceVersion=${rv}`, {
-      n: 1,
-      protocols: protocol,
-      act: () => create('proto', `p-${protocol.split('.')[0]}-${rv}`).then(() => undefined),
-    });
-    expect(ws.protocol).toBe(protocol);
-    expect(ws.headers['sec-websocket-protocol']).toBe(protocol);
-    expect(events[0].type).toBe('ADDED');
-  });
+  it.each(['base64.binary.k8s.io', 'binary.k8s.io', 'v4.channel.k8s.io'])(
+    '%s is echoed and the events stay plain JSON text frames (no base64)',
+    async (protocol) => {
+      const rv = await currentRV();
+      const { events, ws } = await compare(`${coll('proto')}?watch=true&resourceVersion=${rv}`, {
+        n: 1,
+        protocols: protocol,
+        act: () => create('proto', `p-${protocol.split('.')[0]}-${rv}`).then(() => undefined),
+      });
+      expect(ws.protocol).toBe(protocol);
+      expect(ws.headers['sec-websocket-protocol']).toBe(protocol);
+      expect(events[0].type).toBe('ADDED');
+    },
+  );
 
   it('two subprotocols: 400 with an empty body (AcceptHandshake takes exactly one)', async () => {
     const ws = await openWs(`${coll('proto')}?watch=true`, { protocols: ['base64.binary.k8s.io', 'binary.k8s.io'] });
@@ -412,7 +428,7 @@ describe('subprotocols and the handshake (x/net/websocket, as kube-apiserver ans
     ['an unparsable resourceVersion', 'watch=true&resourceVersion=abc'],
     ['resourceVersionMatch without resourceVersion', 'watch=true&resourceVersionMatch=NotOlderThan'],
     ['a bad label selector', 'watch=true&labelSelector=a%3D%3D%3Db'],
-  ])('%s is answered before the upgrade with the HTTP watch\'s Status', async (_n, query) => {
+  ])("%s is answered before the upgrade with the HTTP watch's Status", async (_n, query) => {
     const http = await call(agent, `${coll('params')}?${query}`);
     expect(http.status).toBeGreaterThanOrEqual(400);
     expect(http.body).toMatchObject({ kind: 'Status', code: http.status });
@@ -454,11 +470,20 @@ async function rawExchange(path: string, override: Record<string, string>, metho
   socket.on('close', () => (closed = true));
   socket.on('error', () => undefined);
   const headers: Record<string, string> = {
-    Host: url.host, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-    'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', Origin: server.url,
-    ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) } : {}), ...override,
+    Host: url.host,
+    Connection: 'Upgrade',
+    Upgrade: 'websocket',
+    'Sec-WebSocket-Version': '13',
+    'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    Origin: server.url,
+    ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) } : {}),
+    ...override,
   };
-  socket.write(`${method} ${path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+  socket.write(
+    `${method} ${path} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n${body}`,
+  );
   await waitFor('the server to close the connection', () => closed, 5000);
   const all = Buffer.concat(chunks).toString('utf8');
   const end = all.indexOf('\r\n\r\n');
@@ -512,11 +537,14 @@ describe('backpressure and shutdown', () => {
     const written: string[] = [];
     let terminated = false;
     for (let round = 1; !terminated && round < 400; round++) {
-      await Promise.all(Array.from({ length: objects }, async (_, i) => {
-        const o = await patch('slow', `s${i}`, { metadata: { labels: { round: String(round) } } });
-        written.push(o.metadata.resourceVersion as string);
-      }));
-      if (round % 10 === 0) terminated = counter(await metrics(), 'apiserver_terminated_watchers_total') > counter(before, 'apiserver_terminated_watchers_total');
+      await Promise.all(
+        Array.from({ length: objects }, async (_, i) => {
+          const o = await patch('slow', `s${i}`, { metadata: { labels: { round: String(round) } } });
+          written.push(o.metadata.resourceVersion as string);
+        }),
+      );
+      if (round % 10 === 0)
+        terminated = counter(await metrics(), 'apiserver_terminated_watchers_total') > counter(before, 'apiserver_terminated_watchers_total');
     }
     expect(terminated).toBe(true);
     const after = await metrics();

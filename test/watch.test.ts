@@ -94,9 +94,11 @@ async function openWatch(url: string, headers: Record<string, string> = {}, disp
       return w.events;
     },
     async end(ms = 8000) {
-      await w.until(() => w.ended, 'the end of the stream', ms).catch((e) => {
-        if (!w.ended) throw e;
-      });
+      await w
+        .until(() => w.ended, 'the end of the stream', ms)
+        .catch((e) => {
+          if (!w.ended) throw e;
+        });
       if (w.error) throw w.error;
     },
     close() {
@@ -224,7 +226,11 @@ describe('§3.1 stream', () => {
       expect(w.events.map(describeEvent)).toEqual(['ADDED a', 'MODIFIED a', 'MODIFIED a', 'DELETED a']);
       expect(w.events.map((e) => rv(e.object))).toEqual([rv(created), rv(patched), rv(put.body), deletedAt]);
       const del = w.events[3].object;
-      expect(del).toMatchObject({ ...WEBSITE, metadata: { name: 'a', namespace: 'kinds', uid: created.metadata.uid, labels: { app: 'x' } }, spec: { replicas: 3 } });
+      expect(del).toMatchObject({
+        ...WEBSITE,
+        metadata: { name: 'a', namespace: 'kinds', uid: created.metadata.uid, labels: { app: 'x' } },
+        spec: { replicas: 3 },
+      });
       expect(rv(del)).toBeGreaterThan(rv(put.body));
 
       // The same history replayed to a watch that starts before it: the same events, the same resourceVersions.
@@ -247,7 +253,9 @@ describe('§3.1 stream', () => {
       const pad = (i: number) => String(i).padStart(2, '0');
       const written = await Promise.all([
         ...Array.from({ length: 25 }, (_, i) => create('many', `new-${pad(i)}`).then((o) => `ADDED ${o.metadata.name} ${o.metadata.resourceVersion}`)),
-        ...Array.from({ length: 10 }, (_, i) => patch('many', `old-${pad(i)}`, { spec: { replicas: 2 } }).then((o) => `MODIFIED ${o.metadata.name} ${o.metadata.resourceVersion}`)),
+        ...Array.from({ length: 10 }, (_, i) =>
+          patch('many', `old-${pad(i)}`, { spec: { replicas: 2 } }).then((o) => `MODIFIED ${o.metadata.name} ${o.metadata.resourceVersion}`),
+        ),
         // A delete answers a Status without the deletion RV: the name must show up once, as DELETED.
         ...Array.from({ length: 5 }, (_, i) => remove('many', `old-${pad(i + 10)}`).then(() => `DELETED old-${pad(i + 10)} -`)),
       ]);
@@ -472,7 +480,9 @@ describe('§3.3 sendInitialEvents (watch-list)', () => {
     await create('wl-other', 'c');
     const snapshot = await currentRV();
     // Exactly what a client-go reflector sends first (resourceVersion empty, a 5-10 min timeout).
-    const w = await openWatch(`${ns('wl')}?allowWatchBookmarks=true&resourceVersion=&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=347&watch=true`);
+    const w = await openWatch(
+      `${ns('wl')}?allowWatchBookmarks=true&resourceVersion=&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=347&watch=true`,
+    );
     try {
       await w.until((e) => e.some((x) => x.type === 'BOOKMARK'), 'the initial-events-end BOOKMARK');
       const [x, y, end] = w.events;
@@ -509,7 +519,12 @@ describe('§3.3 sendInitialEvents (watch-list)', () => {
       expect(rv(end)).toBe(snapshot);
       await remove('wln', 'b');
       await w.until((e) => e.some((x) => x.type === 'DELETED'), 'the live DELETED');
-      expect(w.events.slice(3).filter((e) => !isPeriodicBookmark(e)).map(describeEvent)).toEqual(['DELETED b']);
+      expect(
+        w.events
+          .slice(3)
+          .filter((e) => !isPeriodicBookmark(e))
+          .map(describeEvent),
+      ).toEqual(['DELETED b']);
     } finally {
       w.close();
     }
@@ -570,7 +585,14 @@ describe('§3.4 errors, Table and PartialObjectMetadata watches', () => {
       expect(w.events).toHaveLength(1);
       expect(w.events[0]).toMatchObject({
         type: 'ERROR',
-        object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Timeout', code: 504, details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } },
+        object: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'Timeout',
+          code: 504,
+          details: { causes: [{ reason: 'ResourceVersionTooLarge' }] },
+        },
       });
     }
   });
@@ -677,7 +699,15 @@ describe('§3.4/§13.9 410 Expired and the RV counter (server with --watch-histo
     expect(w.events).toHaveLength(1);
     expect(w.events[0]).toEqual({
       type: 'ERROR',
-      object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: expect.stringContaining('too old resource version'), reason: 'Expired', code: 410 },
+      object: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: expect.stringContaining('too old resource version'),
+        reason: 'Expired',
+        code: 410,
+      },
     });
   });
 

@@ -68,10 +68,20 @@ describe('Accept: application/yaml', () => {
     expect(c.headers['content-type']).toBe('application/yaml');
     const created = YAML.parse(c.body.toString());
     expect(created.metadata.name).toBe('two');
-    const u = await get(`${COLL}/two`, { accept: 'application/yaml', 'content-type': 'application/json' }, 'PUT', JSON.stringify({ ...created, metadata: { ...created.metadata, labels: { x: 'y' } } }));
+    const u = await get(
+      `${COLL}/two`,
+      { accept: 'application/yaml', 'content-type': 'application/json' },
+      'PUT',
+      JSON.stringify({ ...created, metadata: { ...created.metadata, labels: { x: 'y' } } }),
+    );
     expect(u.status, u.body.toString()).toBe(200);
     expect(YAML.parse(u.body.toString()).metadata.labels).toEqual({ x: 'y' });
-    const p = await get(`${COLL}/two`, { accept: 'application/yaml', 'content-type': 'application/merge-patch+json' }, 'PATCH', '{"metadata":{"labels":{"x":"z"}}}');
+    const p = await get(
+      `${COLL}/two`,
+      { accept: 'application/yaml', 'content-type': 'application/merge-patch+json' },
+      'PATCH',
+      '{"metadata":{"labels":{"x":"z"}}}',
+    );
     expect(p.headers['content-type']).toBe('application/yaml');
     expect(YAML.parse(p.body.toString()).metadata.labels).toEqual({ x: 'z' });
   });
@@ -86,21 +96,21 @@ describe('Accept: application/yaml', () => {
     );
   });
 
-  it('refuses a watch in YAML with kube\'s 406, itself in YAML, even when JSON comes later in the header', async () => {
+  it("refuses a watch in YAML with kube's 406, itself in YAML, even when JSON comes later in the header", async () => {
     for (const accept of ['application/yaml', 'application/yaml, application/json']) {
       const r = await get(`${COLL}?watch=true&timeoutSeconds=1`, { accept });
       expect(r.status).toBe(406);
       expect(r.headers['content-type']).toBe('application/yaml');
       expect(r.body.toString()).toBe(
-        'apiVersion: v1\ncode: 406\nkind: Status\nmessage: \'only the following media types are accepted: application/json;stream=watch,\n' +
-          '  application/vnd.kubernetes.protobuf;stream=watch\'\nmetadata: {}\nreason: NotAcceptable\nstatus: Failure\n',
+        "apiVersion: v1\ncode: 406\nkind: Status\nmessage: 'only the following media types are accepted: application/json;stream=watch,\n" +
+          "  application/vnd.kubernetes.protobuf;stream=watch'\nmetadata: {}\nreason: NotAcceptable\nstatus: Failure\n",
       );
     }
   });
 });
 
 describe('406 and 415 as kube words them', () => {
-  it('a 406 nothing in the header fits is indented JSON (WriteRawJSON) naming kube\'s media types', async () => {
+  it("a 406 nothing in the header fits is indented JSON (WriteRawJSON) naming kube's media types", async () => {
     for (const accept of ['text/yaml', 'application/x-yaml']) {
       const r = await get(`${COLL}/one`, { accept });
       expect(r.status).toBe(406);
@@ -117,12 +127,17 @@ describe('406 and 415 as kube words them', () => {
     }
   });
 
-  it('a 415 has no details, names kube\'s types, and lists ours in an Accept header', async () => {
+  it("a 415 has no details, names kube's types, and lists ours in an Accept header", async () => {
     for (const ct of ['text/plain', 'application/x-yaml', 'application/vnd.kubernetes.protobuf', 'application/cbor']) {
       const r = await get(COLL, { 'content-type': ct }, 'POST', JSON.stringify(website('never')));
       expect(r.status, ct).toBe(415);
       expect(JSON.parse(r.body.toString())).toEqual({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 415, reason: 'UnsupportedMediaType',
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        code: 415,
+        reason: 'UnsupportedMediaType',
         message: `the body of the request was in an unknown format - accepted media types include: ${KUBE_TYPES}`,
       });
       expect(r.headers['accept']).toBe('application/json, application/yaml');
@@ -138,13 +153,21 @@ describe('406 and 415 as kube words them', () => {
   });
 
   it('a 415 leaves the HTTP/1.1 connection open: a second request on the same socket is answered', async () => {
-    for (const [method, path, ct] of [['POST', COLL, 'text/plain'], ['PUT', `${COLL}/one`, 'application/cbor'], ['PATCH', `${COLL}/one`, 'text/plain']]) {
+    for (const [method, path, ct] of [
+      ['POST', COLL, 'text/plain'],
+      ['PUT', `${COLL}/one`, 'application/cbor'],
+      ['PATCH', `${COLL}/one`, 'text/plain'],
+    ]) {
       const first = httpRequest(method as string, path as string, { 'content-type': ct as string }, JSON.stringify(website('one')));
       const second = httpRequest('GET', `${COLL}/one`);
-      const r = await rawRequest(server, (s) => {
-        s.write(first);
-        s.once('data', () => setTimeout(() => s.write(second), 50));
-      }, { waitMs: 1500 });
+      const r = await rawRequest(
+        server,
+        (s) => {
+          s.write(first);
+          s.once('data', () => setTimeout(() => s.write(second), 50));
+        },
+        { waitMs: 1500 },
+      );
       const a = parseResponse(r.raw);
       expect(a?.status, `${method} ${ct}`).toBe(415);
       expect(a?.headers['connection']).not.toEqual(['close']);
@@ -159,7 +182,9 @@ describe('gzip', () => {
   async function setBodyLength(name: string, length: number): Promise<void> {
     let pad = 100;
     for (let i = 0; i < 5; i++) {
-      const r = await call(agent, `${server.url}${COLL}/${name}`, 'PATCH', JSON.stringify({ metadata: { annotations: { pad: 'x'.repeat(pad) } } }), { 'content-type': 'application/merge-patch+json' });
+      const r = await call(agent, `${server.url}${COLL}/${name}`, 'PATCH', JSON.stringify({ metadata: { annotations: { pad: 'x'.repeat(pad) } } }), {
+        'content-type': 'application/merge-patch+json',
+      });
       expect(r.status, r.text).toBe(200);
       const got = (await get(`${COLL}/${name}`, {})).body.length;
       if (got === length) return;
@@ -194,7 +219,9 @@ describe('gzip', () => {
       const r = await get(`${COLL}?includeObject=Object`, { accept, 'accept-encoding': 'gzip' });
       expect(r.headers['content-encoding'], accept).toBe('gzip');
       const text = gunzipSync(r.body).toString();
-      expect(accept.includes('yaml') ? YAML.parse(text).items.length : JSON.parse(text)[accept.includes('Table') ? 'rows' : 'items'].length).toBeGreaterThanOrEqual(2);
+      expect(
+        accept.includes('yaml') ? YAML.parse(text).items.length : JSON.parse(text)[accept.includes('Table') ? 'rows' : 'items'].length,
+      ).toBeGreaterThanOrEqual(2);
     }
     const small = await get(`${COLL}/one`, { 'accept-encoding': 'gzip' });
     expect(small.headers['content-encoding']).toBeUndefined();
@@ -202,7 +229,9 @@ describe('gzip', () => {
 
   it('compresses over HTTP/2 too', async () => {
     const session = await openH2(server.url, {
-      ca: readFileSync(join(server.certDir, 'ca.crt')), cert: readFileSync(join(server.certDir, 'admin.crt')), key: readFileSync(join(server.certDir, 'admin.key')),
+      ca: readFileSync(join(server.certDir, 'ca.crt')),
+      cert: readFileSync(join(server.certDir, 'admin.crt')),
+      key: readFileSync(join(server.certDir, 'admin.key')),
     });
     try {
       const r = await h2Request(session, { ':path': `${COLL}/big`, 'accept-encoding': 'gzip' });
@@ -254,20 +283,30 @@ describe('a watch-list is gzipped, one member per flush', () => {
     expect(res.headers['vary']).toBe('Accept-Encoding');
     setTimeout(() => void call(agent, `${server.url}${WL}`, 'POST', website('later')), 300);
     const parts = members(Buffer.from(await res.body.arrayBuffer()));
-    const events = parts.map((p) => p.trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name?: string; annotations?: object } } }));
+    const events = parts.map((p) =>
+      p
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; object: { metadata: { name?: string; annotations?: object } } }),
+    );
     expect(events.map((m) => m.map((e) => `${e.type} ${e.object.metadata.name ?? ''}`))).toEqual([['ADDED a', 'ADDED b', 'BOOKMARK '], ['ADDED later']]);
     expect(events[0]![2]!.object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
   });
 
   it('over HTTP/2 too', async () => {
     const session = await openH2(server.url, {
-      ca: readFileSync(join(server.certDir, 'ca.crt')), cert: readFileSync(join(server.certDir, 'admin.crt')), key: readFileSync(join(server.certDir, 'admin.key')),
+      ca: readFileSync(join(server.certDir, 'ca.crt')),
+      cert: readFileSync(join(server.certDir, 'admin.crt')),
+      key: readFileSync(join(server.certDir, 'admin.key')),
     });
     try {
       const r = await h2Request(session, { ':path': WATCH_LIST, 'accept-encoding': 'gzip' });
       const answer = { headers: r.headers, body: r.raw };
       expect(answer.headers['content-encoding']).toBe('gzip');
-      const first = members(answer.body)[0]!.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+      const first = members(answer.body)[0]!
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type);
       expect(first.at(-1)).toBe('BOOKMARK');
     } finally {
       session.close();
@@ -275,7 +314,11 @@ describe('a watch-list is gzipped, one member per flush', () => {
   });
 
   it('a plain watch, or a client without gzip, gets no compression', async () => {
-    for (const [path, ae] of [[`${WL}?watch=true&timeoutSeconds=1`, 'gzip'], [`${WL}?watch=true&resourceVersion=0&timeoutSeconds=1`, 'gzip'], [WATCH_LIST, 'deflate']]) {
+    for (const [path, ae] of [
+      [`${WL}?watch=true&timeoutSeconds=1`, 'gzip'],
+      [`${WL}?watch=true&resourceVersion=0&timeoutSeconds=1`, 'gzip'],
+      [WATCH_LIST, 'deflate'],
+    ]) {
       const res = await request(`${server.url}${path}`, { dispatcher: agent, headers: { 'accept-encoding': ae as string } });
       expect(res.headers['content-encoding'], path).toBeUndefined();
       await res.body.text();

@@ -67,7 +67,9 @@ export function stageRootfs(rootfs) {
   // Production dependencies only, from the lock file, exactly as the Containerfile's `npm ci --omit=dev`.
   execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, stdio: ['ignore', 'ignore', 'inherit'] });
   rmSync(join(app, 'node_modules', '.package-lock.json'), { force: true });
-  const addons = files(join(app, 'node_modules')).filter((f) => f.endsWith('.node') && !f.includes('musl')).map((f) => join(app, 'node_modules', f));
+  const addons = files(join(app, 'node_modules'))
+    .filter((f) => f.endsWith('.node') && !f.includes('musl'))
+    .map((f) => join(app, 'node_modules', f));
   copyWithLibraries(rootfs, [process.execPath]);
   // The addons' libraries (libstdc++ and the like) are looked up on the host and copied to the same paths.
   for (const addon of addons) for (const lib of libraries(addon)) copyIn(rootfs, lib);
@@ -111,11 +113,18 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const { values } = parseArgs({ options: { out: { type: 'string' }, tag: { type: 'string' }, help: { type: 'boolean' } } });
   const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
   if (values.help) {
-    process.stdout.write(`Usage: npm run image -- [--out FILE] [--tag REF]\n  --out  archive path (default .cache/images/website-apiserver.oci.tar)\n  --tag  image reference (default website-apiserver:${version})\n`);
+    process.stdout.write(
+      `Usage: npm run image -- [--out FILE] [--tag REF]\n  --out  archive path (default .cache/images/website-apiserver.oci.tar)\n  --tag  image reference (default website-apiserver:${version})\n`,
+    );
     process.exit(0);
   }
   const t = Date.now();
-  const r = buildImage({ out: resolve(values.out ?? join(ROOT, '.cache', 'images', 'website-apiserver.oci.tar')), tag: values.tag ?? `website-apiserver:${version}` });
-  process.stdout.write(`${r.archive}\n${r.ref} (${(r.bytes / 1048576).toFixed(1)} MiB, ${((Date.now() - t) / 1000).toFixed(1)} s)\n` +
-    `load it with: ctr -n k8s.io images import ${relative(process.cwd(), r.archive) || r.archive}\n`);
+  const r = buildImage({
+    out: resolve(values.out ?? join(ROOT, '.cache', 'images', 'website-apiserver.oci.tar')),
+    tag: values.tag ?? `website-apiserver:${version}`,
+  });
+  process.stdout.write(
+    `${r.archive}\n${r.ref} (${(r.bytes / 1048576).toFixed(1)} MiB, ${((Date.now() - t) / 1000).toFixed(1)} s)\n` +
+      `load it with: ctr -n k8s.io images import ${relative(process.cwd(), r.archive) || r.archive}\n`,
+  );
 }

@@ -49,35 +49,59 @@ export function writeOciArchive(o) {
     // Uncompressed: the archive stays on this machine, and a plain tar layer's digest is also its diff ID.
     const layerFile = join(work, 'layer.tar');
     execFileSync('tar', [
-      '--create', '--file', layerFile, '--directory', o.rootfs, '--sort=name', '--owner=0', '--group=0', '--numeric-owner',
-      '--mtime=@0', '--format=posix', '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime', '.',
+      '--create',
+      '--file',
+      layerFile,
+      '--directory',
+      o.rootfs,
+      '--sort=name',
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      '--mtime=@0',
+      '--format=posix',
+      '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
+      '.',
     ]);
     const layer = blob(readFileSync(layerFile));
-    const config = blob(Buffer.from(JSON.stringify({
-      architecture: 'amd64',
-      os: 'linux',
-      config: o.config,
-      rootfs: { type: 'layers', diff_ids: [layer.digest] },
-      history: [{ created_by: 'website-apiserver scripts/image (offline build)' }],
-    })));
-    const manifest = blob(Buffer.from(JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', ...layer }],
-    })));
+    const config = blob(
+      Buffer.from(
+        JSON.stringify({
+          architecture: 'amd64',
+          os: 'linux',
+          config: o.config,
+          rootfs: { type: 'layers', diff_ids: [layer.digest] },
+          history: [{ created_by: 'website-apiserver scripts/image (offline build)' }],
+        }),
+      ),
+    );
+    const manifest = blob(
+      Buffer.from(
+        JSON.stringify({
+          schemaVersion: 2,
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
+          layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', ...layer }],
+        }),
+      ),
+    );
     const tag = o.ref.slice(o.ref.lastIndexOf(':') + 1);
     writeFileSync(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-    writeFileSync(join(layout, 'index.json'), JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.index.v1+json',
-      manifests: [{
-        mediaType: 'application/vnd.oci.image.manifest.v1+json',
-        ...manifest,
-        // containerd names the imported image after io.containerd.image.name; other tools read the OCI tag.
-        annotations: { 'io.containerd.image.name': o.ref, 'org.opencontainers.image.ref.name': tag },
-      }],
-    }));
+    writeFileSync(
+      join(layout, 'index.json'),
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: 'application/vnd.oci.image.index.v1+json',
+        manifests: [
+          {
+            mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            ...manifest,
+            // containerd names the imported image after io.containerd.image.name; other tools read the OCI tag.
+            annotations: { 'io.containerd.image.name': o.ref, 'org.opencontainers.image.ref.name': tag },
+          },
+        ],
+      }),
+    );
     mkdirSync(dirname(o.out), { recursive: true });
     const tmp = `${o.out}.tmp`;
     execFileSync('tar', ['--create', '--file', tmp, '--directory', layout, '--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '.']);

@@ -84,8 +84,14 @@ export function copyWithLibraries(rootfs, files) {
 export function baseLayout(rootfs, users) {
   mkdirSync(join(rootfs, 'etc'), { recursive: true });
   const all = [{ name: 'root', uid: 0, home: '/root' }, ...users, { name: 'nobody', uid: 65534, home: '/nonexistent' }];
-  writeFileSync(join(rootfs, 'etc', 'passwd'), all.map((u) => `${u.name}:x:${u.uid}:${u.uid === 65534 ? 65534 : u.uid}:${u.name}:${u.home ?? '/tmp'}:/sbin/nologin\n`).join(''));
-  writeFileSync(join(rootfs, 'etc', 'group'), [...all.filter((u) => u.uid !== 65534), { name: 'nogroup', uid: 65534 }].map((u) => `${u.name}:x:${u.uid}:\n`).join(''));
+  writeFileSync(
+    join(rootfs, 'etc', 'passwd'),
+    all.map((u) => `${u.name}:x:${u.uid}:${u.uid === 65534 ? 65534 : u.uid}:${u.name}:${u.home ?? '/tmp'}:/sbin/nologin\n`).join(''),
+  );
+  writeFileSync(
+    join(rootfs, 'etc', 'group'),
+    [...all.filter((u) => u.uid !== 65534), { name: 'nogroup', uid: 65534 }].map((u) => `${u.name}:x:${u.uid}:\n`).join(''),
+  );
   mkdirSync(join(rootfs, 'tmp'), { recursive: true });
   chmodSync(join(rootfs, 'tmp'), 0o1777);
   if (existsSync('/etc/ssl/certs/ca-certificates.crt')) copyIn(rootfs, '/etc/ssl/certs/ca-certificates.crt');

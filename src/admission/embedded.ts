@@ -10,7 +10,12 @@ import { decodeObjectMeta, GoDecodeError } from '../apis/meta/decode.js';
 import { FieldPath, type FieldError } from '../apis/meta/field-path.js';
 import type { ObjectMeta } from '../apis/meta/types.js';
 import {
-  isDNS1123Label, nameIsPathSegment, validateAnnotations, validateFinalizers, validateLabels, validateOwnerReferences,
+  isDNS1123Label,
+  nameIsPathSegment,
+  validateAnnotations,
+  validateFinalizers,
+  validateLabels,
+  validateOwnerReferences,
 } from '../apis/meta/validation.js';
 import { fieldErr } from './go-values.js';
 import type { Node } from './structural.js';
@@ -117,7 +122,9 @@ function dns1035Label(v: string): string[] {
   const errs: string[] = [];
   if (v.length > 63) errs.push('must be no more than 63 characters');
   if (!DNS1035_LABEL.test(v)) {
-    errs.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+    errs.push(
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+    );
   }
   return errs;
 }
@@ -127,10 +134,12 @@ function dns1035Label(v: string): string[] {
 function validateMeta(at: string, meta: ObjectMeta): FieldError[] {
   const errs: FieldError[] = [];
   const name = meta.name || 'fakename';
-  if (meta.generateName) for (const msg of nameIsPathSegment(meta.generateName, true)) errs.push(fieldErr.invalid(`${at}.generateName`, meta.generateName, msg));
+  if (meta.generateName)
+    for (const msg of nameIsPathSegment(meta.generateName, true)) errs.push(fieldErr.invalid(`${at}.generateName`, meta.generateName, msg));
   for (const msg of nameIsPathSegment(name, false)) errs.push(fieldErr.invalid(`${at}.name`, name, msg));
   if (meta.namespace) for (const msg of isDNS1123Label(meta.namespace)) errs.push(fieldErr.invalid(`${at}.namespace`, meta.namespace, msg));
-  if (typeof meta.generation === 'number' && meta.generation < 0) errs.push(fieldErr.invalid(`${at}.generation`, meta.generation, 'must be greater than or equal to 0'));
+  if (typeof meta.generation === 'number' && meta.generation < 0)
+    errs.push(fieldErr.invalid(`${at}.generation`, meta.generation, 'must be greater than or equal to 0'));
   const fp = (f: string) => new FieldPath(`${at}.${f}`);
   errs.push(
     ...validateLabels(meta.labels, fp('labels')),

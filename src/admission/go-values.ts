@@ -43,8 +43,11 @@ export function goValueText(v: unknown): string {
 // field.ErrorTypeTooMany is not among apis/meta's error types (no hand-written kind reports it).
 const TOO_MANY = 'FieldValueTooMany' as FieldErrorType;
 
-const withValue = (type: FieldErrorType, label: string, field: string, value: unknown, detail: string): FieldError =>
-  ({ type, field, message: `${field}: ${label}: ${goValueText(value)}${detail ? `: ${detail}` : ''}` });
+const withValue = (type: FieldErrorType, label: string, field: string, value: unknown, detail: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${label}: ${goValueText(value)}${detail ? `: ${detail}` : ''}`,
+});
 
 /** The field.Error constructors, printing values as Go does. */
 export const fieldErr = {
@@ -54,7 +57,6 @@ export const fieldErr = {
   notSupported: (field: string, value: unknown, allowed: readonly string[]) =>
     withValue('FieldValueNotSupported', 'Unsupported value', field, value, `supported values: ${allowed.map(goQuote).join(', ')}`),
   duplicate: (field: string, value: unknown) => withValue('FieldValueDuplicate', 'Duplicate value', field, value, ''),
-  tooLong: (field: string, max: number): FieldError =>
-    ({ type: 'FieldValueTooLong', field, message: `${field}: Too long: may not be more than ${max} bytes` }),
+  tooLong: (field: string, max: number): FieldError => ({ type: 'FieldValueTooLong', field, message: `${field}: Too long: may not be more than ${max} bytes` }),
   tooMany: (field: string, actual: number, max: number) => withValue(TOO_MANY, 'Too many', field, actual, `must have at most ${max} items`),
 };

@@ -20,7 +20,11 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = join(repo, 'test', 'fixtures', 'schema-admission');
 const shared = CRD_CORPUS;
 
-interface Cause { field: string; reason: string; message: string }
+interface Cause {
+  field: string;
+  reason: string;
+  message: string;
+}
 interface Recorded {
   name: string;
   /**
@@ -36,10 +40,23 @@ interface Recorded {
   causes?: Cause[];
   status?: { message?: string };
 }
-interface Fixture { crd: string; versions: { name: string; cases: Recorded[] }[] }
-interface Subresources { status?: object; scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string } }
-interface CrdVersion { name: string; storage?: boolean; schema?: { openAPIV3Schema?: JSONSchema }; subresources?: Subresources }
-interface Crd { spec: { group: string; names: { kind: string }; versions: CrdVersion[] } }
+interface Fixture {
+  crd: string;
+  versions: { name: string; cases: Recorded[] }[];
+}
+interface Subresources {
+  status?: object;
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+}
+interface CrdVersion {
+  name: string;
+  storage?: boolean;
+  schema?: { openAPIV3Schema?: JSONSchema };
+  subresources?: Subresources;
+}
+interface Crd {
+  spec: { group: string; names: { kind: string }; versions: CrdVersion[] };
+}
 
 function crdFile(name: string): string | undefined {
   return [join(shared, name), join(shared, 'seeds', name), join(fixtures, name)].find((p) => existsSync(p));
@@ -51,7 +68,16 @@ type Admission = ReturnType<typeof compileSchemaAdmission>;
 // The registry's own part is played here as kube's plays it: a create drops the status when the status subresource
 // is on (PrepareForCreate), and the created object is the one read back from its storage version (decoded with the
 // storage version's schema: pruned and defaulted) and converted to the request's version (pruned again).
-function answer(kind: string, version: string, admission: Admission, body: Record<string, unknown>, status: boolean, dropStatus: boolean, storage: { version: string; admission: Admission; apiVersion: string }, old?: Record<string, unknown>) {
+function answer(
+  kind: string,
+  version: string,
+  admission: Admission,
+  body: Record<string, unknown>,
+  status: boolean,
+  dropStatus: boolean,
+  storage: { version: string; admission: Admission; apiVersion: string },
+  old?: Record<string, unknown>,
+) {
   const obj = structuredClone(body);
   let unknown: string[];
   try {
@@ -62,8 +88,11 @@ function answer(kind: string, version: string, admission: Admission, body: Recor
   }
   const warnings = unknown.map((f) => `unknown field "${f}"`);
   if (dropStatus) delete obj['status'];
-  const errs = old ? admission.defaultAndValidateUpdate(obj, structuredClone(old))
-    : status ? admission.defaultAndValidateStatus(obj) : admission.defaultAndValidate(obj);
+  const errs = old
+    ? admission.defaultAndValidateUpdate(obj, structuredClone(old))
+    : status
+      ? admission.defaultAndValidateStatus(obj)
+      : admission.defaultAndValidate(obj);
   if (errs.length > 0) {
     const causes = errs.map((e) => ({ field: e.field, reason: e.type, message: e.message.slice(e.field.length + 2) }));
     return { code: 422, warnings, causes };
@@ -90,7 +119,11 @@ function sortCauses(causes: Cause[]): Record<string, string[]> {
   return out;
 }
 
-const files = existsSync(fixtures) ? readdirSync(fixtures).filter((f) => f.endsWith('.json')).sort() : [];
+const files = existsSync(fixtures)
+  ? readdirSync(fixtures)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+  : [];
 
 describe('schema admission answers as kube-apiserver 1.37 did (recorded)', () => {
   it('has recordings for the whole corpus', () => {
@@ -112,7 +145,11 @@ describe('schema admission answers as kube-apiserver 1.37 did (recorded)', () =>
         expect(schema).toBeDefined();
         const admission = compileSchemaAdmission(schema!);
         const stored = crd.spec.versions.find((x) => x.storage)!;
-        const storage = { version: stored.name, admission: compileSchemaAdmission(stored.schema!.openAPIV3Schema!), apiVersion: `${crd.spec.group}/${stored.name}` };
+        const storage = {
+          version: stored.name,
+          admission: compileSchemaAdmission(stored.schema!.openAPIV3Schema!),
+          apiVersion: `${crd.spec.group}/${stored.name}`,
+        };
         const kind = crd.spec.names.kind;
         const mismatches: unknown[] = [];
         for (const c of v.cases) {
@@ -121,13 +158,14 @@ describe('schema admission answers as kube-apiserver 1.37 did (recorded)', () =>
           const kubeCauses = ownCauses(c.causes ?? []);
           // A deprecated version's warning is discovery's business.
           c.warnings = c.warnings.filter((w) => w.startsWith('unknown field'));
-          const kube = c.code === 400
-            ? { code: 400, message: c.status?.message }
-            : c.code === 422 && kubeCauses.length > 0
-              ? { code: 422, warnings: c.warnings, causes: sortCauses(kubeCauses) }
-              : c.code === 422
-                ? { code: 201, warnings: c.warnings }
-              : { code: c.code, warnings: c.warnings, object: c.object };
+          const kube =
+            c.code === 400
+              ? { code: 400, message: c.status?.message }
+              : c.code === 422 && kubeCauses.length > 0
+                ? { code: 422, warnings: c.warnings, causes: sortCauses(kubeCauses) }
+                : c.code === 422
+                  ? { code: 201, warnings: c.warnings }
+                  : { code: c.code, warnings: c.warnings, object: c.object };
           const { object: _o, ...bare } = ours;
           const mine = ours.code === 422 ? { ...ours, causes: sortCauses(ours.causes ?? []) } : c.code === 422 ? bare : ours;
           try {

@@ -5,7 +5,11 @@ import { websiteSchema } from '../kinds/website/v1alpha1.js';
 
 const admission = compileSchemaAdmission(websiteSchema);
 const website = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'w', odd: 1 }, spec: { gitRepo: 'https://x/y.git', ...spec }, ...extra,
+  apiVersion: 'extensions.example.com/v1alpha1',
+  kind: 'Website',
+  metadata: { name: 'w', odd: 1 },
+  spec: { gitRepo: 'https://x/y.git', ...spec },
+  ...extra,
 });
 
 describe('pruneUnknown', () => {
@@ -35,7 +39,8 @@ describe('defaultAndValidate: integers beyond int64', () => {
     const obj = website({ replicas: 2 }, { status: { observedGeneration: 2 ** 64 } });
     const errs = admission.defaultAndValidate(obj);
     expect(errs).toContainEqual({
-      type: 'FieldValueTypeInvalid', field: 'status.observedGeneration',
+      type: 'FieldValueTypeInvalid',
+      field: 'status.observedGeneration',
       message: 'status.observedGeneration: Invalid value: "number": status.observedGeneration in body must be of type integer: "number"',
     });
   });
@@ -60,7 +65,9 @@ const widget = {
         port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
         tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
         ports: {
-          type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
           items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer', default: 80 } } },
         },
         limits: { type: 'object', additionalProperties: { type: 'object', properties: { unit: { type: 'string', default: 'Mi' } } } },
@@ -79,7 +86,14 @@ describe('defaulting', () => {
   it('fills missing members and non-nullable nulls, in list items and map values too', () => {
     const o = obj({ mode: null, ports: [{ name: 'a' }, { name: 'b', port: null }], limits: { cpu: {}, mem: { unit: 'Gi' } } });
     widgets.applyDefaults(o);
-    expect(o.spec).toEqual({ mode: 'Fast', ports: [{ name: 'a', port: 80 }, { name: 'b', port: 80 }], limits: { cpu: { unit: 'Mi' }, mem: { unit: 'Gi' } } });
+    expect(o.spec).toEqual({
+      mode: 'Fast',
+      ports: [
+        { name: 'a', port: 80 },
+        { name: 'b', port: 80 },
+      ],
+      limits: { cpu: { unit: 'Mi' }, mem: { unit: 'Gi' } },
+    });
   });
 
   it('drops a null that is neither nullable nor defaulted, as if it had not been sent', () => {
@@ -123,7 +137,9 @@ describe('x-kubernetes-list-type', () => {
   it('reports map items by their keys, {} for items without them', () => {
     expect(messages({ ports: [{ name: 'a' }, { name: 'a', port: 1 }] })).toEqual(['spec.ports[1]: Duplicate value: {"name":"a"}']);
     expect(messages({ ports: [{}, {}] })).toEqual([
-      'spec.ports[0].name: Required value', 'spec.ports[1].name: Required value', 'spec.ports[1]: Duplicate value: {}',
+      'spec.ports[0].name: Required value',
+      'spec.ports[1].name: Required value',
+      'spec.ports[1]: Duplicate value: {}',
     ]);
   });
 });
@@ -136,7 +152,9 @@ describe('embedded resources', () => {
   });
 
   it('refuses what the decoder cannot decode (a 400) and validates type and metadata', () => {
-    expect(() => widgets.pruneUnknown(obj({ template: { apiVersion: 5, kind: 'Pod' } }))).toThrow(new CoercionError('spec.template.apiVersion: Invalid value: 5: must be a string'));
+    expect(() => widgets.pruneUnknown(obj({ template: { apiVersion: 5, kind: 'Pod' } }))).toThrow(
+      new CoercionError('spec.template.apiVersion: Invalid value: 5: must be a string'),
+    );
     expect(messages({ template: { metadata: { namespace: 'Bad', labels: { 'a b': 'x' } } } })).toEqual([
       'spec.template.apiVersion: Required value',
       'spec.template.kind: Required value',
@@ -155,8 +173,9 @@ describe('the status subresource and updates', () => {
   it('does not refuse again what an update leaves as it was stored (ratcheting), only what it changes', () => {
     const old = obj({ level: 7, name: 'long!', tags: ['a', 'a'] });
     expect(widgets.defaultAndValidateUpdate(obj({ level: 7, name: 'long!', tags: ['b', 'b'], note: 'new' }), old)).toEqual([]);
-    expect(widgets.defaultAndValidateUpdate(obj({ level: 8, name: 'long!', tags: ['a', 'a'] }), old).map((e) => e.message))
-      .toEqual(['spec.level: Unsupported value: 8: supported values: "1", "2"']);
+    expect(widgets.defaultAndValidateUpdate(obj({ level: 8, name: 'long!', tags: ['a', 'a'] }), old).map((e) => e.message)).toEqual([
+      'spec.level: Unsupported value: 8: supported values: "1", "2"',
+    ]);
     expect(widgets.defaultAndValidateUpdate(obj({ tags: ['c', 'c'] }), obj({})).map((e) => e.message)).toEqual(['spec.tags[1]: Duplicate value: "c"']);
   });
 });

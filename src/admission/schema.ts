@@ -121,7 +121,9 @@ function compileOnce(schema: JSONSchema): SchemaAdmission {
   function statusErrors(obj: Record<string, unknown>, old?: Record<string, unknown>): FieldError[] {
     const status = root.properties?.get('status');
     if (!status || !Object.hasOwn(obj, 'status')) return [];
-    return old && Object.hasOwn(old, 'status') ? validateValues(status, obj['status'], 'status', old['status']) : validateValues(status, obj['status'], 'status');
+    return old && Object.hasOwn(old, 'status')
+      ? validateValues(status, obj['status'], 'status', old['status'])
+      : validateValues(status, obj['status'], 'status');
   }
   // Then embedded resources (objectmeta.Validate) and list types (ValidateListSetsAndMaps), as the strategies do; an
   // update checks list types only if the old object passed them.

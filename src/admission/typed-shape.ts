@@ -19,7 +19,10 @@ export function typedShapeErrors(schema: JSONSchema, obj: unknown): FieldError[]
       errs.push(typeInvalid(path, 'array', `${path} in body must be of type string: "array"`));
       return;
     }
-    if (Array.isArray(v) && s.items) v.forEach((item, i) => { walk(s.items as JSONSchema, item, `${path}[${i}]`); });
+    if (Array.isArray(v) && s.items)
+      v.forEach((item, i) => {
+        walk(s.items as JSONSchema, item, `${path}[${i}]`);
+      });
     else if (isObject(v)) {
       for (const [k, child] of Object.entries(v)) {
         const p = s.properties?.[k] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);

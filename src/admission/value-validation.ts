@@ -44,16 +44,25 @@ type Kind = 'null' | 'string' | 'bool' | 'int' | 'float' | 'slice' | 'map';
 function kindOf(v: unknown): Kind {
   if (v === null || v === undefined) return 'null';
   switch (typeof v) {
-    case 'string': return 'string';
-    case 'boolean': return 'bool';
-    case 'number': return isInt64(v) ? 'int' : 'float';
-    default: return Array.isArray(v) ? 'slice' : 'map';
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'bool';
+    case 'number':
+      return isInt64(v) ? 'int' : 'float';
+    default:
+      return Array.isArray(v) ? 'slice' : 'map';
   }
 }
 
 // The JSON schema type name and format kube infers from a decoded value (typeValidator.schemaInfoForType).
 const SCHEMA_INFO: Record<Exclude<Kind, 'null'>, [string, string]> = {
-  string: ['string', ''], bool: ['boolean', ''], int: ['integer', 'int64'], float: ['number', 'float64'], slice: ['array', ''], map: ['object', ''],
+  string: ['string', ''],
+  bool: ['boolean', ''],
+  int: ['integer', 'int64'],
+  float: ['number', 'float64'],
+  slice: ['array', ''],
+  map: ['object', ''],
 };
 
 const typeMessage = (name: string, want: string, found: string) => `${name} in body must be of type ${want}: ${goQuote(found)}`;
@@ -98,7 +107,8 @@ function checkEnum(s: Node, data: unknown, kind: Kind, path: string, out: OpenAP
         // Go converts an integer to a string as a rune.
         const n = data as number;
         if (String.fromCodePoint(n >= 0 && n <= 0x10ffff && !(n >= 0xd800 && n < 0xe000) ? n : 0xfffd) === e) return;
-      } else if (typeof e === 'object' && typeof data === 'object' && Array.isArray(e) === Array.isArray(data) && goMarshal(e) === (text ??= goMarshal(data))) return;
+      } else if (typeof e === 'object' && typeof data === 'object' && Array.isArray(e) === Array.isArray(data) && goMarshal(e) === (text ??= goMarshal(data)))
+        return;
     }
   }
   out.push({ code: 'enum', name: path, message: '', value: data, values: s.enum });
@@ -162,10 +172,12 @@ function checkNumber(s: Node, data: number, path: string, out: OpenAPIError[]): 
     if (!bad && int) {
       const factor = Math.trunc(s.multipleOf);
       if (factor <= 0) out.push({ code: 'other', name: path, message: `factor MultipleOf declared for ${path} must be positive: ${factor}`, value: factor });
-      else if ((Number.isSafeInteger(data) ? data % factor !== 0 : BigInt(data) % BigInt(factor) !== 0n)) out.push({ code: 'other', name: path, message: `${path} in body should be a multiple of ${factor}`, value: data });
+      else if (Number.isSafeInteger(data) ? data % factor !== 0 : BigInt(data) % BigInt(factor) !== 0n)
+        out.push({ code: 'other', name: path, message: `${path} in body should be a multiple of ${factor}`, value: data });
     } else {
       const factor = s.multipleOf;
-      if (factor <= 0) out.push({ code: 'other', name: path, message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`, value: factor });
+      if (factor <= 0)
+        out.push({ code: 'other', name: path, message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`, value: factor });
       else if (!jsonInteger(factor < 1 ? (1 / factor) * data : data / factor)) {
         out.push({ code: 'other', name: path, message: `${path} in body should be a multiple of ${goFloat(factor)}`, value: data });
       }
@@ -177,7 +189,12 @@ function checkNumber(s: Node, data: number, path: string, out: OpenAPIError[]): 
     const min = !bad && int ? Math.trunc(s.minimum) : s.minimum;
     if (s.exclusiveMinimum ? data <= min : data < min) {
       const text = !bad && int ? String(min) : goFloat(min);
-      out.push({ code: 'other', name: path, message: `${path} in body should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${text}`, value: data });
+      out.push({
+        code: 'other',
+        name: path,
+        message: `${path} in body should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${text}`,
+        value: data,
+      });
     }
   }
   if (s.maximum !== undefined) {
@@ -219,7 +236,13 @@ function checkObject(s: Node, data: Record<string, unknown>, path: string, out: 
     out.push({ code: 'other', name: path, message: `${path} in body should have at least ${s.minProperties} properties`, value: n });
   }
   if (s.maxProperties !== undefined && n > s.maxProperties) {
-    out.push({ code: 'tooManyProps', name: path, message: `${path} in body should have at most ${s.maxProperties} properties`, value: n, limit: s.maxProperties });
+    out.push({
+      code: 'tooManyProps',
+      name: path,
+      message: `${path} in body should have at most ${s.maxProperties} properties`,
+      value: n,
+      limit: s.maxProperties,
+    });
   }
   let matched = 0;
   const props = s.properties;
@@ -400,12 +423,18 @@ function toFieldError(e: OpenAPIError, at: string): FieldError {
   const field = at ? (trimmed ? `${at}.${trimmed}` : at) : trimmed || '<nil>';
   const value = e.value ?? '';
   switch (e.code) {
-    case 'required': return fieldErr.required(field);
-    case 'enum': return fieldErr.notSupported(field, e.value ?? null, (e.values ?? []).map(enumText));
-    case 'tooLong': return fieldErr.tooLong(field, e.limit ?? -1);
+    case 'required':
+      return fieldErr.required(field);
+    case 'enum':
+      return fieldErr.notSupported(field, e.value ?? null, (e.values ?? []).map(enumText));
+    case 'tooLong':
+      return fieldErr.tooLong(field, e.limit ?? -1);
     case 'maxItems':
-    case 'tooManyProps': return fieldErr.tooMany(field, e.value as number, e.limit ?? -1);
-    case 'type': return fieldErr.typeInvalid(field, value, e.message);
-    default: return fieldErr.invalid(field, value, e.message);
+    case 'tooManyProps':
+      return fieldErr.tooMany(field, e.value as number, e.limit ?? -1);
+    case 'type':
+      return fieldErr.typeInvalid(field, value, e.message);
+    default:
+      return fieldErr.invalid(field, value, e.message);
   }
 }

@@ -180,7 +180,7 @@ describe('delegatedAuthentication over TLS', () => {
     expect((await whoami(port, as(proxy), { 'X-Remote-Group': 'system:masters' })).user).toBeNull();
   });
 
-  it('authenticates our own CA\'s certificates (the standalone admin kubeconfig keeps working)', async () => {
+  it("authenticates our own CA's certificates (the standalone admin kubeconfig keeps working)", async () => {
     const admin = makeClient(ownCA, 'admin', { o: ['system:masters'] });
     expect((await whoami(port, as(admin))).user).toEqual({ name: 'admin', groups: ['system:masters', 'system:authenticated'] });
   });
@@ -273,7 +273,7 @@ describe('standaloneAuthentication over TLS', () => {
     port = s.port;
   });
 
-  it('authenticates our CA\'s certificates only, and never headers', async () => {
+  it("authenticates our CA's certificates only, and never headers", async () => {
     const admin = makeClient(ownCA, 'admin', { o: ['system:masters'] });
     expect((await whoami(port, as(admin))).user).toEqual({ name: 'admin', groups: ['system:masters', 'system:authenticated'] });
     expect((await whoami(port, as(makeClient(clientCA, 'jane')))).user).toBeNull();

@@ -124,15 +124,31 @@ describe('delegatingAuthorizer', () => {
 describe('forbiddenMessage', () => {
   const NAME: UserInfo = { name: 'NAME', groups: [] };
   const res = (a: Partial<Extract<RequestAttributes, { isResourceRequest: true }>>): RequestAttributes => ({
-    isResourceRequest: true, verb: 'get', apiGroup: '', apiVersion: 'v1', namespace: '', resource: '', subresource: '', name: '', path: '/', ...a,
+    isResourceRequest: true,
+    verb: 'get',
+    apiGroup: '',
+    apiVersion: 'v1',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    path: '/',
+    ...a,
   });
   // The body the server builds: forbidden(group/resource, name, message) for resources, forbidden(undefined) otherwise.
   const statusMessage = (a: RequestAttributes) =>
-    (a.isResourceRequest ? forbidden({ group: a.apiGroup, resource: a.resource }, a.name, forbiddenMessage(NAME, a)) : forbidden(undefined, '', forbiddenMessage(NAME, a))).status;
+    (a.isResourceRequest
+      ? forbidden({ group: a.apiGroup, resource: a.resource }, a.name, forbiddenMessage(NAME, a))
+      : forbidden(undefined, '', forbiddenMessage(NAME, a))
+    ).status;
 
   it('words the cases of kube errors_test.go TestForbidden identically', () => {
-    expect(statusMessage({ isResourceRequest: false, verb: 'GET', path: '/whatever' }))
-      .toMatchObject({ code: 403, reason: 'Forbidden', message: 'forbidden: User "NAME" cannot GET path "/whatever"', details: {} });
+    expect(statusMessage({ isResourceRequest: false, verb: 'GET', path: '/whatever' })).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: 'forbidden: User "NAME" cannot GET path "/whatever"',
+      details: {},
+    });
     expect(statusMessage(res({ resource: 'pod' }))).toMatchObject({
       message: 'pod is forbidden: User "NAME" cannot get resource "pod" in API group "" at the cluster scope',
       details: { kind: 'pod' },
@@ -151,16 +167,19 @@ describe('forbiddenMessage', () => {
     const u: UserInfo = { name: 'jane', groups: ['system:authenticated'] };
     const G = '/apis/extensions.example.com/v1alpha1';
     const say = (method: string, url: string) => forbiddenMessage(u, requestAttributes(method, url));
-    expect(say('POST', `${G}/namespaces/ns/websites`))
-      .toBe('User "jane" cannot create resource "websites" in API group "extensions.example.com" in the namespace "ns"');
-    expect(say('GET', `${G}/websites`))
-      .toBe('User "jane" cannot list resource "websites" in API group "extensions.example.com" at the cluster scope');
-    expect(say('GET', `${G}/namespaces/ns/websites?watch=true`))
-      .toBe('User "jane" cannot watch resource "websites" in API group "extensions.example.com" in the namespace "ns"');
-    expect(say('PUT', `${G}/namespaces/ns/websites/kubia/scale`))
-      .toBe('User "jane" cannot update resource "websites/scale" in API group "extensions.example.com" in the namespace "ns"');
-    expect(say('DELETE', `${G}/namespaces/ns/websites`))
-      .toBe('User "jane" cannot deletecollection resource "websites" in API group "extensions.example.com" in the namespace "ns"');
+    expect(say('POST', `${G}/namespaces/ns/websites`)).toBe(
+      'User "jane" cannot create resource "websites" in API group "extensions.example.com" in the namespace "ns"',
+    );
+    expect(say('GET', `${G}/websites`)).toBe('User "jane" cannot list resource "websites" in API group "extensions.example.com" at the cluster scope');
+    expect(say('GET', `${G}/namespaces/ns/websites?watch=true`)).toBe(
+      'User "jane" cannot watch resource "websites" in API group "extensions.example.com" in the namespace "ns"',
+    );
+    expect(say('PUT', `${G}/namespaces/ns/websites/kubia/scale`)).toBe(
+      'User "jane" cannot update resource "websites/scale" in API group "extensions.example.com" in the namespace "ns"',
+    );
+    expect(say('DELETE', `${G}/namespaces/ns/websites`)).toBe(
+      'User "jane" cannot deletecollection resource "websites" in API group "extensions.example.com" in the namespace "ns"',
+    );
     expect(say('GET', '/metrics')).toBe('User "jane" cannot get path "/metrics"');
     expect(say('GET', G)).toBe(`User "jane" cannot get path "${G}"`);
   });

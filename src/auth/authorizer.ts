@@ -50,10 +50,12 @@ export function delegatingAuthorizer(review: ReviewAccess, ttlMs = AUTHZ_CACHE_T
       if (hit) return hit;
       let p = inflight.get(key);
       if (!p) {
-        p = review(user, attrs).then((d) => {
-          cache.set(key, d);
-          return d;
-        }).finally(() => inflight.delete(key));
+        p = review(user, attrs)
+          .then((d) => {
+            cache.set(key, d);
+            return d;
+          })
+          .finally(() => inflight.delete(key));
         inflight.set(key, p);
       }
       return p;

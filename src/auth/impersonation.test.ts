@@ -27,7 +27,17 @@ const getDeployment = requestAttributes('GET', '/apis/apps/v1/namespaces/bar/dep
 const getPodStatus = requestAttributes('GET', '/api/v1/namespaces/bar/pods/foo/status');
 const healthz = requestAttributes('GET', '/healthz');
 // TestImpersonationFilter's request info: get pods, no namespace or name.
-const getPods: RequestAttributes = { isResourceRequest: true, verb: 'get', apiGroup: '', apiVersion: 'v1', namespace: '', resource: 'pods', subresource: '', name: '', path: '/api/v1/pods' };
+const getPods: RequestAttributes = {
+  isResourceRequest: true,
+  verb: 'get',
+  apiGroup: '',
+  apiVersion: 'v1',
+  namespace: '',
+  resource: 'pods',
+  subresource: '',
+  name: '',
+  path: '/api/v1/pods',
+};
 
 /** Wanted is the headers a test sends, in the shape client-go's transport writes them. */
 interface Wanted {
@@ -72,10 +82,17 @@ const kubeLegacyAuthorizer: Authorizer = {
     if (g1 === 'group-impersonater' && is('impersonate', 'groups')) return { allowed: true, reason: '' };
     if (g1 === 'extra-setter-scopes' && is('impersonate', 'userextras') && res?.subresource === 'scopes') return { allowed: true, reason: '' };
     if (g1 === 'escaped-scopes' || g1 === 'almost-escaped-scopes') return { allowed: true, reason: '' };
-    if (g1 === 'extra-setter-particular-scopes' && is('impersonate', 'userextras') && res?.subresource === 'scopes' && res.name === 'scope-a' && res.apiGroup === 'authentication.k8s.io') {
+    if (
+      g1 === 'extra-setter-particular-scopes' &&
+      is('impersonate', 'userextras') &&
+      res?.subresource === 'scopes' &&
+      res.name === 'scope-a' &&
+      res.apiGroup === 'authentication.k8s.io'
+    ) {
       return { allowed: true, reason: '' };
     }
-    if (g1 === 'extra-setter-project' && is('impersonate', 'userextras') && res?.subresource === 'project' && res.apiGroup === 'authentication.k8s.io') return { allowed: true, reason: '' };
+    if (g1 === 'extra-setter-project' && is('impersonate', 'userextras') && res?.subresource === 'project' && res.apiGroup === 'authentication.k8s.io')
+      return { allowed: true, reason: '' };
     if (g0 === 'everything-impersonater' && a.verb === 'impersonate' && res) {
       if (res.resource === 'users' && res.apiGroup === '') return { allowed: true, reason: '' };
       if (res.resource === 'uids' && res.name === 'some-uid' && res.apiGroup === 'authentication.k8s.io') return { allowed: true, reason: '' };
@@ -97,67 +114,120 @@ describe('kube TestImpersonationFilter (impersonation_test.go), through the cons
     { name: 'impersonating-uid-without-user', user: u('tester'), wanted: { uid: 'some-uid' }, code: 400 },
     { name: 'disallowed-group', user: u('dev', ['wheel']), wanted: { user: 'system:admin', groups: ['some-group'] }, code: 403 },
     {
-      name: 'allowed-group', user: u('dev', ['wheel', 'group-impersonater']), wanted: { user: 'system:admin', groups: ['some-group'] },
-      code: 200, expected: u('system:admin', ['some-group', 'system:authenticated']),
-    },
-    { name: 'disallowed-userextra-1', user: u('dev', ['wheel']), wanted: { user: 'system:admin', groups: ['some-group'], extra: { scopes: ['scope-a'] } }, code: 403 },
-    {
-      name: 'disallowed-userextra-2', user: u('dev', ['wheel', 'extra-setter-project']),
-      wanted: { user: 'system:admin', groups: ['some-group'], extra: { scopes: ['scope-a'] } }, code: 403,
+      name: 'allowed-group',
+      user: u('dev', ['wheel', 'group-impersonater']),
+      wanted: { user: 'system:admin', groups: ['some-group'] },
+      code: 200,
+      expected: u('system:admin', ['some-group', 'system:authenticated']),
     },
     {
-      name: 'disallowed-userextra-3', user: u('dev', ['wheel', 'extra-setter-particular-scopes']),
-      wanted: { user: 'system:admin', groups: ['some-group'], extra: { scopes: ['scope-a', 'scope-b'] } }, code: 403,
+      name: 'disallowed-userextra-1',
+      user: u('dev', ['wheel']),
+      wanted: { user: 'system:admin', groups: ['some-group'], extra: { scopes: ['scope-a'] } },
+      code: 403,
     },
     {
-      name: 'allowed-userextras', user: u('dev', ['wheel', 'extra-setter-scopes']), wanted: { user: 'system:admin', extra: { scopes: ['scope-a', 'scope-b'] } },
-      code: 200, expected: u('system:admin', ['system:authenticated'], { extra: { scopes: ['scope-a', 'scope-b'] } }),
+      name: 'disallowed-userextra-2',
+      user: u('dev', ['wheel', 'extra-setter-project']),
+      wanted: { user: 'system:admin', groups: ['some-group'], extra: { scopes: ['scope-a'] } },
+      code: 403,
     },
     {
-      name: 'percent-escaped-userextras', user: u('dev', ['wheel', 'escaped-scopes']),
+      name: 'disallowed-userextra-3',
+      user: u('dev', ['wheel', 'extra-setter-particular-scopes']),
+      wanted: { user: 'system:admin', groups: ['some-group'], extra: { scopes: ['scope-a', 'scope-b'] } },
+      code: 403,
+    },
+    {
+      name: 'allowed-userextras',
+      user: u('dev', ['wheel', 'extra-setter-scopes']),
+      wanted: { user: 'system:admin', extra: { scopes: ['scope-a', 'scope-b'] } },
+      code: 200,
+      expected: u('system:admin', ['system:authenticated'], { extra: { scopes: ['scope-a', 'scope-b'] } }),
+    },
+    {
+      name: 'percent-escaped-userextras',
+      user: u('dev', ['wheel', 'escaped-scopes']),
       wanted: { user: 'system:admin', extra: { 'example.com%2fescaped%e1%9b%84scopes': ['scope-a', 'scope-b'] } },
-      code: 200, expected: u('system:admin', ['system:authenticated'], { extra: { 'example.com/escapedᛄscopes': ['scope-a', 'scope-b'] } }),
+      code: 200,
+      expected: u('system:admin', ['system:authenticated'], { extra: { 'example.com/escapedᛄscopes': ['scope-a', 'scope-b'] } }),
     },
     {
-      name: 'almost-percent-escaped-userextras', user: u('dev', ['wheel', 'almost-escaped-scopes']),
+      name: 'almost-percent-escaped-userextras',
+      user: u('dev', ['wheel', 'almost-escaped-scopes']),
       wanted: { user: 'system:admin', extra: { 'almost%zzpercent%xxencoded': ['scope-a', 'scope-b'] } },
-      code: 200, expected: u('system:admin', ['system:authenticated'], { extra: { 'almost%zzpercent%xxencoded': ['scope-a', 'scope-b'] } }),
+      code: 200,
+      expected: u('system:admin', ['system:authenticated'], { extra: { 'almost%zzpercent%xxencoded': ['scope-a', 'scope-b'] } }),
     },
-    { name: 'allowed-users-impersonation', user: u('dev', ['regular-impersonater']), wanted: { user: 'tester' }, code: 200, expected: u('tester', ['system:authenticated']) },
+    {
+      name: 'allowed-users-impersonation',
+      user: u('dev', ['regular-impersonater']),
+      wanted: { user: 'tester' },
+      code: 200,
+      expected: u('tester', ['system:authenticated']),
+    },
     { name: 'disallowed-impersonating', user: u('dev', ['sa-impersonater']), wanted: { user: 'tester' }, code: 403 },
     {
-      name: 'allowed-sa-impersonating', user: u('dev', ['sa-impersonater']), wanted: { user: 'system:serviceaccount:foo:default' },
-      code: 200, expected: u('system:serviceaccount:foo:default', ['system:serviceaccounts', 'system:serviceaccounts:foo', 'system:authenticated']),
+      name: 'allowed-sa-impersonating',
+      user: u('dev', ['sa-impersonater']),
+      wanted: { user: 'system:serviceaccount:foo:default' },
+      code: 200,
+      expected: u('system:serviceaccount:foo:default', ['system:serviceaccounts', 'system:serviceaccounts:foo', 'system:authenticated']),
     },
     {
-      name: 'anonymous-username-prevents-adding-authenticated-group', user: u('system:admin'), wanted: { user: 'system:anonymous' },
-      code: 200, expected: u('system:anonymous', ['system:unauthenticated']),
+      name: 'anonymous-username-prevents-adding-authenticated-group',
+      user: u('system:admin'),
+      wanted: { user: 'system:anonymous' },
+      code: 200,
+      expected: u('system:anonymous', ['system:unauthenticated']),
     },
     {
-      name: 'unauthenticated-group-prevents-adding-authenticated-group', user: u('system:admin'), wanted: { user: 'unknown', groups: ['system:unauthenticated'] },
-      code: 200, expected: u('unknown', ['system:unauthenticated']),
+      name: 'unauthenticated-group-prevents-adding-authenticated-group',
+      user: u('system:admin'),
+      wanted: { user: 'unknown', groups: ['system:unauthenticated'] },
+      code: 200,
+      expected: u('unknown', ['system:unauthenticated']),
     },
     {
-      name: 'unauthenticated-group-prevents-double-adding-authenticated-group', user: u('system:admin'), wanted: { user: 'unknown', groups: ['system:authenticated'] },
-      code: 200, expected: u('unknown', ['system:authenticated']),
+      name: 'unauthenticated-group-prevents-double-adding-authenticated-group',
+      user: u('system:admin'),
+      wanted: { user: 'unknown', groups: ['system:authenticated'] },
+      code: 200,
+      expected: u('unknown', ['system:authenticated']),
     },
     {
-      name: 'specified-authenticated-group-prevents-double-adding-authenticated-group', user: u('dev', ['wheel', 'group-impersonater']),
-      wanted: { user: 'system:admin', groups: ['some-group', 'system:authenticated'] }, code: 200, expected: u('system:admin', ['some-group', 'system:authenticated']),
+      name: 'specified-authenticated-group-prevents-double-adding-authenticated-group',
+      user: u('dev', ['wheel', 'group-impersonater']),
+      wanted: { user: 'system:admin', groups: ['some-group', 'system:authenticated'] },
+      code: 200,
+      expected: u('system:admin', ['some-group', 'system:authenticated']),
     },
     {
-      name: 'anonymous-user-prevents-double-adding-unauthenticated-group', user: u('system:admin'), wanted: { user: 'system:anonymous', groups: ['system:unauthenticated'] },
-      code: 200, expected: u('system:anonymous', ['system:unauthenticated']),
+      name: 'anonymous-user-prevents-double-adding-unauthenticated-group',
+      user: u('system:admin'),
+      wanted: { user: 'system:anonymous', groups: ['system:unauthenticated'] },
+      code: 200,
+      expected: u('system:anonymous', ['system:unauthenticated']),
     },
     {
-      name: 'allowed-user-impersonation-with-uid', user: u('dev', ['everything-impersonater']), wanted: { user: 'tester', uid: 'some-uid' },
-      code: 200, expected: u('tester', ['system:authenticated'], { uid: 'some-uid' }),
+      name: 'allowed-user-impersonation-with-uid',
+      user: u('dev', ['everything-impersonater']),
+      wanted: { user: 'tester', uid: 'some-uid' },
+      code: 200,
+      expected: u('tester', ['system:authenticated'], { uid: 'some-uid' }),
     },
-    { name: 'disallowed-user-impersonation-with-uid', user: u('dev', ['everything-impersonater']), wanted: { user: 'tester', uid: 'disallowed-uid' }, code: 403 },
     {
-      name: 'allowed-impersonation-with-all-headers', user: u('dev', ['everything-impersonater']),
+      name: 'disallowed-user-impersonation-with-uid',
+      user: u('dev', ['everything-impersonater']),
+      wanted: { user: 'tester', uid: 'disallowed-uid' },
+      code: 403,
+    },
+    {
+      name: 'allowed-impersonation-with-all-headers',
+      user: u('dev', ['everything-impersonater']),
       wanted: { user: 'tester', uid: 'some-uid', groups: ['system:authenticated'], extra: { scopes: ['scope-a', 'scope-b'] } },
-      code: 200, expected: u('tester', ['system:authenticated'], { uid: 'some-uid', extra: { scopes: ['scope-a', 'scope-b'] } }),
+      code: 200,
+      expected: u('tester', ['system:authenticated'], { uid: 'some-uid', extra: { scopes: ['scope-a', 'scope-b'] } }),
     },
   ];
   // One filter for the whole table, as kube's test shares one handler (and its mode cache) across cases.
@@ -198,7 +268,8 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
     ]);
     expect(got).toMatchObject({
       code: 403,
-      message: 'users.authentication.k8s.io "anyone" is forbidden: User "tester" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope: deny by default',
+      message:
+        'users.authentication.k8s.io "anyone" is forbidden: User "tester" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope: deny by default',
       status: { reason: 'Forbidden', details: { name: 'anyone', group: 'authentication.k8s.io', kind: 'users' } },
     });
   });
@@ -206,28 +277,40 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
   it('impersonating-user-get-allowed-create-disallowed: the mode that worked is tried first next time', async () => {
     const r = recording((_u, a) => verbIs(a, 'impersonate-on:user-info:get', 'impersonate:user-info'));
     const imp = new Impersonation(r.authorizer);
-    expect(await outcome(imp, u('user-impersonater'), { user: 'anyone' }, getPod)).toMatchObject({ code: 200, user: u('anyone', ['system:authenticated']), constraint: 'impersonate:user-info' });
+    expect(await outcome(imp, u('user-impersonater'), { user: 'anyone' }, getPod)).toMatchObject({
+      code: 200,
+      user: u('anyone', ['system:authenticated']),
+      constraint: 'impersonate:user-info',
+    });
     expect(r.take()).toEqual(['allow impersonate-on:user-info:get /pods bar/foo', 'allow impersonate:user-info authentication.k8s.io/users anyone']);
     const created = await outcome(imp, u('user-impersonater'), { user: 'anyone' }, createPod);
     expect(r.take()).toEqual(['deny impersonate-on:user-info:create /pods bar/foo', 'deny impersonate /users anyone']);
     expect(created).toMatchObject({
       code: 403,
-      message: 'pods "foo" is forbidden: User "user-impersonater" cannot impersonate-on:user-info:create resource "pods" in API group "" in the namespace "bar": deny by default',
+      message:
+        'pods "foo" is forbidden: User "user-impersonater" cannot impersonate-on:user-info:create resource "pods" in API group "" in the namespace "bar": deny by default',
     });
   });
 
   it('impersonating-sa-allowed: the serviceaccount mode, the namespace in the check, the groups filled in', async () => {
     const r = recording((_u, a) => verbIs(a, 'impersonate-on:serviceaccount:get', 'impersonate:serviceaccount'));
     const got = await outcome(new Impersonation(r.authorizer), u('sa-impersonater'), { user: 'system:serviceaccount:default:default' }, getPod);
-    expect(r.take()).toEqual(['allow impersonate-on:serviceaccount:get /pods bar/foo', 'allow impersonate:serviceaccount authentication.k8s.io/serviceaccounts default/default']);
-    expect(got).toMatchObject({ code: 200, user: u('system:serviceaccount:default:default', ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']) });
+    expect(r.take()).toEqual([
+      'allow impersonate-on:serviceaccount:get /pods bar/foo',
+      'allow impersonate:serviceaccount authentication.k8s.io/serviceaccounts default/default',
+    ]);
+    expect(got).toMatchObject({
+      code: 200,
+      user: u('system:serviceaccount:default:default', ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']),
+    });
   });
 
   it('impersonating-node-not-allowed and -allowed: the arbitrary-node mode names the node, groups are system:nodes', async () => {
     const denied = recording((_u, a) => a.verb.startsWith('impersonate-on:'));
     expect(await outcome(new Impersonation(denied.authorizer), u('sa-impersonater'), { user: 'system:node:node1' }, getPod)).toMatchObject({
       code: 403,
-      message: 'nodes.authentication.k8s.io "node1" is forbidden: User "sa-impersonater" cannot impersonate:arbitrary-node resource "nodes" in API group "authentication.k8s.io" at the cluster scope: deny by default',
+      message:
+        'nodes.authentication.k8s.io "node1" is forbidden: User "sa-impersonater" cannot impersonate:arbitrary-node resource "nodes" in API group "authentication.k8s.io" at the cluster scope: deny by default',
     });
     expect(denied.take()).toEqual([
       'allow impersonate-on:arbitrary-node:get /pods bar/foo',
@@ -235,23 +318,31 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
       'deny impersonate /users system:node:node1',
     ]);
     const allowed = recording((_u, a) => verbIs(a, 'impersonate-on:arbitrary-node:get', 'impersonate:arbitrary-node'));
-    expect(await outcome(new Impersonation(allowed.authorizer), u('node-impersonater'), { user: 'system:node:node1' }, getPod))
-      .toMatchObject({ code: 200, user: u('system:node:node1', ['system:nodes', 'system:authenticated']), constraint: 'impersonate:arbitrary-node' });
+    expect(await outcome(new Impersonation(allowed.authorizer), u('node-impersonater'), { user: 'system:node:node1' }, getPod)).toMatchObject({
+      code: 200,
+      user: u('system:node:node1', ['system:nodes', 'system:authenticated']),
+      constraint: 'impersonate:arbitrary-node',
+    });
   });
 
   it('impersonating-node-not-allowed-action: denied impersonate-on answers', async () => {
     const r = recording(() => false);
     expect(await outcome(new Impersonation(r.authorizer), u('node-impersonater'), { user: 'system:node:node1' }, createPod)).toMatchObject({
       code: 403,
-      message: 'pods "foo" is forbidden: User "node-impersonater" cannot impersonate-on:arbitrary-node:create resource "pods" in API group "" in the namespace "bar": deny by default',
+      message:
+        'pods "foo" is forbidden: User "node-impersonater" cannot impersonate-on:arbitrary-node:create resource "pods" in API group "" in the namespace "bar": deny by default',
     });
     expect(r.take()).toEqual(['deny impersonate-on:arbitrary-node:create /pods bar/foo', 'deny impersonate /users system:node:node1']);
   });
 
   it('disallowed-userextra-3: user, group, then the first extra value is denied', async () => {
     const r = recording((_u, a) => a.verb.startsWith('impersonate-on:') || (a.verb === 'impersonate:user-info' && res(a)?.resource !== 'userextras'));
-    const got = await outcome(new Impersonation(r.authorizer), u('user-impersonater', ['group-impersonater']),
-      { user: 'system:admin', groups: ['extra-setter-scopes'], extra: { 'pandas.io%2fscopes': ['scope-a', 'scope-b'] } }, getPod);
+    const got = await outcome(
+      new Impersonation(r.authorizer),
+      u('user-impersonater', ['group-impersonater']),
+      { user: 'system:admin', groups: ['extra-setter-scopes'], extra: { 'pandas.io%2fscopes': ['scope-a', 'scope-b'] } },
+      getPod,
+    );
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
       'allow impersonate:user-info authentication.k8s.io/users system:admin',
@@ -261,14 +352,20 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
     ]);
     expect(got).toMatchObject({
       code: 403,
-      message: 'userextras.authentication.k8s.io "scope-a" is forbidden: User "user-impersonater" cannot impersonate:user-info resource "userextras/pandas.io/scopes" in API group "authentication.k8s.io" at the cluster scope: deny by default',
+      message:
+        'userextras.authentication.k8s.io "scope-a" is forbidden: User "user-impersonater" cannot impersonate:user-info resource "userextras/pandas.io/scopes" in API group "authentication.k8s.io" at the cluster scope: deny by default',
     });
   });
 
   it('allowed-userextras: four or more extra values try one wildcard check first, then each value', async () => {
     const r = recording((_u, a) => a.verb.startsWith('impersonate-on:') || (a.verb === 'impersonate:user-info' && res(a)?.name !== '*'));
     const values = ['scope-a', 'scope-b', '5', '4', '3', '2', '1'];
-    const got = await outcome(new Impersonation(r.authorizer), u('user-impersonater', ['extra-setter-scopes']), { user: 'system:admin', extra: { 'pandas.io%2fscopes': values } }, getPod);
+    const got = await outcome(
+      new Impersonation(r.authorizer),
+      u('user-impersonater', ['extra-setter-scopes']),
+      { user: 'system:admin', extra: { 'pandas.io%2fscopes': values } },
+      getPod,
+    );
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
       'allow impersonate:user-info authentication.k8s.io/users system:admin',
@@ -282,13 +379,21 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
     const r = recording(() => true);
     const imp = new Impersonation(r.authorizer);
     const groups = ['group1', 'group2', 'group3', 'group4'];
-    expect(await outcome(imp, u('many-groups-impersonater'), { user: 'bob', groups }, getPod)).toMatchObject({ code: 200, user: u('bob', [...groups, 'system:authenticated']) });
+    expect(await outcome(imp, u('many-groups-impersonater'), { user: 'bob', groups }, getPod)).toMatchObject({
+      code: 200,
+      user: u('bob', [...groups, 'system:authenticated']),
+    });
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
       'allow impersonate:user-info authentication.k8s.io/users bob',
       'allow impersonate:user-info authentication.k8s.io/groups *',
     ]);
-    const extra = { 'scopes.example.com%2fkey1': ['val1'], 'scopes.example.com%2fkey2': ['val2'], 'scopes.example.com%2fkey3': ['val3'], 'scopes.example.com%2fkey4': ['val4'] };
+    const extra = {
+      'scopes.example.com%2fkey1': ['val1'],
+      'scopes.example.com%2fkey2': ['val2'],
+      'scopes.example.com%2fkey3': ['val3'],
+      'scopes.example.com%2fkey4': ['val4'],
+    };
     expect(await outcome(imp, u('many-extras-impersonater'), { user: 'alice', extra }, getPod)).toMatchObject({ code: 200 });
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
@@ -299,9 +404,16 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
 
   it('mixed-groups-extras-wildcard-denied-individuals-allowed: a denied wildcard falls back to each group', async () => {
     const r = recording((_u, a) => res(a)?.name !== '*');
-    const got = await outcome(new Impersonation(r.authorizer), u('mixed-impersonater'),
-      { user: 'frank', groups: ['dev', 'ops', 'security', 'audit'], extra: { 'tags.io%2fenv': ['prod', 'staging', 'dev'] } }, getPod);
-    expect(got).toMatchObject({ code: 200, user: u('frank', ['dev', 'ops', 'security', 'audit', 'system:authenticated'], { extra: { 'tags.io/env': ['prod', 'staging', 'dev'] } }) });
+    const got = await outcome(
+      new Impersonation(r.authorizer),
+      u('mixed-impersonater'),
+      { user: 'frank', groups: ['dev', 'ops', 'security', 'audit'], extra: { 'tags.io%2fenv': ['prod', 'staging', 'dev'] } },
+      getPod,
+    );
+    expect(got).toMatchObject({
+      code: 200,
+      user: u('frank', ['dev', 'ops', 'security', 'audit', 'system:authenticated'], { extra: { 'tags.io/env': ['prod', 'staging', 'dev'] } }),
+    });
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
       'allow impersonate:user-info authentication.k8s.io/users frank',
@@ -321,7 +433,8 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
     ]);
     expect(got).toMatchObject({
       code: 403,
-      message: 'groups.authentication.k8s.io "system:masters" is forbidden: User "user-impersonater" cannot impersonate:user-info resource "groups" in API group "authentication.k8s.io" at the cluster scope: impersonating the system:masters group is not allowed',
+      message:
+        'groups.authentication.k8s.io "system:masters" is forbidden: User "user-impersonater" cannot impersonate:user-info resource "groups" in API group "authentication.k8s.io" at the cluster scope: impersonating the system:masters group is not allowed',
     });
   });
 
@@ -330,18 +443,24 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
     const got = await outcome(new Impersonation(r.authorizer), u('user-impersonater'), { user: 'alice', extra: { scopes: ['a'] } }, getPod);
     expect(got).toMatchObject({
       code: 403,
-      message: 'userextras.authentication.k8s.io is forbidden: User "user-impersonater" cannot impersonate:user-info resource "userextras" in API group "authentication.k8s.io" at the cluster scope: impersonating an invalid key in extra is not allowed: extra.key: Invalid value: "scopes": must be a domain-prefixed path (such as "acme.io/foo")',
+      message:
+        'userextras.authentication.k8s.io is forbidden: User "user-impersonater" cannot impersonate:user-info resource "userextras" in API group "authentication.k8s.io" at the cluster scope: impersonating an invalid key in extra is not allowed: extra.key: Invalid value: "scopes": must be a domain-prefixed path (such as "acme.io/foo")',
     });
     const legacy = recording((_u, a) => a.verb === 'impersonate' || a.verb.startsWith('impersonate-on:'));
-    expect(await outcome(new Impersonation(legacy.authorizer), u('legacy-impersonater'), { user: 'alice', extra: { scopes: ['a'] } }, getPod))
-      .toMatchObject({ code: 200, user: u('alice', ['system:authenticated'], { extra: { scopes: ['a'] } }), constraint: '' });
+    expect(await outcome(new Impersonation(legacy.authorizer), u('legacy-impersonater'), { user: 'alice', extra: { scopes: ['a'] } }, getPod)).toMatchObject({
+      code: 200,
+      user: u('alice', ['system:authenticated'], { extra: { scopes: ['a'] } }),
+      constraint: '',
+    });
   });
 
   it('impersonating-user-with-uid, a subresource request and a non-resource request', async () => {
     const r = recording(() => true);
     const imp = new Impersonation(r.authorizer);
-    expect(await outcome(imp, u('user-impersonater', [], { uid: 'requestor-uid-123' }), { user: 'anyone', uid: 'wanted-uid-456' }, getPod))
-      .toMatchObject({ code: 200, user: u('anyone', ['system:authenticated'], { uid: 'wanted-uid-456' }) });
+    expect(await outcome(imp, u('user-impersonater', [], { uid: 'requestor-uid-123' }), { user: 'anyone', uid: 'wanted-uid-456' }, getPod)).toMatchObject({
+      code: 200,
+      user: u('anyone', ['system:authenticated'], { uid: 'wanted-uid-456' }),
+    });
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
       'allow impersonate:user-info authentication.k8s.io/users anyone',
@@ -356,7 +475,11 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
   it('legacy-fallback: the second request tries legacy first, one check', async () => {
     const r = recording((_u, a) => a.verb === 'impersonate' || a.verb.startsWith('impersonate-on:'));
     const imp = new Impersonation(r.authorizer);
-    expect(await outcome(imp, u('legacy-impersonater'), { user: 'anyone' }, getPod)).toMatchObject({ code: 200, user: u('anyone', ['system:authenticated']), constraint: '' });
+    expect(await outcome(imp, u('legacy-impersonater'), { user: 'anyone' }, getPod)).toMatchObject({
+      code: 200,
+      user: u('anyone', ['system:authenticated']),
+      constraint: '',
+    });
     expect(r.take()).toEqual([
       'allow impersonate-on:user-info:get /pods bar/foo',
       'deny impersonate:user-info authentication.k8s.io/users anyone',
@@ -375,7 +498,8 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
   });
 
   describe('allowed-associate-node: a service account impersonates the node its token is bound to', () => {
-    const sa = (node: string) => u('system:serviceaccount:default:default', ['associate-node-impersonater'], { extra: { 'authentication.kubernetes.io/node-name': [node] } });
+    const sa = (node: string) =>
+      u('system:serviceaccount:default:default', ['associate-node-impersonater'], { extra: { 'authentication.kubernetes.io/node-name': [node] } });
     it('the checks see the extra keys only and the node as *', async () => {
       const seen: UserInfo[] = [];
       const r = recording((user, a) => {
@@ -383,18 +507,29 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
         return a.verb.includes('associated-node');
       });
       const got = await outcome(new Impersonation(r.authorizer), sa('node1'), { user: 'system:node:node1' }, getPod);
-      expect(got).toMatchObject({ code: 200, user: u('system:node:node1', ['system:nodes', 'system:authenticated']), constraint: 'impersonate:associated-node' });
+      expect(got).toMatchObject({
+        code: 200,
+        user: u('system:node:node1', ['system:nodes', 'system:authenticated']),
+        constraint: 'impersonate:associated-node',
+      });
       expect(r.take()).toEqual(['allow impersonate-on:associated-node:get /pods bar/foo', 'allow impersonate:associated-node authentication.k8s.io/nodes *']);
       expect(seen[0]?.extra).toEqual({ 'authentication.kubernetes.io/associated-node-keys': ['authentication.kubernetes.io/node-name'] });
     });
     it('another node: the mode does not apply, arbitrary-node answers', async () => {
       const r = recording((_u, a) => a.verb.startsWith('impersonate-on:'));
       const got = await outcome(new Impersonation(r.authorizer), sa('node2'), { user: 'system:node:node1' }, getPod);
-      expect(got.message).toBe('nodes.authentication.k8s.io "node1" is forbidden: User "system:serviceaccount:default:default" cannot impersonate:arbitrary-node resource "nodes" in API group "authentication.k8s.io" at the cluster scope: deny by default');
+      expect(got.message).toBe(
+        'nodes.authentication.k8s.io "node1" is forbidden: User "system:serviceaccount:default:default" cannot impersonate:arbitrary-node resource "nodes" in API group "authentication.k8s.io" at the cluster scope: deny by default',
+      );
     });
     it('disallowed-associate-node-without-sa: a user with the node-name extra is not a service account', async () => {
       const r = recording((_u, a) => a.verb.startsWith('impersonate-on:'));
-      const got = await outcome(new Impersonation(r.authorizer), u('user-impersonater', [], { extra: { 'authentication.kubernetes.io/node-name': ['node1'] } }), { user: 'system:node:node1' }, getPod);
+      const got = await outcome(
+        new Impersonation(r.authorizer),
+        u('user-impersonater', [], { extra: { 'authentication.kubernetes.io/node-name': ['node1'] } }),
+        { user: 'system:node:node1' },
+        getPod,
+      );
       expect(r.take()[0]).toBe('allow impersonate-on:arbitrary-node:get /pods bar/foo');
       expect(got.code).toBe(403);
     });
@@ -404,7 +539,8 @@ describe('kube constrained_impersonation_test.go cases: checks in kube order, ku
     const failing: Authorizer = { authorize: async () => Promise.reject(new Error('SubjectAccessReview failed: connection refused')) };
     expect(await outcome(new Impersonation(failing), u('dev'), { user: 'bob' }, getPod)).toMatchObject({
       code: 403,
-      message: 'pods "foo" is forbidden: User "dev" cannot impersonate-on:user-info:get resource "pods" in API group "" in the namespace "bar": SubjectAccessReview failed: connection refused',
+      message:
+        'pods "foo" is forbidden: User "dev" cannot impersonate-on:user-info:get resource "pods" in API group "" in the namespace "bar": SubjectAccessReview failed: connection refused',
     });
   });
 });
@@ -434,19 +570,43 @@ describe('reading the headers (processImpersonationHeaders)', () => {
   // The messages are Go's fmt %#v of *user.DefaultInfo (checked by printing the same values with Go).
   it.each([
     [['Impersonate-Group', 'some-group'], '&user.DefaultInfo{Name:"", UID:"", Groups:[]string{"some-group"}, Extra:map[string][]string(nil)}'],
-    [['Impersonate-Uid', 'some-uid', 'Impersonate-Extra-scopes', 'scope-a', 'Impersonate-Extra-scopes', 'b', 'Impersonate-Extra-a%2Fb', ''],
-      '&user.DefaultInfo{Name:"", UID:"some-uid", Groups:[]string(nil), Extra:map[string][]string{"a/b":[]string{""}, "scopes":[]string{"scope-a", "b"}}}'],
-    [['Impersonate-User', '', 'Impersonate-Group', wire('jörg\t"x\\')], '&user.DefaultInfo{Name:"", UID:"", Groups:[]string{"jörg\\t\\"x\\\\"}, Extra:map[string][]string(nil)}'],
+    [
+      ['Impersonate-Uid', 'some-uid', 'Impersonate-Extra-scopes', 'scope-a', 'Impersonate-Extra-scopes', 'b', 'Impersonate-Extra-a%2Fb', ''],
+      '&user.DefaultInfo{Name:"", UID:"some-uid", Groups:[]string(nil), Extra:map[string][]string{"a/b":[]string{""}, "scopes":[]string{"scope-a", "b"}}}',
+    ],
+    [
+      ['Impersonate-User', '', 'Impersonate-Group', wire('jörg\t"x\\')],
+      '&user.DefaultInfo{Name:"", UID:"", Groups:[]string{"jörg\\t\\"x\\\\"}, Extra:map[string][]string(nil)}',
+    ],
   ])('without a user: 400 %#', (raw, info) => {
     expect(badRequestOf(raw)).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 400, reason: 'BadRequest',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      code: 400,
+      reason: 'BadRequest',
       message: `requested ${info} without impersonating a user name`,
     });
   });
 
   it('each Impersonate-Group line is one group (a comma is part of the name); the first User and Uid lines count', () => {
-    expect(read(['Impersonate-User', 'a', 'Impersonate-User', 'b', 'Impersonate-Uid', 'u1', 'Impersonate-Uid', 'u2', 'Impersonate-Group', 'x, y', 'Impersonate-Group', 'z']))
-      .toEqual({ name: 'a', uid: 'u1', groups: ['x, y', 'z'], extra: undefined });
+    expect(
+      read([
+        'Impersonate-User',
+        'a',
+        'Impersonate-User',
+        'b',
+        'Impersonate-Uid',
+        'u1',
+        'Impersonate-Uid',
+        'u2',
+        'Impersonate-Group',
+        'x, y',
+        'Impersonate-Group',
+        'z',
+      ]),
+    ).toEqual({ name: 'a', uid: 'u1', groups: ['x, y', 'z'], extra: undefined });
   });
 
   it('header values are UTF-8 bytes, as Go reads them (Node hands them over as latin1)', () => {
@@ -459,15 +619,26 @@ describe('standalone: only system:masters may impersonate', () => {
   const list = requestAttributes('GET', '/apis/extensions.example.com/v1alpha1/namespaces/default/websites');
 
   it('system:masters impersonates anyone, with groups, uid and extras', async () => {
-    const got = await outcome(imp, u('admin', ['system:masters', 'system:authenticated']), { user: 'bob', groups: ['dev'], uid: '42', extra: { 'example.com%2fteam': ['a'] } }, list);
+    const got = await outcome(
+      imp,
+      u('admin', ['system:masters', 'system:authenticated']),
+      { user: 'bob', groups: ['dev'], uid: '42', extra: { 'example.com%2fteam': ['a'] } },
+      list,
+    );
     expect(got).toMatchObject({ code: 200, user: u('bob', ['dev', 'system:authenticated'], { uid: '42', extra: { 'example.com/team': ['a'] } }) });
   });
 
   it('anyone else gets the 403 kube-apiserver gives a user allowed everything on websites but no impersonation', async () => {
     const alice = u('alice', ['system:authenticated']);
     expect((await outcome(imp, alice, { user: 'bob' }, list)).status).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden',
-      message: 'users.authentication.k8s.io "bob" is forbidden: User "alice" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        'users.authentication.k8s.io "bob" is forbidden: User "alice" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope',
       details: { name: 'bob', group: 'authentication.k8s.io', kind: 'users' },
     });
     expect((await outcome(imp, alice, { user: 'system:serviceaccount:ns:sa' }, list)).message).toBe(
@@ -481,7 +652,17 @@ describe('standalone: only system:masters may impersonate', () => {
 
   it('allowAuthenticated denies the impersonate verbs to non-masters and nothing else', async () => {
     const alice = u('alice', ['system:authenticated']);
-    const users = (verb: string): RequestAttributes => ({ isResourceRequest: true, verb, apiGroup: '', apiVersion: 'v1', resource: 'users', subresource: '', namespace: '', name: 'bob', path: '' });
+    const users = (verb: string): RequestAttributes => ({
+      isResourceRequest: true,
+      verb,
+      apiGroup: '',
+      apiVersion: 'v1',
+      resource: 'users',
+      subresource: '',
+      namespace: '',
+      name: 'bob',
+      path: '',
+    });
     expect((await allowAuthenticated.authorize(alice, users('impersonate'))).allowed).toBe(false);
     expect((await allowAuthenticated.authorize(alice, users('impersonate:user-info'))).allowed).toBe(false);
     expect((await allowAuthenticated.authorize(alice, { ...list, verb: 'impersonate-on:user-info:list' })).allowed).toBe(true);
@@ -541,7 +722,9 @@ describe('the server hook (app.inject)', () => {
     expect(seen.at(-1)).toEqual(u('viewer', ['system:authenticated']));
     const denied = await app.inject({ method: 'POST', url, headers: { 'x-test-user': 'imp', 'impersonate-user': 'viewer' }, payload: {} });
     expect(denied.statusCode).toBe(403);
-    expect(denied.json().message).toBe('flighttickets.testing.example.com is forbidden: User "viewer" cannot create resource "flighttickets" in API group "testing.example.com" in the namespace "ns"');
+    expect(denied.json().message).toBe(
+      'flighttickets.testing.example.com is forbidden: User "viewer" cannot create resource "flighttickets" in API group "testing.example.com" in the namespace "ns"',
+    );
   });
 
   it('answers 400 and 403 as Status bodies, and 401 before looking at the headers', async () => {
@@ -550,7 +733,9 @@ describe('the server hook (app.inject)', () => {
     expect(bad.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
     const no = await app.inject({ method: 'GET', url, headers: { 'x-test-user': 'nobody', 'impersonate-user': 'viewer' } });
     expect(no.statusCode).toBe(403);
-    expect(no.json().message).toBe('flighttickets.testing.example.com is forbidden: User "nobody" cannot impersonate-on:user-info:list resource "flighttickets" in API group "testing.example.com" in the namespace "ns"');
+    expect(no.json().message).toBe(
+      'flighttickets.testing.example.com is forbidden: User "nobody" cannot impersonate-on:user-info:list resource "flighttickets" in API group "testing.example.com" in the namespace "ns"',
+    );
     expect((await app.inject({ method: 'GET', url, headers: { 'impersonate-group': 'g' } })).statusCode).toBe(401);
   });
 });

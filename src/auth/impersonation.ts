@@ -140,7 +140,10 @@ function goDefaultInfo(u: WantedUser): string {
   const slice = (v: string[]) => `[]string{${v.map(goQuote).join(', ')}}`;
   const groups = u.groups ? slice(u.groups) : '[]string(nil)';
   const extra = u.extra
-    ? `map[string][]string{${[...u.extra.keys()].sort().map((k) => `${goQuote(k)}:${slice(u.extra?.get(k) ?? [])}`).join(', ')}}`
+    ? `map[string][]string{${[...u.extra.keys()]
+        .sort()
+        .map((k) => `${goQuote(k)}:${slice(u.extra?.get(k) ?? [])}`)
+        .join(', ')}}`
     : 'map[string][]string(nil)';
   return `&user.DefaultInfo{Name:${goQuote(u.name)}, UID:${goQuote(u.uid)}, Groups:${groups}, Extra:${extra}}`;
 }
@@ -274,7 +277,11 @@ function modeState(check: Check, verb: string, constrained: boolean) {
   };
 }
 
-const allows = (check: Check, user: UserInfo, a: RequestAttributes) => check(user, a).then(() => true, () => false);
+const allows = (check: Check, user: UserInfo, a: RequestAttributes) =>
+  check(user, a).then(
+    () => true,
+    () => false,
+  );
 const goStrings = (v: string[]) => `[${v.map(goQuote).join(' ')}]`;
 
 function largeExtra(extra: Map<string, string[]>): boolean {

@@ -87,13 +87,15 @@ describe('headerUser', () => {
   const read = (h: Headers) => headerUser(h, cfg);
 
   it('reads user, uid, groups and extra', () => {
-    expect(read({
-      'x-remote-user': ['alice'],
-      'x-remote-uid': ['uid-1'],
-      'x-remote-group': ['dev', 'ops'],
-      'x-remote-extra-scopes': ['read', 'write'],
-      'accept': ['application/json'],
-    })).toEqual({ name: 'alice', uid: 'uid-1', groups: ['dev', 'ops'], extra: { scopes: ['read', 'write'] } });
+    expect(
+      read({
+        'x-remote-user': ['alice'],
+        'x-remote-uid': ['uid-1'],
+        'x-remote-group': ['dev', 'ops'],
+        'x-remote-extra-scopes': ['read', 'write'],
+        accept: ['application/json'],
+      }),
+    ).toEqual({ name: 'alice', uid: 'uid-1', groups: ['dev', 'ops'], extra: { scopes: ['read', 'write'] } });
   });
 
   it('has no opinion without a username, whatever else is set', () => {
@@ -155,7 +157,11 @@ describe('headerUser', () => {
 
   it('matches configured header names case-insensitively', () => {
     const odd = { ...cfg, usernameHeaders: ['x-REMOTE-user'], groupHeaders: ['X-REMOTE-GROUP'], extraHeaderPrefixes: ['X-Remote-EXTRA-'] };
-    expect(headerUser({ 'x-remote-user': ['u'], 'x-remote-group': ['g'], 'x-remote-extra-k': ['v'] }, odd)).toEqual({ name: 'u', groups: ['g'], extra: { k: ['v'] } });
+    expect(headerUser({ 'x-remote-user': ['u'], 'x-remote-group': ['g'], 'x-remote-extra-k': ['v'] }, odd)).toEqual({
+      name: 'u',
+      groups: ['g'],
+      extra: { k: ['v'] },
+    });
   });
 });
 

@@ -66,6 +66,8 @@ export function headerUser(h: Headers, cfg: RequestHeaderConfig): UserInfo | und
 /** headerNames lists every header the config reads, to strip them before the request goes on. */
 export function isIdentityHeader(header: string, cfg: RequestHeaderConfig): boolean {
   const h = header.toLowerCase();
-  return [...cfg.usernameHeaders, ...cfg.uidHeaders, ...cfg.groupHeaders].some((n) => n.toLowerCase() === h)
-    || cfg.extraHeaderPrefixes.some((p) => h.startsWith(p.toLowerCase()));
+  return (
+    [...cfg.usernameHeaders, ...cfg.uidHeaders, ...cfg.groupHeaders].some((n) => n.toLowerCase() === h) ||
+    cfg.extraHeaderPrefixes.some((p) => h.startsWith(p.toLowerCase()))
+  );
 }

@@ -12,8 +12,16 @@ type Resource = Extract<RequestAttributes, { isResourceRequest: true }>;
 /** resource builds the expected attributes; `path` defaults to the URL without its query. */
 function resource(url: string, a: Partial<Omit<Resource, 'isResourceRequest'>>): Resource {
   return {
-    isResourceRequest: true, verb: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '',
-    path: url.split('?')[0] as string, ...a,
+    isResourceRequest: true,
+    verb: '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    path: url.split('?')[0] as string,
+    ...a,
   };
 }
 
@@ -39,10 +47,26 @@ describe('resource requests (kube requestinfo_test.go TestGetAPIRequestInfo)', (
     ['GET', '/api/v1/namespaces/other/pods?watch=1', { verb: 'watch', apiVersion: 'v1', namespace: 'other', resource: 'pods' }],
     ['GET', '/api/v1/namespaces/other/pods?watch=0', { verb: 'list', apiVersion: 'v1', namespace: 'other', resource: 'pods' }],
     // subresources; a namespace's own status/finalize are subresources of the namespace
-    ['GET', '/api/v1/namespaces/other/pods/foo/status', { verb: 'get', apiVersion: 'v1', namespace: 'other', resource: 'pods', subresource: 'status', name: 'foo' }],
-    ['GET', '/api/v1/namespaces/other/pods/foo/proxy/subpath', { verb: 'get', apiVersion: 'v1', namespace: 'other', resource: 'pods', subresource: 'proxy', name: 'foo' }],
-    ['PUT', '/api/v1/namespaces/other/finalize', { verb: 'update', apiVersion: 'v1', namespace: 'other', resource: 'namespaces', subresource: 'finalize', name: 'other' }],
-    ['PUT', '/api/v1/namespaces/other/status', { verb: 'update', apiVersion: 'v1', namespace: 'other', resource: 'namespaces', subresource: 'status', name: 'other' }],
+    [
+      'GET',
+      '/api/v1/namespaces/other/pods/foo/status',
+      { verb: 'get', apiVersion: 'v1', namespace: 'other', resource: 'pods', subresource: 'status', name: 'foo' },
+    ],
+    [
+      'GET',
+      '/api/v1/namespaces/other/pods/foo/proxy/subpath',
+      { verb: 'get', apiVersion: 'v1', namespace: 'other', resource: 'pods', subresource: 'proxy', name: 'foo' },
+    ],
+    [
+      'PUT',
+      '/api/v1/namespaces/other/finalize',
+      { verb: 'update', apiVersion: 'v1', namespace: 'other', resource: 'namespaces', subresource: 'finalize', name: 'other' },
+    ],
+    [
+      'PUT',
+      '/api/v1/namespaces/other/status',
+      { verb: 'update', apiVersion: 'v1', namespace: 'other', resource: 'namespaces', subresource: 'status', name: 'other' },
+    ],
     // verbs
     ['PATCH', '/api/v1/namespaces/other/pods/foo', { verb: 'patch', apiVersion: 'v1', namespace: 'other', resource: 'pods', name: 'foo' }],
     ['DELETE', '/api/v1/namespaces/other/pods/foo', { verb: 'delete', apiVersion: 'v1', namespace: 'other', resource: 'pods', name: 'foo' }],
@@ -50,11 +74,23 @@ describe('resource requests (kube requestinfo_test.go TestGetAPIRequestInfo)', (
     ['DELETE', '/api/v1/nodes', { verb: 'deletecollection', apiVersion: 'v1', resource: 'nodes' }],
     ['DELETE', '/api/v1/namespaces', { verb: 'deletecollection', apiVersion: 'v1', resource: 'namespaces' }],
     ['DELETE', '/api/v1/namespaces/other/pods', { verb: 'deletecollection', apiVersion: 'v1', namespace: 'other', resource: 'pods' }],
-    ['DELETE', '/apis/extensions/v1/namespaces/other/pods', { verb: 'deletecollection', apiGroup: 'extensions', apiVersion: 'v1', namespace: 'other', resource: 'pods' }],
-    ['POST', '/apis/extensions/v1beta3/namespaces/other/pods', { verb: 'create', apiGroup: 'extensions', apiVersion: 'v1beta3', namespace: 'other', resource: 'pods' }],
+    [
+      'DELETE',
+      '/apis/extensions/v1/namespaces/other/pods',
+      { verb: 'deletecollection', apiGroup: 'extensions', apiVersion: 'v1', namespace: 'other', resource: 'pods' },
+    ],
+    [
+      'POST',
+      '/apis/extensions/v1beta3/namespaces/other/pods',
+      { verb: 'create', apiGroup: 'extensions', apiVersion: 'v1beta3', namespace: 'other', resource: 'pods' },
+    ],
     // TestGetNonAPIRequestInfo: these are resource requests
     ['GET', '/api/version/resource', { verb: 'list', apiVersion: 'version', resource: 'resource' }],
-    ['GET', '/apis/group/version/resource/name/subresource', { verb: 'get', apiGroup: 'group', apiVersion: 'version', resource: 'resource', name: 'name', subresource: 'subresource' }],
+    [
+      'GET',
+      '/apis/group/version/resource/name/subresource',
+      { verb: 'get', apiGroup: 'group', apiVersion: 'version', resource: 'resource', name: 'name', subresource: 'subresource' },
+    ],
     ['GET', '/apis/batch/v1/job/foo/scale', { verb: 'get', apiGroup: 'batch', apiVersion: 'v1', resource: 'job', name: 'foo', subresource: 'scale' }],
     // An unknown method is no verb at all, as in kube (the authorizer then denies it).
     ['OPTIONS', '/api/v1/pods/foo', { verb: '', apiVersion: 'v1', resource: 'pods', name: 'foo' }],

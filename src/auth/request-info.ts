@@ -36,13 +36,16 @@ export function requestAttributes(method: string, url: string): RequestAttribute
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const nonResource: RequestAttributes = { isResourceRequest: false, verb: method.toLowerCase(), path };
-  let parts = path.split('/').filter((p) => p !== '').map((p) => {
-    try {
-      return decodeURIComponent(p);
-    } catch {
-      return p;
-    }
-  });
+  let parts = path
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    });
   if (parts.length < 3 || !API_PREFIXES.has(parts[0] as string)) return nonResource;
   const prefix = parts[0] as string;
   parts = parts.slice(1);

@@ -23,10 +23,12 @@ export function cachedTokenReview(review: ReviewToken, ttlMs = TOKEN_CACHE_TTL_M
     if (hit) return hit.user ?? undefined;
     let p = inflight.get(key);
     if (!p) {
-      p = review(token).then((user) => {
-        cache.set(key, { user: user ?? null });
-        return user;
-      }).finally(() => inflight.delete(key));
+      p = review(token)
+        .then((user) => {
+          cache.set(key, { user: user ?? null });
+          return user;
+        })
+        .finally(() => inflight.delete(key));
       inflight.set(key, p);
     }
     return p;

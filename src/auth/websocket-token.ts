@@ -22,7 +22,10 @@ export interface ProtocolToken {
 // wsstream.IsWebSocketRequest: `Upgrade: websocket` (any case) and `upgrade` among the Connection tokens.
 function isWebSocketRequest(req: IncomingMessage): boolean {
   if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return false;
-  return (req.headers.connection ?? '').toLowerCase().split(',').some((t) => t.trim() === 'upgrade');
+  return (req.headers.connection ?? '')
+    .toLowerCase()
+    .split(',')
+    .some((t) => t.trim() === 'upgrade');
 }
 
 const isValidUtf8 = (b: Buffer) => Buffer.from(b.toString('utf8'), 'utf8').equals(b);

@@ -135,12 +135,20 @@ describe('certificateUser', () => {
  * first), the parts peerCertificate reads; `calls` counts the parses asked of it.
  */
 function connectionPresenting(chain: TestCert[], authorized = true) {
-  const detailed = chain.map((c) => ({ raw: c.x509.raw, fingerprint256: c.x509.fingerprint256, subject: { CN: c.cn, O: c.o } }) as unknown as DetailedPeerCertificate);
-  detailed.forEach((d, i) => { Object.assign(d, { issuerCertificate: detailed[i + 1] ?? d }); });
-  const socket = { authorized, calls: 0, getPeerCertificate: () => {
+  const detailed = chain.map(
+    (c) => ({ raw: c.x509.raw, fingerprint256: c.x509.fingerprint256, subject: { CN: c.cn, O: c.o } }) as unknown as DetailedPeerCertificate,
+  );
+  detailed.forEach((d, i) => {
+    Object.assign(d, { issuerCertificate: detailed[i + 1] ?? d });
+  });
+  const socket = {
+    authorized,
+    calls: 0,
+    getPeerCertificate: () => {
       socket.calls++;
       return detailed[0];
-    } };
+    },
+  };
   return socket as typeof socket & TLSSocket;
 }
 

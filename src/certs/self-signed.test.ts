@@ -87,20 +87,14 @@ interface Seen {
 }
 
 /** handshake serves one HTTPS request and reports how the server saw the client certificate. */
-async function handshake(
-  server: { key: string; cert: string; ca: string },
-  client: { ca: string; cert?: string; key?: string },
-): Promise<Seen> {
-  const srv = https.createServer(
-    { key: server.key, cert: server.cert, ca: server.ca, requestCert: true, rejectUnauthorized: false },
-    (req, res) => {
-      const s = req.socket as TLSSocket;
-      const peer = s.getPeerCertificate();
-      const seen: Seen = { authorized: s.authorized, error: s.authorizationError?.toString() };
-      if (peer.subject) Object.assign(seen, { cn: peer.subject.CN, o: peer.subject.O });
-      res.end(JSON.stringify(seen));
-    },
-  );
+async function handshake(server: { key: string; cert: string; ca: string }, client: { ca: string; cert?: string; key?: string }): Promise<Seen> {
+  const srv = https.createServer({ key: server.key, cert: server.cert, ca: server.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+    const s = req.socket as TLSSocket;
+    const peer = s.getPeerCertificate();
+    const seen: Seen = { authorized: s.authorized, error: s.authorizationError?.toString() };
+    if (peer.subject) Object.assign(seen, { cn: peer.subject.CN, o: peer.subject.O });
+    res.end(JSON.stringify(seen));
+  });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   const { port } = srv.address() as AddressInfo;
   try {
@@ -165,12 +159,7 @@ describe('ensureCertificates: first start', () => {
     const serving = new X509Certificate(base.servingCert);
     const sans = serving.subjectAltName!.split(', ');
     expect(sans).toEqual(
-      expect.arrayContaining([
-        'DNS:localhost',
-        'IP Address:127.0.0.1',
-        'IP Address:0:0:0:0:0:0:0:1',
-        'DNS:website-apiserver.website-system.svc',
-      ]),
+      expect.arrayContaining(['DNS:localhost', 'IP Address:127.0.0.1', 'IP Address:0:0:0:0:0:0:0:1', 'DNS:website-apiserver.website-system.svc']),
     );
     expect(sans).toHaveLength(4);
     expect(serving.checkHost('website-apiserver.website-system.svc')).toBeDefined();
@@ -182,12 +171,7 @@ describe('ensureCertificates: first start', () => {
     const days = (new Date(serving.validTo).getTime() - Date.now()) / DAY_MS;
     expect(days).toBeGreaterThan(364);
     expect(days).toBeLessThan(366);
-    expect(describeCertificate(base.servingCert).sans).toEqual([
-      'DNS:localhost',
-      'IP:127.0.0.1',
-      'IP:::1',
-      'DNS:website-apiserver.website-system.svc',
-    ]);
+    expect(describeCertificate(base.servingCert).sans).toEqual(['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', 'DNS:website-apiserver.website-system.svc']);
   });
 
   it('makes an admin client cert with CN admin, O system:masters and clientAuth, signed by the CA', () => {
@@ -206,9 +190,7 @@ describe('ensureCertificates: first start', () => {
     expect(kc.apiVersion).toBe('v1');
     expect(kc.kind).toBe('Config');
     expect(kc['current-context']).toBe('website-apiserver');
-    expect(kc.contexts).toEqual([
-      { name: 'website-apiserver', context: { cluster: 'website-apiserver', user: 'website-apiserver' } },
-    ]);
+    expect(kc.contexts).toEqual([{ name: 'website-apiserver', context: { cluster: 'website-apiserver', user: 'website-apiserver' } }]);
     expect(kc.clusters[0]).toEqual({
       name: 'website-apiserver',
       cluster: { server: SERVER, 'certificate-authority-data': b64(base.caCert) },
@@ -243,9 +225,7 @@ describe('ensureCertificates: later starts', () => {
     expect(b.servingCert).not.toBe(base.servingCert);
     expect(b.caCert).toBe(base.caCert);
     expect(b.adminCert).toBe(base.adminCert);
-    expect(describeCertificate(b.servingCert).sans).toEqual(
-      expect.arrayContaining(['IP:10.1.2.3', 'DNS:api.example.com', 'IP:fd00::10', 'DNS:localhost']),
-    );
+    expect(describeCertificate(b.servingCert).sans).toEqual(expect.arrayContaining(['IP:10.1.2.3', 'DNS:api.example.com', 'IP:fd00::10', 'DNS:localhost']));
     expect(new X509Certificate(b.servingCert).checkIP('fd00::10')).toBe('fd00::10');
 
     const same = ensureCertificates({
@@ -260,9 +240,7 @@ describe('ensureCertificates: later starts', () => {
   });
 
   it('rejects an extra SAN that is neither an IP address nor a DNS name', () => {
-    expect(() => ensureCertificates({ certDir: copyOfBase(), serverUrl: SERVER, extraSans: ['bad name'] })).toThrow(
-      /invalid SAN/,
-    );
+    expect(() => ensureCertificates({ certDir: copyOfBase(), serverUrl: SERVER, extraSans: ['bad name'] })).toThrow(/invalid SAN/);
   });
 
   it('regenerates the admin cert when admin.key is deleted', () => {
@@ -376,9 +354,7 @@ describe('ensureCertificates: provided serving cert', () => {
     const dir = copyOfBase();
     const certFile = path.join(dir, 'serving.crt');
     const keyFile = path.join(dir, 'admin.key');
-    expect(() => ensureCertificates({ certDir: dir, serverUrl: SERVER, tlsCertFile: certFile, tlsKeyFile: keyFile })).toThrow(
-      /not the private key/,
-    );
+    expect(() => ensureCertificates({ certDir: dir, serverUrl: SERVER, tlsCertFile: certFile, tlsKeyFile: keyFile })).toThrow(/not the private key/);
     expect(() => ensureCertificates({ certDir: dir, serverUrl: SERVER, tlsCertFile: certFile })).toThrow(/together/);
   });
 });
@@ -406,9 +382,7 @@ describe('TLS with the generated certificates', () => {
 
 describe('renderKubeconfig', () => {
   it('uses the given name for cluster, user and context', () => {
-    const kc = parse(
-      renderKubeconfig({ server: 'https://x:1', caPem: 'ca', clientCertPem: 'c', clientKeyPem: 'k', name: 'dev' }),
-    ) as Record<string, any>;
+    const kc = parse(renderKubeconfig({ server: 'https://x:1', caPem: 'ca', clientCertPem: 'c', clientKeyPem: 'k', name: 'dev' })) as Record<string, any>;
     expect(kc['current-context']).toBe('dev');
     expect(kc.clusters[0].name).toBe('dev');
     expect(kc.users[0].name).toBe('dev');

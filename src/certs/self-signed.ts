@@ -130,16 +130,10 @@ export function ensureCertificates(opts: CertificateOptions): CertificateBundle 
   }
   const caRenewed = generated.includes('ca');
   // Leaves never outlive the CA, so they all come up for renewal together with it.
-  const leafNotAfter = new Date(
-    Math.min(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS, new Date(ca.x509.validTo).getTime()),
-  );
+  const leafNotAfter = new Date(Math.min(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS, new Date(ca.x509.validTo).getTime()));
 
   /** leaf reuses certDir/<name>.{crt,key} unless a check fails, else signs a new one with the CA. */
-  const leaf = (
-    name: 'serving' | 'admin',
-    extraCheck: (p: Pair) => string | undefined,
-    spec: LeafSpec,
-  ): { certPem: string; keyPem: string } => {
+  const leaf = (name: 'serving' | 'admin', extraCheck: (p: Pair) => string | undefined, spec: LeafSpec): { certPem: string; keyPem: string } => {
     const certPath = file(`${name}.crt`);
     const keyPath = file(`${name}.key`);
     const existing = loadPair(certPath, keyPath);

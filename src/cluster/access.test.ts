@@ -43,7 +43,8 @@ const setup = async (o: Partial<Parameters<typeof setupAccess>[0]>) => {
   return a;
 };
 /** bearer is a request without a client certificate carrying a bearer token. */
-const bearer = (token: string) => ({ raw: { socket: {}, headers: {}, headersDistinct: {} }, headers: { authorization: `Bearer ${token}` } }) as unknown as FastifyRequest;
+const bearer = (token: string) =>
+  ({ raw: { socket: {}, headers: {}, headersDistinct: {} }, headers: { authorization: `Bearer ${token}` } }) as unknown as FastifyRequest;
 
 describe('setupAccess', () => {
   it('delegates both with a kubeconfig in auto mode, and checks readiness of both informers', async () => {
@@ -66,14 +67,21 @@ describe('setupAccess', () => {
   it('refuses delegated modes without a cluster', async () => {
     // Outside a pod (no service-account token), no kubeconfig means no cluster.
     if (process.env['KUBERNETES_SERVICE_HOST']) return;
-    await expect(setupAccess({ kubeconfig: undefined, authenticationMode: 'delegated', authorizationMode: 'auto', ownCA: ownCA.pem, logger })).rejects.toThrow('--kubeconfig');
-    await expect(setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'delegated', ownCA: ownCA.pem, logger })).rejects.toThrow('--kubeconfig');
+    await expect(setupAccess({ kubeconfig: undefined, authenticationMode: 'delegated', authorizationMode: 'auto', ownCA: ownCA.pem, logger })).rejects.toThrow(
+      '--kubeconfig',
+    );
+    await expect(setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'delegated', ownCA: ownCA.pem, logger })).rejects.toThrow(
+      '--kubeconfig',
+    );
     const standalone = await setupAccess({ kubeconfig: undefined, authenticationMode: 'auto', authorizationMode: 'auto', ownCA: ownCA.pem, logger });
     expect(standalone.describe).toEqual({ authentication: 'standalone', authorization: 'standalone', cluster: undefined });
   });
 
   it('authenticates a bearer token through TokenReview, asking once per TTL', async () => {
-    kube.onPost(TOKENREVIEWS, (body) => ({ code: 201, body: { ...(body as object), status: { authenticated: true, user: { username: 'prom', groups: ['monitoring'] } } } }));
+    kube.onPost(TOKENREVIEWS, (body) => ({
+      code: 201,
+      body: { ...(body as object), status: { authenticated: true, user: { username: 'prom', groups: ['monitoring'] } } },
+    }));
     const a = await setup({});
     expect(await a.authentication.authenticate(bearer('t-1'))).toEqual({ name: 'prom', groups: ['monitoring', 'system:authenticated'] });
     expect(await a.authentication.authenticate(bearer('t-1'))).toEqual({ name: 'prom', groups: ['monitoring', 'system:authenticated'] });
@@ -86,9 +94,11 @@ describe('setupAccess', () => {
   // failure is cached for 10 s. Expected to fail until fixed (see the report); then drop `.fails`.
   it('asks TokenReview again after it failed, instead of caching the failure', async () => {
     let fail = true;
-    kube.onPost(TOKENREVIEWS, (body) => fail
-      ? { code: 500, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcd down' } }
-      : { code: 201, body: { ...(body as object), status: { authenticated: true, user: { username: 'prom', groups: [] } } } });
+    kube.onPost(TOKENREVIEWS, (body) =>
+      fail
+        ? { code: 500, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcd down' } }
+        : { code: 201, body: { ...(body as object), status: { authenticated: true, user: { username: 'prom', groups: [] } } } },
+    );
     const a = await setup({});
     expect(await a.authentication.authenticate(bearer('t-2'))).toBeUndefined();
     fail = false;

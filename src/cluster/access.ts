@@ -12,7 +12,6 @@ import type { CreateAdmission } from '../registry/store.js';
 import type { HealthCheck } from '../server/health.js';
 import { loadClusterConfig } from './connection.js';
 
-
 /** AccessMode picks standalone or delegated authentication/authorization; auto = delegated when a cluster is configured. */
 export type AccessMode = 'auto' | 'standalone' | 'delegated';
 /** Access is everything the server needs to decide who a caller is and what it may do. */

@@ -84,7 +84,10 @@ describe('parseAuthConfig', () => {
 describe('followAuthConfig', () => {
   const PATH = `/api/v1/namespaces/${AUTH_CONFIGMAP_NAMESPACE}/configmaps`;
   const configMap = (data: Record<string, string>): KubeObject => ({
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: AUTH_CONFIGMAP_NAME, namespace: AUTH_CONFIGMAP_NAMESPACE, resourceVersion: '7' }, data,
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: AUTH_CONFIGMAP_NAME, namespace: AUTH_CONFIGMAP_NAMESPACE, resourceVersion: '7' },
+    data,
   });
   let kube: FakeKube;
   let source: ReturnType<typeof followAuthConfig>;
@@ -113,7 +116,11 @@ describe('followAuthConfig', () => {
 
   it('applies a change at once and tells its listeners', async () => {
     const before = seen.length;
-    kube.emit(PATH, 'MODIFIED', configMap({ ...published(), 'client-ca-file': `${clientCA.pem}${clientCA2.pem}`, 'requestheader-allowed-names': '["front-proxy-client","aggregator"]' }));
+    kube.emit(
+      PATH,
+      'MODIFIED',
+      configMap({ ...published(), 'client-ca-file': `${clientCA.pem}${clientCA2.pem}`, 'requestheader-allowed-names': '["front-proxy-client","aggregator"]' }),
+    );
     await eventually(() => seen.length > before, 3000, 'change listener');
     expect(source.current()?.clientCA.size).toBe(2);
     expect(source.current()?.requestHeader?.allowedNames).toEqual(['front-proxy-client', 'aggregator']);

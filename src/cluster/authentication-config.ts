@@ -14,7 +14,6 @@ import { startInformer, type RunningInformer } from './informer.js';
 export const AUTH_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTH_CONFIGMAP_NAME = 'extension-apiserver-authentication';
 
-
 function stringList(data: Record<string, string>, key: string): string[] {
   const raw = data[key];
   if (raw === undefined || raw === '') return [];
@@ -40,7 +39,6 @@ export function parseAuthConfig(data: Record<string, string>): DelegatedAuthConf
   return { clientCA, requestHeader };
 }
 
-
 /** followAuthConfig starts an informer on the configmap. */
 export function followAuthConfig(kc: KubeConfig, logger: Logger): AuthConfigSource {
   const core = kc.makeApiClient(CoreV1Api);
@@ -58,7 +56,10 @@ export function followAuthConfig(kc: KubeConfig, logger: Logger): AuthConfigSour
       logger.error({ err: (e as Error).message }, `${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} is malformed; keeping the previous settings`);
       return;
     }
-    logger.info({ clientCAs: current.clientCA.size, requestHeaderCAs: current.requestHeader?.ca.size ?? 0, allowedNames: current.requestHeader?.allowedNames }, 'delegated authentication settings loaded');
+    logger.info(
+      { clientCAs: current.clientCA.size, requestHeaderCAs: current.requestHeader?.ca.size ?? 0, allowedNames: current.requestHeader?.allowedNames },
+      'delegated authentication settings loaded',
+    );
     resolveLoaded();
     for (const l of listeners) l(current);
   };

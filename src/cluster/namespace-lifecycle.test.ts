@@ -61,7 +61,11 @@ describe('namespaceLifecycle', () => {
   it('rejects a create in a missing namespace with 404 NotFound for the namespace, after one live lookup', async () => {
     const e = await rejection(lc.admitCreate('missing', WEBSITES, 'kubia'));
     expect(e.status).toMatchObject({
-      kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound',
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      code: 404,
+      reason: 'NotFound',
       message: 'namespaces "missing" not found',
       details: { name: 'missing', kind: 'namespaces' },
     });
@@ -82,7 +86,9 @@ describe('namespaceLifecycle', () => {
 
   it('words the 403 without a name for a create that has none yet (generateName)', async () => {
     const e = await rejection(lc.admitCreate('doomed', WEBSITES, ''));
-    expect(e.status.message).toBe('websites.extensions.example.com is forbidden: unable to create new content in namespace doomed because it is being terminated');
+    expect(e.status.message).toBe(
+      'websites.extensions.example.com is forbidden: unable to create new content in namespace doomed because it is being terminated',
+    );
     expect(e.status.details).not.toHaveProperty('name');
   });
 
@@ -90,7 +96,9 @@ describe('namespaceLifecycle', () => {
   // Expected to fail until namespace-lifecycle.ts uses that wording (see the report); then drop `.fails`.
   it('the cause says "namespace <ns> is being terminated"', async () => {
     const e = await rejection(lc.admitCreate('doomed', WEBSITES, 'kubia'));
-    expect(e.status.details?.causes).toEqual([{ reason: 'NamespaceTerminating', message: 'namespace doomed is being terminated', field: 'metadata.namespace' }]);
+    expect(e.status.details?.causes).toEqual([
+      { reason: 'NamespaceTerminating', message: 'namespace doomed is being terminated', field: 'metadata.namespace' },
+    ]);
   });
 
   // errors.NewNotFound(v1.Resource("namespaces"), ns) has Group "", which metav1.StatusDetails omits (omitempty).

@@ -25,7 +25,11 @@ export const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
 export function namespaceLifecycle(kc: KubeConfig, logger: Logger): NamespaceLifecycle {
   const core = kc.makeApiClient(CoreV1Api);
   const informer: RunningInformer<V1Namespace> = startInformer<V1Namespace>({
-    kc, name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), logger,
+    kc,
+    name: 'namespaces',
+    path: '/api/v1/namespaces',
+    list: () => core.listNamespace(),
+    logger,
   });
   const lookup = async (namespace: string): Promise<V1Namespace | undefined> => {
     const cached = informer.cache.get(namespace);
@@ -43,7 +47,9 @@ export function namespaceLifecycle(kc: KubeConfig, logger: Logger): NamespaceLif
       if (!ns) throw notFound({ group: '', resource: 'namespaces' }, namespace);
       if (ns.status?.phase === 'Terminating' || ns.metadata?.deletionTimestamp) {
         const message = `unable to create new content in namespace ${namespace} because it is being terminated`;
-        throw forbidden(gr, name, message, [{ reason: NAMESPACE_TERMINATING_CAUSE, message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]);
+        throw forbidden(gr, name, message, [
+          { reason: NAMESPACE_TERMINATING_CAUSE, message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' },
+        ]);
       }
     },
     synced: informer.synced,

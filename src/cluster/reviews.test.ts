@@ -22,17 +22,29 @@ afterAll(async () => {
 });
 
 /** sarAnswer makes the fake API server answer every SubjectAccessReview with `status`. */
-const sarAnswer = (status: Record<string, unknown>) =>
-  kube.onPost(SARS, (body) => ({ code: 201, body: { ...(body as object), status } }));
+const sarAnswer = (status: Record<string, unknown>) => kube.onPost(SARS, (body) => ({ code: 201, body: { ...(body as object), status } }));
 
 describe('tokenReviewer', () => {
   it('sends the token and maps an authenticated user', async () => {
     kube.onPost(TOKENREVIEWS, (body) => ({
       code: 201,
-      body: { ...(body as object), status: { authenticated: true, user: { username: 'system:serviceaccount:mon:prom', uid: 'sa-1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } } } },
+      body: {
+        ...(body as object),
+        status: {
+          authenticated: true,
+          user: { username: 'system:serviceaccount:mon:prom', uid: 'sa-1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } },
+        },
+      },
     }));
-    expect(await tokenReviewer(kube.kubeconfig)('tok-123')).toEqual({ name: 'system:serviceaccount:mon:prom', uid: 'sa-1', groups: ['system:serviceaccounts'], extra: { k: ['v'] } });
-    expect(kube.posted(TOKENREVIEWS)).toEqual([expect.objectContaining({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'tok-123' } })]);
+    expect(await tokenReviewer(kube.kubeconfig)('tok-123')).toEqual({
+      name: 'system:serviceaccount:mon:prom',
+      uid: 'sa-1',
+      groups: ['system:serviceaccounts'],
+      extra: { k: ['v'] },
+    });
+    expect(kube.posted(TOKENREVIEWS)).toEqual([
+      expect.objectContaining({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'tok-123' } }),
+    ]);
   });
 
   it('returns no user for a token that is not authenticated', async () => {
@@ -41,7 +53,10 @@ describe('tokenReviewer', () => {
   });
 
   it('throws when the review itself fails', async () => {
-    kube.onPost(TOKENREVIEWS, () => ({ code: 500, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcd down' } }));
+    kube.onPost(TOKENREVIEWS, () => ({
+      code: 500,
+      body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcd down' },
+    }));
     await expect(tokenReviewer(kube.kubeconfig)('tok')).rejects.toThrow();
   });
 });
@@ -54,8 +69,19 @@ describe('accessReviewer', () => {
     const [sent] = kube.posted(SARS).slice(-1) as { spec: unknown }[];
     expect(sent).toMatchObject({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview' });
     expect(sent?.spec).toEqual({
-      user: 'jane', uid: 'u-7', groups: ['dev', 'system:authenticated'], extra: { scopes: ['a', 'b'] },
-      resourceAttributes: { namespace: 'ns', verb: 'update', group: 'extensions.example.com', version: 'v1alpha1', resource: 'websites', subresource: 'scale', name: 'kubia' },
+      user: 'jane',
+      uid: 'u-7',
+      groups: ['dev', 'system:authenticated'],
+      extra: { scopes: ['a', 'b'] },
+      resourceAttributes: {
+        namespace: 'ns',
+        verb: 'update',
+        group: 'extensions.example.com',
+        version: 'v1alpha1',
+        resource: 'websites',
+        subresource: 'scale',
+        name: 'kubia',
+      },
     });
   });
 
@@ -68,8 +94,10 @@ describe('accessReviewer', () => {
 
   it('denies when the review does not allow, passing the reason on', async () => {
     sarAnswer({ allowed: false, reason: 'no RBAC policy matched' });
-    expect(await accessReviewer(kube.kubeconfig)(JANE, requestAttributes('POST', '/apis/extensions.example.com/v1alpha1/namespaces/ns/websites')))
-      .toEqual({ allowed: false, reason: 'no RBAC policy matched' });
+    expect(await accessReviewer(kube.kubeconfig)(JANE, requestAttributes('POST', '/apis/extensions.example.com/v1alpha1/namespaces/ns/websites'))).toEqual({
+      allowed: false,
+      reason: 'no RBAC policy matched',
+    });
     sarAnswer({ allowed: false, denied: true, reason: 'explicitly denied' });
     expect((await accessReviewer(kube.kubeconfig)(JANE, requestAttributes('GET', '/metrics'))).allowed).toBe(false);
   });
@@ -80,7 +108,10 @@ describe('accessReviewer', () => {
   });
 
   it('throws when the review itself fails', async () => {
-    kube.onPost(SARS, () => ({ code: 500, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'boom' } }));
+    kube.onPost(SARS, () => ({
+      code: 500,
+      body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'boom' },
+    }));
     await expect(accessReviewer(kube.kubeconfig)(JANE, requestAttributes('GET', '/metrics'))).rejects.toThrow();
   });
 

@@ -35,8 +35,13 @@ export function accessReviewer(kc: KubeConfig): ReviewAccess {
       ...(a.isResourceRequest
         ? {
             resourceAttributes: {
-              namespace: a.namespace, verb: a.verb, group: a.apiGroup, version: a.apiVersion,
-              resource: a.resource, subresource: a.subresource, name: a.name,
+              namespace: a.namespace,
+              verb: a.verb,
+              group: a.apiGroup,
+              version: a.apiVersion,
+              resource: a.resource,
+              subresource: a.subresource,
+              name: a.name,
             },
           }
         : { nonResourceAttributes: { path: a.path, verb: a.verb } }),

@@ -7,8 +7,16 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  ensureSecret, issueSecret, requiredHosts, secretProblem, serviceHosts, syncCaBundles,
-  type ApiServiceClient, type ApiServiceState, type SecretClient, type StoredSecret,
+  ensureSecret,
+  issueSecret,
+  requiredHosts,
+  secretProblem,
+  serviceHosts,
+  syncCaBundles,
+  type ApiServiceClient,
+  type ApiServiceState,
+  type SecretClient,
+  type StoredSecret,
 } from './self-managed-tls.js';
 import { parseOptions } from '../cmd/options.js';
 
@@ -129,7 +137,7 @@ describe('ensureSecret', () => {
     expect(secretProblem(r.data, [moved[0]!], NOW)).toBeUndefined();
   });
 
-  it('on a lost create race re-reads and takes the winner\'s Secret instead of overwriting it', async () => {
+  it("on a lost create race re-reads and takes the winner's Secret instead of overwriting it", async () => {
     const winner = issueSecret(HOSTS, undefined, NOW);
     let raced = false;
     const { client, state } = memorySecrets({
@@ -145,7 +153,7 @@ describe('ensureSecret', () => {
     expect(state.writes).toEqual([]);
   });
 
-  it('on a lost update race (409 Conflict) re-reads and takes the winner\'s renewal', async () => {
+  it("on a lost update race (409 Conflict) re-reads and takes the winner's renewal", async () => {
     const { client, state } = memorySecrets();
     await ensureSecret(client, REQUIRED, HOSTS, { now: () => NOW });
     const later = new Date(NOW.getTime() + 340 * DAY);
@@ -178,17 +186,27 @@ describe('ensureSecret', () => {
   it('gives up after repeated conflicts, with the conflict', async () => {
     const client: SecretClient = {
       read: async () => undefined,
-      create: async () => { throw conflict(); },
-      replace: async () => { throw conflict(); },
+      create: async () => {
+        throw conflict();
+      },
+      replace: async () => {
+        throw conflict();
+      },
     };
     await expect(ensureSecret(client, REQUIRED, HOSTS, { now: () => NOW, attempts: 2 })).rejects.toMatchObject({ code: 409 });
   });
 
   it('passes on other errors at once', async () => {
     const client: SecretClient = {
-      read: async () => { throw Object.assign(new Error('forbidden'), { code: 403 }); },
-      create: async () => { throw new Error('unreachable'); },
-      replace: async () => { throw new Error('unreachable'); },
+      read: async () => {
+        throw Object.assign(new Error('forbidden'), { code: 403 });
+      },
+      create: async () => {
+        throw new Error('unreachable');
+      },
+      replace: async () => {
+        throw new Error('unreachable');
+      },
     };
     await expect(ensureSecret(client, REQUIRED, HOSTS)).rejects.toMatchObject({ code: 403 });
   });
@@ -207,21 +225,26 @@ describe('caBundles', () => {
       ['v1beta1.extensions.example.com', { service: SVC }],
       ['v2.extensions.example.com', undefined],
     ]);
-    expect(await syncCaBundles(client, states, ca)).toEqual({ patched: ['v1alpha1.extensions.example.com', 'v1beta1.extensions.example.com'], missing: ['v2.extensions.example.com'] });
+    expect(await syncCaBundles(client, states, ca)).toEqual({
+      patched: ['v1alpha1.extensions.example.com', 'v1beta1.extensions.example.com'],
+      missing: ['v2.extensions.example.com'],
+    });
     expect(patched.map(([, v]) => v)).toEqual([b64, b64]);
   });
 
-  it('the certificate must cover the Services the APIServices name, else the install\'s in the Secret\'s namespace', () => {
+  it("the certificate must cover the Services the APIServices name, else the install's in the Secret's namespace", () => {
     const states = new Map<string, ApiServiceState | undefined>([
       ['a', { service: { name: 'svc', namespace: 'ns1' } }],
       ['b', { service: { name: 'svc', namespace: 'ns1' } }],
       ['c', undefined],
     ]);
-    expect(requiredHosts(states, 'website-system')).toEqual({ required: ['svc.ns1.svc'], hosts: ['svc.ns1.svc', 'svc.ns1.svc.cluster.local', 'svc.ns1', 'svc'] });
+    expect(requiredHosts(states, 'website-system')).toEqual({
+      required: ['svc.ns1.svc'],
+      hosts: ['svc.ns1.svc', 'svc.ns1.svc.cluster.local', 'svc.ns1', 'svc'],
+    });
     expect(requiredHosts(new Map([['c', undefined]]), 'website-system').required).toEqual(['website-apiserver.website-system.svc']);
   });
 });
-
 
 describe('the --self-managed-tls flags', () => {
   const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseOptions(argv, env);
@@ -229,17 +252,36 @@ describe('the --self-managed-tls flags', () => {
   it('are off by default, and take the namespace from POD_NAMESPACE (the downward API) unless given', () => {
     expect(parse([])).toMatchObject({ kind: 'ok', options: { selfManagedTls: undefined } });
     expect(parse(['--self-managed-tls', 'website-apiserver-tls'], { POD_NAMESPACE: 'website-system' })).toMatchObject({
-      kind: 'ok', options: { selfManagedTls: { secretName: 'website-apiserver-tls', namespace: 'website-system', apiServices: [], checkIntervalMs: 600_000 } },
+      kind: 'ok',
+      options: { selfManagedTls: { secretName: 'website-apiserver-tls', namespace: 'website-system', apiServices: [], checkIntervalMs: 600_000 } },
     });
-    expect(parse(['--self-managed-tls=s', '--self-managed-tls-namespace=ns', '--self-managed-tls-apiservices=v1.a.b, v2.a.b', '--self-managed-tls-check-interval=2s'], { POD_NAMESPACE: 'other' })).toMatchObject({
-      kind: 'ok', options: { selfManagedTls: { secretName: 's', namespace: 'ns', apiServices: ['v1.a.b', 'v2.a.b'], checkIntervalMs: 2000 } },
+    expect(
+      parse(
+        ['--self-managed-tls=s', '--self-managed-tls-namespace=ns', '--self-managed-tls-apiservices=v1.a.b, v2.a.b', '--self-managed-tls-check-interval=2s'],
+        { POD_NAMESPACE: 'other' },
+      ),
+    ).toMatchObject({
+      kind: 'ok',
+      options: { selfManagedTls: { secretName: 's', namespace: 'ns', apiServices: ['v1.a.b', 'v2.a.b'], checkIntervalMs: 2000 } },
     });
   });
 
   it('refuse a missing namespace, a bad Secret name, --tls-cert-file beside it and a bad interval', () => {
-    expect(parse(['--self-managed-tls', 's'])).toEqual({ kind: 'error', errors: ['--self-managed-tls needs --self-managed-tls-namespace or the environment variable POD_NAMESPACE'] });
-    expect(parse(['--self-managed-tls', 'Bad_Name', '--self-managed-tls-namespace', 'ns'])).toMatchObject({ kind: 'error', errors: [expect.stringContaining('not a valid Secret name')] });
-    expect(parse(['--self-managed-tls', 's', '--self-managed-tls-namespace', 'ns', '--tls-cert-file', 'a', '--tls-private-key-file', 'b'])).toMatchObject({ kind: 'error', errors: [expect.stringContaining('exclusive')] });
-    expect(parse(['--self-managed-tls-check-interval', '0'])).toMatchObject({ kind: 'error', errors: [expect.stringContaining('--self-managed-tls-check-interval')] });
+    expect(parse(['--self-managed-tls', 's'])).toEqual({
+      kind: 'error',
+      errors: ['--self-managed-tls needs --self-managed-tls-namespace or the environment variable POD_NAMESPACE'],
+    });
+    expect(parse(['--self-managed-tls', 'Bad_Name', '--self-managed-tls-namespace', 'ns'])).toMatchObject({
+      kind: 'error',
+      errors: [expect.stringContaining('not a valid Secret name')],
+    });
+    expect(parse(['--self-managed-tls', 's', '--self-managed-tls-namespace', 'ns', '--tls-cert-file', 'a', '--tls-private-key-file', 'b'])).toMatchObject({
+      kind: 'error',
+      errors: [expect.stringContaining('exclusive')],
+    });
+    expect(parse(['--self-managed-tls-check-interval', '0'])).toMatchObject({
+      kind: 'error',
+      errors: [expect.stringContaining('--self-managed-tls-check-interval')],
+    });
   });
 });

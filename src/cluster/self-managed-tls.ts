@@ -68,7 +68,10 @@ export function secretProblem(data: Partial<TlsSecretData> | undefined, required
   const have = new Set((leaf.subjectAltName ?? '').split(', '));
   const missing = required.filter((n) => !have.has(`DNS:${n}`));
   if (missing.length) return `tls.crt does not cover ${missing.join(', ')}`;
-  for (const [what, x] of [['tls.crt', leaf], ['ca.crt', ca]] as const) {
+  for (const [what, x] of [
+    ['tls.crt', leaf],
+    ['ca.crt', ca],
+  ] as const) {
     if (new Date(x.validFrom).getTime() > now.getTime()) return `${what} is not valid before ${x.validFrom}`;
     if (new Date(x.validTo).getTime() - now.getTime() < RENEW_BEFORE_DAYS * DAY_MS) return `${what} expires ${x.validTo} (within ${RENEW_BEFORE_DAYS} days)`;
   }
@@ -107,7 +110,12 @@ export function issueSecret(hosts: readonly string[], previous: Partial<TlsSecre
   const leaf = createLeaf(signer, now, new Date(Math.min(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS, signer.cert.validity.notAfter.getTime())), {
     subject: [{ shortName: 'CN', value: hosts[0] ?? DEFAULT_SERVICE }],
     extKeyUsage: { serverAuth: true },
-    sans: [...hosts.map((value) => ({ type: 'DNS' as const, value })), { type: 'DNS', value: 'localhost' }, { type: 'IP', value: '127.0.0.1' }, { type: 'IP', value: '::1' }],
+    sans: [
+      ...hosts.map((value) => ({ type: 'DNS' as const, value })),
+      { type: 'DNS', value: 'localhost' },
+      { type: 'IP', value: '127.0.0.1' },
+      { type: 'IP', value: '::1' },
+    ],
   });
   return { 'ca.crt': lf(caCert!), 'ca.key': lf(caKey!), 'tls.crt': lf(leaf.certPem), 'tls.key': lf(leaf.keyPem) };
 }
@@ -138,7 +146,12 @@ export interface EnsureResult {
  * ensureSecret reads the Secret and keeps it when secretProblem finds none for `required`; else issues one (issueSecret
  * for `hosts`) and creates or updates it. A 409 re-reads (another replica won), at most `attempts` times.
  */
-export async function ensureSecret(client: SecretClient, required: readonly string[], hosts: readonly string[], o: { now?: () => Date; attempts?: number } = {}): Promise<EnsureResult> {
+export async function ensureSecret(
+  client: SecretClient,
+  required: readonly string[],
+  hosts: readonly string[],
+  o: { now?: () => Date; attempts?: number } = {},
+): Promise<EnsureResult> {
   const now = o.now ?? (() => new Date());
   const attempts = o.attempts ?? 5;
   let lost = 0;
@@ -146,7 +159,12 @@ export async function ensureSecret(client: SecretClient, required: readonly stri
     const current = await client.read();
     const problem = secretProblem(current?.data, required, now());
     if (problem === undefined) {
-      return { data: current!.data as TlsSecretData, action: 'reused', resourceVersion: current!.resourceVersion, ...(lost ? { reason: `another writer won ${lost} race(s)` } : {}) };
+      return {
+        data: current!.data as TlsSecretData,
+        action: 'reused',
+        resourceVersion: current!.resourceVersion,
+        ...(lost ? { reason: `another writer won ${lost} race(s)` } : {}),
+      };
     }
     const issued = issueSecret(hosts, current?.data, now());
     try {
@@ -230,11 +248,21 @@ export async function clusterClients(kc: KubeConfig, namespace: string, secretNa
     Object.fromEntries(Object.entries(d ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
   const encode = (data: TlsSecretData) => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
   const body = (data: TlsSecretData, resourceVersion?: string) => ({
-    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
-    metadata: { name: secretName, namespace, labels: { 'app.kubernetes.io/name': DEFAULT_SERVICE, 'app.kubernetes.io/managed-by': FIELD_MANAGER }, ...(resourceVersion ? { resourceVersion } : {}) },
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: secretName,
+      namespace,
+      labels: { 'app.kubernetes.io/name': DEFAULT_SERVICE, 'app.kubernetes.io/managed-by': FIELD_MANAGER },
+      ...(resourceVersion ? { resourceVersion } : {}),
+    },
     data: encode(data),
   });
-  const stored = (s: { data?: Record<string, string>; metadata?: { resourceVersion?: string } }): StoredSecret => ({ data: decode(s.data), resourceVersion: s.metadata?.resourceVersion ?? '' });
+  const stored = (s: { data?: Record<string, string>; metadata?: { resourceVersion?: string } }): StoredSecret => ({
+    data: decode(s.data),
+    resourceVersion: s.metadata?.resourceVersion ?? '',
+  });
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
     secrets: {
@@ -295,7 +323,7 @@ export async function startSelfManagedTls(o: SelfManagedTlsOptions, startTimeout
       o.onChange(r.data);
     }
     const sync = await syncCaBundles(apiServices, states, r.data['ca.crt']);
-    if (sync.patched.length) log.info({ apiServices: sync.patched }, 'caBundle set to the Secret\'s ca.crt');
+    if (sync.patched.length) log.info({ apiServices: sync.patched }, "caBundle set to the Secret's ca.crt");
     if (sync.missing.length) log.warn({ apiServices: sync.missing }, 'APIService not found: its caBundle is set once it exists');
   };
   const deadline = Date.now() + startTimeoutMs;
@@ -311,7 +339,9 @@ export async function startSelfManagedTls(o: SelfManagedTlsOptions, startTimeout
   }
   let running: Promise<void> | undefined;
   const check = async () => {
-    running ??= round().catch((e) => log.error({ err: (e as Error).message }, 'serving certificate check failed: retried next interval')).finally(() => (running = undefined));
+    running ??= round()
+      .catch((e) => log.error({ err: (e as Error).message }, 'serving certificate check failed: retried next interval'))
+      .finally(() => (running = undefined));
     await running;
   };
   const timer = setInterval(() => void check(), o.intervalMs);

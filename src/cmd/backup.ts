@@ -104,7 +104,9 @@ function usageError(command: DataCommand, message: string, usage: string): numbe
 async function backup(dataDir: string, to: string): Promise<number> {
   if (to === '-') {
     const summary = await writeBackup(dataDir, stdoutSink());
-    process.stderr.write(`Snapshot of ${dataDir} written to stdout: revision ${summary.revision}, ${summary.objects} objects, ${summary.bytes} bytes, sha256 ${summary.sha256}\n`);
+    process.stderr.write(
+      `Snapshot of ${dataDir} written to stdout: revision ${summary.revision}, ${summary.objects} objects, ${summary.bytes} bytes, sha256 ${summary.sha256}\n`,
+    );
     return 0;
   }
   const partial = `${to}.tmp-${process.pid}`;
@@ -116,7 +118,9 @@ async function backup(dataDir: string, to: string): Promise<number> {
     closeSync(fd);
     renameSync(partial, to);
     syncDirectory(dirname(to));
-    process.stdout.write(`Snapshot saved at ${to}: revision ${summary.revision}, ${summary.objects} objects, ${summary.bytes} bytes, sha256 ${summary.sha256}\n`);
+    process.stdout.write(
+      `Snapshot saved at ${to}: revision ${summary.revision}, ${summary.objects} objects, ${summary.bytes} bytes, sha256 ${summary.sha256}\n`,
+    );
     return 0;
   } catch (e) {
     try {

@@ -78,10 +78,21 @@ function fail(message: string): never {
 }
 
 let values: {
-  namespace?: string; out?: string; image?: string; force?: boolean; help?: boolean;
-  'image-pull-policy'?: string; 'storage-class'?: string; 'data-volume-size'?: string;
-  'storage-backend'?: string; 'etcd-servers'?: string; 'etcd-prefix'?: string; 'etcd-tls'?: boolean; 'etcd-client-secret'?: string;
-  replicas?: string; crd?: string[];
+  namespace?: string;
+  out?: string;
+  image?: string;
+  force?: boolean;
+  help?: boolean;
+  'image-pull-policy'?: string;
+  'storage-class'?: string;
+  'data-volume-size'?: string;
+  'storage-backend'?: string;
+  'etcd-servers'?: string;
+  'etcd-prefix'?: string;
+  'etcd-tls'?: boolean;
+  'etcd-client-secret'?: string;
+  replicas?: string;
+  crd?: string[];
 } & Record<string, string | boolean | string[] | undefined>;
 try {
   ({ values } = parseArgs({
@@ -165,19 +176,21 @@ try {
     // kubectl apply creates and updates, never deletes: an APIService left behind would point at a version we no longer serve.
     process.stdout.write(`No longer in the bundle; kubectl apply leaves them in the cluster, so delete them:\n`);
     for (const r of result.dropped) {
-      process.stdout.write(`  kubectl delete ${r.kind.toLowerCase()}${r.apiVersion.includes('/') ? `.${r.apiVersion.split('/')[0]}` : ''} ${r.name}${r.namespace !== undefined ? ` -n ${r.namespace}` : ''}\n`);
+      process.stdout.write(
+        `  kubectl delete ${r.kind.toLowerCase()}${r.apiVersion.includes('/') ? `.${r.apiVersion.split('/')[0]}` : ''} ${r.name}${r.namespace !== undefined ? ` -n ${r.namespace}` : ''}\n`,
+      );
     }
   }
   const c = result.certificate;
   process.stdout.write(
-    c.action === 'kept'
-      ? `serving certificate: kept the existing one (--force replaces it)\n`
-      : `serving certificate: generated (${c.reason})\n`,
+    c.action === 'kept' ? `serving certificate: kept the existing one (--force replaces it)\n` : `serving certificate: generated (${c.reason})\n`,
   );
   process.stdout.write(`${SERVING_CERTIFICATE_FILE} holds a private key; keep it out of version control.\n`);
   if (storage.backend === 'etcd' && storage.tls === true) {
     const secret = storage.clientSecretName ?? DEFAULT_ETCD_CLIENT_SECRET_NAME;
-    process.stdout.write(`Before the pods can start, create the Secret ${namespace}/${secret} with ${ETCD_CLIENT_SECRET_KEYS.join(', ')} (see the header of 20-apiserver.yaml).\n`);
+    process.stdout.write(
+      `Before the pods can start, create the Secret ${namespace}/${secret} with ${ETCD_CLIENT_SECRET_KEYS.join(', ')} (see the header of 20-apiserver.yaml).\n`,
+    );
   }
   const large = result.files.find((f) => f.serverSideApply);
   if (large !== undefined) {
@@ -197,7 +210,14 @@ try {
 function crdsFromFlags(): CrdBundle | undefined {
   if (values.crd === undefined) return undefined;
   try {
-    const { files, kinds: crdKinds, warnings } = readCrdFiles(values.crd.map((p) => resolve(userDir, p)), kinds);
+    const {
+      files,
+      kinds: crdKinds,
+      warnings,
+    } = readCrdFiles(
+      values.crd.map((p) => resolve(userDir, p)),
+      kinds,
+    );
     for (const w of warnings) process.stderr.write(`Warning: ${w}\n`);
     return { files, kinds: crdKinds };
   } catch (e) {
@@ -223,7 +243,10 @@ function storageFromFlags(): StorageOptions {
   const secret = values['etcd-client-secret'];
   return {
     backend,
-    servers: values['etcd-servers'].split(',').map((u) => u.trim()).filter(Boolean),
+    servers: values['etcd-servers']
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean),
     ...(values['etcd-prefix'] !== undefined ? { prefix: values['etcd-prefix'] } : {}),
     ...(values['etcd-tls'] === true || secret !== undefined ? { tls: true } : {}),
     ...(secret !== undefined ? { clientSecretName: secret } : {}),

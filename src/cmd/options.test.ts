@@ -98,7 +98,10 @@ describe('watch flags', () => {
   });
 
   it('--help names every served version of every kind, the storage version first', () => {
-    const summary = usage().split('\n').find((l) => l.startsWith('Serves ')) ?? '';
+    const summary =
+      usage()
+        .split('\n')
+        .find((l) => l.startsWith('Serves ')) ?? '';
     expect(summary).toBe('Serves Website (extensions.example.com/v1 and extensions.example.com/v1alpha1; stored as v1) over HTTPS, in lmdb or etcd.');
     for (const k of kinds) {
       for (const v of [k.storage.version, ...(k.converted ?? []).map((c) => c.definition.version)]) expect(summary).toContain(`${k.storage.group}/${v}`);
@@ -107,7 +110,11 @@ describe('watch flags', () => {
 
   it('documents the new flags, their defaults and variables in --help', () => {
     const text = usage();
-    for (const [flag, def] of [['watch-history-events', '100000'], ['watch-history-age', '15m'], ['watch-bookmark-interval', '1m']] as const) {
+    for (const [flag, def] of [
+      ['watch-history-events', '100000'],
+      ['watch-history-age', '15m'],
+      ['watch-bookmark-interval', '1m'],
+    ] as const) {
       expect(text).toContain(`--${flag} (default "${def}")`);
       expect(text).toContain(envName(flag));
     }
@@ -195,15 +202,42 @@ describe('cluster delegation flags', () => {
 describe('storage backend flags', () => {
   it('defaults to lmdb, and reads etcd servers, prefix and TLS files as kube-apiserver names them', () => {
     expect(ok(parseOptions([], {})).storageBackend).toBe('lmdb');
-    const o = ok(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'https://10.0.0.1:2379, https://10.0.0.2:2379', '--etcd-cafile', 'ca.crt', '--etcd-certfile', 'c.crt', '--etcd-keyfile', 'c.key'], {}));
-    expect(o).toMatchObject({ storageBackend: 'etcd', etcdServers: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'], etcdPrefix: '/registry/website-apiserver', etcdCaFile: 'ca.crt', etcdCertFile: 'c.crt', etcdKeyFile: 'c.key' });
-    expect(ok(parseOptions([], { WEBSITE_APISERVER_STORAGE_BACKEND: 'etcd', WEBSITE_APISERVER_ETCD_SERVERS: 'http://127.0.0.1:2379' })).etcdServers).toEqual(['http://127.0.0.1:2379']);
+    const o = ok(
+      parseOptions(
+        [
+          '--storage-backend',
+          'etcd',
+          '--etcd-servers',
+          'https://10.0.0.1:2379, https://10.0.0.2:2379',
+          '--etcd-cafile',
+          'ca.crt',
+          '--etcd-certfile',
+          'c.crt',
+          '--etcd-keyfile',
+          'c.key',
+        ],
+        {},
+      ),
+    );
+    expect(o).toMatchObject({
+      storageBackend: 'etcd',
+      etcdServers: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'],
+      etcdPrefix: '/registry/website-apiserver',
+      etcdCaFile: 'ca.crt',
+      etcdCertFile: 'c.crt',
+      etcdKeyFile: 'c.key',
+    });
+    expect(ok(parseOptions([], { WEBSITE_APISERVER_STORAGE_BACKEND: 'etcd', WEBSITE_APISERVER_ETCD_SERVERS: 'http://127.0.0.1:2379' })).etcdServers).toEqual([
+      'http://127.0.0.1:2379',
+    ]);
   });
 
   it('refuses an unknown backend, etcd without servers, a server that is not a URL and a certificate without its key', () => {
     expect(errors(parseOptions(['--storage-backend', 'bolt'], {}))).toEqual(['--storage-backend: must be lmdb or etcd, got "bolt"']);
     expect(errors(parseOptions(['--storage-backend', 'etcd'], {}))).toEqual(['--etcd-servers: required with --storage-backend=etcd']);
-    expect(errors(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'localhost:2379'], {}))).toEqual(['--etcd-servers: "localhost:2379" is not an http:// or https:// URL of a server']);
+    expect(errors(parseOptions(['--storage-backend', 'etcd', '--etcd-servers', 'localhost:2379'], {}))).toEqual([
+      '--etcd-servers: "localhost:2379" is not an http:// or https:// URL of a server',
+    ]);
     expect(errors(parseOptions(['--etcd-certfile', 'c.crt'], {}))).toEqual(['--etcd-certfile and --etcd-keyfile must be given together']);
   });
 });
@@ -242,7 +276,9 @@ describe('the command line', () => {
   });
 
   it('reads values as before: --name value, --name=value, a dash as a value, the last of a repeated flag, repeatable flags', () => {
-    const o = ok(parseOptions(['--port', '1234', '--port=2345', '--audit-log-path', '-', '--audit-policy-file', 'p.yaml', '--tls-san', 'a.test', '--tls-san=b.test'], {}));
+    const o = ok(
+      parseOptions(['--port', '1234', '--port=2345', '--audit-log-path', '-', '--audit-policy-file', 'p.yaml', '--tls-san', 'a.test', '--tls-san=b.test'], {}),
+    );
     expect(o.port).toBe(2345);
     expect(o.auditLogPath).toBe('-');
     expect(o.tlsSans).toEqual(['a.test', 'b.test']);

@@ -102,14 +102,20 @@ interface FlagSpec {
 }
 
 /** KIND_FLAGS are the flags the kinds' controllers take (their images and the like). */
-export const KIND_FLAGS: readonly FlagSpec[] = kinds.flatMap((k) => k.controllers?.flags ?? []).map((f) => ({ name: f.name, default: f.default, help: f.help }));
+export const KIND_FLAGS: readonly FlagSpec[] = kinds
+  .flatMap((k) => k.controllers?.flags ?? [])
+  .map((f) => ({ name: f.name, default: f.default, help: f.help }));
 
 /** FLAGS documents every flag; --help prints them. */
 export const FLAGS: readonly FlagSpec[] = [
   { name: 'port', default: '8443', help: 'HTTPS port to serve on (0 picks a free port).' },
   { name: 'bind-address', default: '127.0.0.1', help: 'IP address to listen on (0.0.0.0 for all interfaces).' },
   { name: 'data-dir', default: './data', help: 'Directory of the lmdb database.' },
-  { name: 'lmdb-map-size', default: '16Gi', help: 'Address space reserved up front for the lmdb map (bytes, or with a suffix Ki, Mi, Gi, Ti). Neither disk nor memory: the file grows with the data; past this size the map grows by itself, but each growth leaves the old mapping in place and raises resident memory.' },
+  {
+    name: 'lmdb-map-size',
+    default: '16Gi',
+    help: 'Address space reserved up front for the lmdb map (bytes, or with a suffix Ki, Mi, Gi, Ti). Neither disk nor memory: the file grows with the data; past this size the map grows by itself, but each growth leaves the old mapping in place and raises resident memory.',
+  },
   { name: 'storage-backend', default: 'lmdb', help: 'lmdb (embedded, one replica: --data-dir) or etcd (several replicas: --etcd-servers).' },
   // kube-apiserver's names (k8s.io/apiserver pkg/server/options/etcd.go).
   { name: 'etcd-servers', help: 'With --storage-backend=etcd: the etcd servers to connect to, comma-separated (http:// or https://).' },
@@ -120,43 +126,118 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'cert-dir', default: './certs', help: 'Directory for the generated CA, serving and admin certificates and the admin kubeconfig.' },
   { name: 'tls-cert-file', help: 'Serving certificate (PEM) to use instead of generating one; needs --tls-private-key-file.' },
   { name: 'tls-private-key-file', help: 'Private key (PEM) of --tls-cert-file.' },
-  { name: 'tls-san', multiple: true, help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable (comma-separated in the environment variable).' },
-  { name: 'crd', multiple: true, help: 'A CustomResourceDefinition file (YAML or JSON, several documents allowed) or a directory of them, whose kinds are served as kube-apiserver would serve them, beside Website; repeatable (comma-separated in the environment variable). A CRD kube would refuse stops the start with kube\'s message.' },
+  {
+    name: 'tls-san',
+    multiple: true,
+    help: 'Extra subject alternative name (DNS name or IP) for the generated serving certificate; repeatable (comma-separated in the environment variable).',
+  },
+  {
+    name: 'crd',
+    multiple: true,
+    help: "A CustomResourceDefinition file (YAML or JSON, several documents allowed) or a directory of them, whose kinds are served as kube-apiserver would serve them, beside Website; repeatable (comma-separated in the environment variable). A CRD kube would refuse stops the start with kube's message.",
+  },
   { name: 'log-level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
-  { name: 'log-format', help: 'text (readable lines, for a terminal) or json (one JSON object a line, for a log collector); by default text when stdout is a terminal, else json.' },
-  { name: 'watch-history-events', default: '100000', help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.' },
+  {
+    name: 'log-format',
+    help: 'text (readable lines, for a terminal) or json (one JSON object a line, for a log collector); by default text when stdout is a terminal, else json.',
+  },
+  {
+    name: 'watch-history-events',
+    default: '100000',
+    help: 'How many recent changes are kept (in lmdb) so a watch can resume, even after a restart, and a paginated list can finish.',
+  },
   { name: 'watch-history-age', default: '15m', help: 'How long changes are kept for resuming watches (a duration such as 90s, 15m, 1h30m).' },
   { name: 'watch-bookmark-interval', default: '1m', help: 'How often watches that allow bookmarks get a BOOKMARK with the current resourceVersion.' },
-  { name: 'kubeconfig', help: 'kubeconfig of the cluster this server extends; without it the in-cluster service account is used when running in a pod, else the server runs standalone.' },
-  { name: 'authentication-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (client certificates from our own CA only) or delegated (also the front proxy, the cluster\'s client CA and TokenReview).' },
+  {
+    name: 'kubeconfig',
+    help: 'kubeconfig of the cluster this server extends; without it the in-cluster service account is used when running in a pod, else the server runs standalone.',
+  },
+  {
+    name: 'authentication-mode',
+    default: 'auto',
+    help: "auto (delegated when a cluster is configured), standalone (client certificates from our own CA only) or delegated (also the front proxy, the cluster's client CA and TokenReview).",
+  },
   { name: 'max-concurrent-reconciles', default: '2', help: 'How many objects of each kind are reconciled at once.' },
   { name: 'resync-period', default: '10m', help: 'How often every object is reconciled even when nothing changed (a duration).' },
-  { name: 'enable-reconcilers', default: 'true', help: 'Run the kinds\' controllers: all of them with a cluster, without one those that need none (false serves the API only).' },
+  {
+    name: 'enable-reconcilers',
+    default: 'true',
+    help: "Run the kinds' controllers: all of them with a cluster, without one those that need none (false serves the API only).",
+  },
   { name: 'leader-elect', default: 'false', help: 'Reconcile only while holding the Lease website-apiserver (true when several replicas share a cluster).' },
-  { name: 'leader-elect-namespace', default: 'default', help: 'Namespace of the leader-election Lease (the manifests use the server\'s own).' },
-  { name: 'authorization-mode', default: 'auto', help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).' },
+  { name: 'leader-elect-namespace', default: 'default', help: "Namespace of the leader-election Lease (the manifests use the server's own)." },
+  {
+    name: 'authorization-mode',
+    default: 'auto',
+    help: 'auto (delegated when a cluster is configured), standalone (every authenticated user is allowed) or delegated (SubjectAccessReview per request).',
+  },
   // kube-apiserver's names and defaults (k8s.io/apiserver pkg/server/options/server_run_options.go).
-  { name: 'request-timeout', default: '1m', help: 'How long a request other than a watch may take, body upload included, before it is answered 504 Timeout (a shorter ?timeout= applies); on shutdown, how long requests already begun may take to finish before the storage closes to them.' },
+  {
+    name: 'request-timeout',
+    default: '1m',
+    help: 'How long a request other than a watch may take, body upload included, before it is answered 504 Timeout (a shorter ?timeout= applies); on shutdown, how long requests already begun may take to finish before the storage closes to them.',
+  },
   // kube-apiserver's fixed values (k8s.io/apiserver pkg/server/secure_serving.go ReadHeaderTimeout, IdleTimeout).
-  { name: 'read-header-timeout', default: '32s', help: 'How long a client may take to send the headers of a request (and to complete the TLS handshake) before the connection is closed.' },
+  {
+    name: 'read-header-timeout',
+    default: '32s',
+    help: 'How long a client may take to send the headers of a request (and to complete the TLS handshake) before the connection is closed.',
+  },
   { name: 'keep-alive-timeout', default: '90s', help: 'How long an idle keep-alive connection is kept open waiting for the next request.' },
-  { name: 'enable-http2', default: 'true', help: 'Offer HTTP/2 (ALPN h2) beside HTTP/1.1, as kube-apiserver does: kube-apiserver\'s aggregator then multiplexes its requests here over few connections. false serves HTTP/1.1 only.' },
+  {
+    name: 'enable-http2',
+    default: 'true',
+    help: "Offer HTTP/2 (ALPN h2) beside HTTP/1.1, as kube-apiserver does: kube-apiserver's aggregator then multiplexes its requests here over few connections. false serves HTTP/1.1 only.",
+  },
   // kube-apiserver's flag (k8s.io/apiserver pkg/server/options/serving.go).
-  { name: 'http2-max-streams-per-connection', default: '0', help: 'The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means k8s.io/apiserver\'s default (100).' },
-  { name: 'shutdown-delay-duration', default: '0s', help: 'Time to delay the termination: requests are still served normally, /healthz and /livez succeed, /readyz fails. Lets a load balancer stop sending traffic here.' },
-  { name: 'shutdown-send-retry-after', default: 'false', help: 'If true, keep listening until the requests in flight are drained, refusing new ones with 429, Retry-After and Connection: close.' },
+  {
+    name: 'http2-max-streams-per-connection',
+    default: '0',
+    help: "The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means k8s.io/apiserver's default (100).",
+  },
+  {
+    name: 'shutdown-delay-duration',
+    default: '0s',
+    help: 'Time to delay the termination: requests are still served normally, /healthz and /livez succeed, /readyz fails. Lets a load balancer stop sending traffic here.',
+  },
+  {
+    name: 'shutdown-send-retry-after',
+    default: 'false',
+    help: 'If true, keep listening until the requests in flight are drained, refusing new ones with 429, Retry-After and Connection: close.',
+  },
   // kube-apiserver's audit flags (k8s.io/apiserver pkg/server/options/audit.go); see "Audit logging" in docs/operations.md.
   { name: 'audit-policy-file', help: 'Path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy).' },
   { name: 'audit-log-path', help: "If set, all requests coming to the apiserver will be logged to this file. '-' means standard out." },
   { name: 'audit-log-maxsize', default: '0', help: 'The maximum size in megabytes of the audit log file before it gets rotated (0: 100).' },
   { name: 'audit-log-maxbackup', default: '0', help: 'The maximum number of old audit log files to retain (0: all).' },
-  { name: 'audit-log-maxage', default: '0', help: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename (0: no limit).' },
-  { name: 'shutdown-watch-termination-grace-period', default: '0s', help: 'Over how long open watches are ended on shutdown (at least 200 a second); 0 ends them all at once.' },
+  {
+    name: 'audit-log-maxage',
+    default: '0',
+    help: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename (0: no limit).',
+  },
+  {
+    name: 'shutdown-watch-termination-grace-period',
+    default: '0s',
+    help: 'Over how long open watches are ended on shutdown (at least 200 a second); 0 ends them all at once.',
+  },
   // cluster/self-managed-tls.ts; the one-file install (deploy/install.yaml) runs with it.
-  { name: 'self-managed-tls', help: 'Name of a kubernetes.io/tls Secret (ca.crt, ca.key, tls.crt, tls.key) the server keeps its serving certificate in: created or renewed when missing, expiring within 30 days or not valid for its APIServices\' Service; the APIServices\' caBundle is kept equal to its ca.crt. Needs a cluster; replaces --tls-cert-file.' },
-  { name: 'self-managed-tls-namespace', help: 'Namespace of the --self-managed-tls Secret; by default the environment variable POD_NAMESPACE (the downward API\'s metadata.namespace).' },
-  { name: 'self-managed-tls-apiservices', help: 'APIServices whose caBundle --self-managed-tls keeps, comma-separated; by default one per served group-version (<version>.<group>).' },
-  { name: 'self-managed-tls-check-interval', default: '10m', help: 'How often --self-managed-tls re-reads the Secret and the APIServices (a caBundle changed by someone else is put back).' },
+  {
+    name: 'self-managed-tls',
+    help: "Name of a kubernetes.io/tls Secret (ca.crt, ca.key, tls.crt, tls.key) the server keeps its serving certificate in: created or renewed when missing, expiring within 30 days or not valid for its APIServices' Service; the APIServices' caBundle is kept equal to its ca.crt. Needs a cluster; replaces --tls-cert-file.",
+  },
+  {
+    name: 'self-managed-tls-namespace',
+    help: "Namespace of the --self-managed-tls Secret; by default the environment variable POD_NAMESPACE (the downward API's metadata.namespace).",
+  },
+  {
+    name: 'self-managed-tls-apiservices',
+    help: 'APIServices whose caBundle --self-managed-tls keeps, comma-separated; by default one per served group-version (<version>.<group>).',
+  },
+  {
+    name: 'self-managed-tls-check-interval',
+    default: '10m',
+    help: 'How often --self-managed-tls re-reads the Secret and the APIServices (a caBundle changed by someone else is put back).',
+  },
   // Each kind's controllers declare their own (src/kinds/<kind>/controllers/registration.ts).
   ...KIND_FLAGS,
 ];
@@ -195,11 +276,13 @@ export const envName = (flag: string) => `WEBSITE_APISERVER_${flag.toUpperCase()
  * stored as v1)`).
  */
 export function servedSummary(): string {
-  return kinds.map((k) => {
-    const { group, version, kind } = k.storage;
-    const versions = [version, ...(k.converted ?? []).map((c) => c.definition.version)].map((v) => `${group}/${v}`);
-    return `${kind} (${versions.join(' and ')}; stored as ${version})`;
-  }).join(', ');
+  return kinds
+    .map((k) => {
+      const { group, version, kind } = k.storage;
+      const versions = [version, ...(k.converted ?? []).map((c) => c.definition.version)].map((v) => `${group}/${v}`);
+      return `${kind} (${versions.join(' and ')}; stored as ${version})`;
+    })
+    .join(', ');
 }
 
 /** usage is the --help text. */
@@ -276,8 +359,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
     if (typeof v === 'string') return v;
     return env[envName(name)] ?? FLAGS.find((f) => f.name === name)?.default;
   };
-  const sans = (values['tls-san'] as string[] | undefined) ?? (env[envName('tls-san')]?.split(',') ?? []);
-  const crdPaths = ((values['crd'] as string[] | undefined) ?? (env[envName('crd')]?.split(',') ?? [])).map((s) => s.trim()).filter(Boolean);
+  const sans = (values['tls-san'] as string[] | undefined) ?? env[envName('tls-san')]?.split(',') ?? [];
+  const crdPaths = ((values['crd'] as string[] | undefined) ?? env[envName('crd')]?.split(',') ?? []).map((s) => s.trim()).filter(Boolean);
   const errors: string[] = [];
   const portText = get('port') ?? '';
   const port = Number(portText);
@@ -313,7 +396,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
   }
   const reconcilesText = get('max-concurrent-reconciles') ?? '';
   const maxConcurrentReconciles = Number(reconcilesText);
-  if (!/^\d+$/.test(reconcilesText) || maxConcurrentReconciles < 1) errors.push(`--max-concurrent-reconciles: must be a positive integer, got "${reconcilesText}"`);
+  if (!/^\d+$/.test(reconcilesText) || maxConcurrentReconciles < 1)
+    errors.push(`--max-concurrent-reconciles: must be a positive integer, got "${reconcilesText}"`);
   const leaderText = get('leader-elect') ?? 'false';
   if (!['true', 'false'].includes(leaderText)) errors.push(`--leader-elect: must be true or false, got "${leaderText}"`);
   const reconcilersText = get('enable-reconcilers') ?? 'true';
@@ -324,9 +408,13 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
   if (lmdbMapSize < 2 ** 20) errors.push(`--lmdb-map-size: must be at least 1Mi, a byte count with an optional suffix Ki, Mi, Gi or Ti, got "${mapSizeText}"`);
   const backend = get('storage-backend') ?? 'lmdb';
   if (backend !== 'lmdb' && backend !== 'etcd') errors.push(`--storage-backend: must be lmdb or etcd, got "${backend}"`);
-  const etcdServers = (get('etcd-servers') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const etcdServers = (get('etcd-servers') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (backend === 'etcd' && etcdServers.length === 0) errors.push('--etcd-servers: required with --storage-backend=etcd');
-  for (const url of etcdServers) if (!/^https?:\/\/[^/\s]+\/?$/.test(url)) errors.push(`--etcd-servers: "${url}" is not an http:// or https:// URL of a server`);
+  for (const url of etcdServers)
+    if (!/^https?:\/\/[^/\s]+\/?$/.test(url)) errors.push(`--etcd-servers: "${url}" is not an http:// or https:// URL of a server`);
   if (!!get('etcd-certfile') !== !!get('etcd-keyfile')) errors.push('--etcd-certfile and --etcd-keyfile must be given together');
   const shutdown = parseShutdownFlags(get, errors);
   const audit = parseAuditFlags(get, errors);
@@ -336,9 +424,17 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
   return {
     kind: 'ok',
     options: Object.freeze({
-      port, bindAddress, dataDir, certDir, tlsCertFile, tlsPrivateKeyFile,
-      tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)), logLevel, logFormat: logFormat as LogFormat,
-      watchHistoryEvents, watchHistoryAgeMs: durations['watch-history-age'] as number,
+      port,
+      bindAddress,
+      dataDir,
+      certDir,
+      tlsCertFile,
+      tlsPrivateKeyFile,
+      tlsSans: Object.freeze(sans.map((s) => s.trim()).filter(Boolean)),
+      logLevel,
+      logFormat: logFormat as LogFormat,
+      watchHistoryEvents,
+      watchHistoryAgeMs: durations['watch-history-age'] as number,
       watchBookmarkIntervalMs: durations['watch-bookmark-interval'] as number,
       kubeconfig: get('kubeconfig') || undefined,
       authenticationMode: modes['authentication-mode'] as AccessMode,
@@ -409,7 +505,10 @@ function parseAuditFlags(get: (name: string) => string | undefined, errors: stri
 }
 
 // parseConnectionFlags reads the connection time limits (positive durations, as Go's server needs them).
-function parseConnectionFlags(get: (name: string) => string | undefined, errors: string[]): Pick<Options, 'readHeaderTimeoutMs' | 'keepAliveTimeoutMs' | 'enableHttp2' | 'http2MaxStreamsPerConnection'> {
+function parseConnectionFlags(
+  get: (name: string) => string | undefined,
+  errors: string[],
+): Pick<Options, 'readHeaderTimeoutMs' | 'keepAliveTimeoutMs' | 'enableHttp2' | 'http2MaxStreamsPerConnection'> {
   const ms = (name: string): number => {
     const text = get(name) ?? '';
     const v = parseDuration(text);
@@ -420,25 +519,37 @@ function parseConnectionFlags(get: (name: string) => string | undefined, errors:
   if (!['true', 'false'].includes(h2Text)) errors.push(`--enable-http2: must be true or false, got "${h2Text}"`);
   const streamsText = get('http2-max-streams-per-connection') ?? '0';
   const streams = Number(streamsText);
-  if (!/^\d+$/.test(streamsText) || streams > 2 ** 31 - 1) errors.push(`--http2-max-streams-per-connection: must be a non-negative integer, got "${streamsText}"`);
+  if (!/^\d+$/.test(streamsText) || streams > 2 ** 31 - 1)
+    errors.push(`--http2-max-streams-per-connection: must be a non-negative integer, got "${streamsText}"`);
   return {
-    readHeaderTimeoutMs: ms('read-header-timeout'), keepAliveTimeoutMs: ms('keep-alive-timeout'),
-    enableHttp2: h2Text === 'true', http2MaxStreamsPerConnection: streams,
+    readHeaderTimeoutMs: ms('read-header-timeout'),
+    keepAliveTimeoutMs: ms('keep-alive-timeout'),
+    enableHttp2: h2Text === 'true',
+    http2MaxStreamsPerConnection: streams,
   };
 }
 
 // parseSelfManagedTlsFlags reads --self-managed-tls and its companions (undefined without it).
-function parseSelfManagedTlsFlags(get: (name: string) => string | undefined, env: NodeJS.ProcessEnv, errors: string[], tlsFiles: boolean): SelfManagedTlsOptions | undefined {
+function parseSelfManagedTlsFlags(
+  get: (name: string) => string | undefined,
+  env: NodeJS.ProcessEnv,
+  errors: string[],
+  tlsFiles: boolean,
+): SelfManagedTlsOptions | undefined {
   const secretName = get('self-managed-tls') || undefined;
   const intervalText = get('self-managed-tls-check-interval') ?? '10m';
   const checkIntervalMs = parseDuration(intervalText);
-  if (checkIntervalMs === undefined || checkIntervalMs <= 0) errors.push(`--self-managed-tls-check-interval: must be a positive duration such as 90s or 10m, got "${intervalText}"`);
+  if (checkIntervalMs === undefined || checkIntervalMs <= 0)
+    errors.push(`--self-managed-tls-check-interval: must be a positive duration such as 90s or 10m, got "${intervalText}"`);
   if (secretName === undefined) return undefined;
   const subdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
   if (!subdomain.test(secretName)) errors.push(`--self-managed-tls: "${secretName}" is not a valid Secret name (a DNS-1123 subdomain)`);
   if (tlsFiles) errors.push('--self-managed-tls and --tls-cert-file are exclusive: the serving certificate comes from one of them');
   const namespace = get('self-managed-tls-namespace') || env['POD_NAMESPACE'] || '';
   if (!namespace) errors.push('--self-managed-tls needs --self-managed-tls-namespace or the environment variable POD_NAMESPACE');
-  const apiServices = (get('self-managed-tls-apiservices') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const apiServices = (get('self-managed-tls-apiservices') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return Object.freeze({ secretName, namespace, apiServices: Object.freeze(apiServices), checkIntervalMs: checkIntervalMs ?? 0 });
 }

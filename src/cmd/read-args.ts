@@ -20,7 +20,12 @@ export interface ArgSpec {
  * value), a flag without its value (the next word is a flag: a value starting with a dash takes the `=` form), a
  * switch given a value, and any argument that is no flag.
  */
-export function readArgs(argv: readonly string[], strings: readonly ArgSpec[], switches: readonly string[], suggest: (name: string) => string | undefined): { values: ArgValues; errors: string[] } {
+export function readArgs(
+  argv: readonly string[],
+  strings: readonly ArgSpec[],
+  switches: readonly string[],
+  suggest: (name: string) => string | undefined,
+): { values: ArgValues; errors: string[] } {
   const options = Object.fromEntries([
     ...strings.map((f) => [f.name, { type: 'string' as const, multiple: f.multiple === true }]),
     ...switches.map((s) => [s, { type: 'boolean' as const, ...(s === 'help' ? { short: 'h' } : {}) }]),
@@ -30,17 +35,21 @@ export function readArgs(argv: readonly string[], strings: readonly ArgSpec[], s
   let rest = [...argv];
   // parseArgs takes the word after a flag as its value even when it is another flag; then the flag lacks its value,
   // and reading starts again at that word.
-  for (let again = true; again;) {
+  for (let again = true; again; ) {
     again = false;
     const { tokens } = parseArgs({ args: rest, options, strict: false, allowPositionals: true, tokens: true });
     let skip = -1;
     for (const [i, t] of tokens.entries()) {
       if (t.kind === 'option-terminator') {
-        for (const p of tokens.slice(i + 1)) if (p.kind === 'positional') errors.push(`unexpected argument ${JSON.stringify(p.value)}: the server takes flags only`);
+        for (const p of tokens.slice(i + 1))
+          if (p.kind === 'positional') errors.push(`unexpected argument ${JSON.stringify(p.value)}: the server takes flags only`);
         break;
       }
       if (t.kind === 'positional') {
-        if (t.index !== skip) errors.push(`unexpected argument ${JSON.stringify(t.value)}: the server takes flags only (--name=value); its commands are backup, restore and version`);
+        if (t.index !== skip)
+          errors.push(
+            `unexpected argument ${JSON.stringify(t.value)}: the server takes flags only (--name=value); its commands are backup, restore and version`,
+          );
         continue;
       }
       const spec = options[t.name];

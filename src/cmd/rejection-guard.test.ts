@@ -39,9 +39,12 @@ describe('installRejectionGuard', () => {
   });
 
   it('takes an lmdb commit failure (its writes were answered) quietly, at debug, and handles its commitError', () => {
-    const r = runChild(true, `
+    const r = runChild(
+      true,
+      `
       const cause = Object.assign(new Error('No space left on device'), { code: 28 });
-      Promise.reject(Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: Promise.reject(cause) }))`);
+      Promise.reject(Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: Promise.reject(cause) }))`,
+    );
     expect(r.status).toBe(0);
     expect(r.out).toContain('still serving');
     expect(r.out).not.toContain('unhandledRejection');

@@ -50,10 +50,14 @@ function clientUrl(bindAddress: string, port: number): string {
 // openLmdb opens the embedded store in --data-dir.
 function openLmdb(o: Options, logger: Logger): Storage {
   const storage: LmdbStorage = new LmdbStorage({
-    path: o.dataDir, historyEvents: o.watchHistoryEvents, historyAgeMs: o.watchHistoryAgeMs, mapSize: o.lmdbMapSize,
+    path: o.dataDir,
+    historyEvents: o.watchHistoryEvents,
+    historyAgeMs: o.watchHistoryAgeMs,
+    mapSize: o.lmdbMapSize,
     onWritableChange: (writable, cause) => {
       if (writable) logger.info({ dataDir: o.dataDir }, 'storage commits writes again');
-      else if (storage.needsRestart()) logger.fatal({ dataDir: o.dataDir, err: cause }, 'storage environment is fatal (MDB_PANIC): /livez fails, only a restart reopens it');
+      else if (storage.needsRestart())
+        logger.fatal({ dataDir: o.dataDir, err: cause }, 'storage environment is fatal (MDB_PANIC): /livez fails, only a restart reopens it');
       else logger.error({ dataDir: o.dataDir, err: cause }, 'storage cannot commit writes: writes answer 503 and /readyz fails until one commits');
     },
   });
@@ -68,7 +72,9 @@ async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
   const cert = read(o.etcdCertFile);
   const key = read(o.etcdKeyFile);
   const storage = await EtcdStorage.open({
-    servers: [...o.etcdServers], prefix: o.etcdPrefix, historyEvents: o.watchHistoryEvents,
+    servers: [...o.etcdServers],
+    prefix: o.etcdPrefix,
+    historyEvents: o.watchHistoryEvents,
     ...(ca ? { tls: { ca, ...(cert ? { cert } : {}), ...(key ? { key } : {}) } } : {}),
   });
   logger.info({ servers: o.etcdServers, prefix: o.etcdPrefix, revision: storage.currentRevision() }, 'connected to etcd');
@@ -96,13 +102,20 @@ export async function run(o: Options, served: readonly Kind[] = kinds): Promise<
   }
 }
 
-async function start(o: Options, served: readonly Kind[], lock: DataDirLock | undefined, stale: { holder: LockHolder | undefined } | undefined, crds: LoadedCrds | undefined): Promise<Running> {
+async function start(
+  o: Options,
+  served: readonly Kind[],
+  lock: DataDirLock | undefined,
+  stale: { holder: LockHolder | undefined } | undefined,
+  crds: LoadedCrds | undefined,
+): Promise<Running> {
   const logger = createLogger(o.logLevel, o.logFormat);
   for (const w of crds?.warnings ?? []) logger.warn(w);
   for (const crd of crds?.crds ?? []) {
     logger.info({ crd: crd.metadata.name, versions: crd.spec.versions.filter((v) => v.served).map((v) => v.name) }, 'serving CustomResourceDefinition');
   }
-  if (lock && stale) logger.warn({ dataDir: o.dataDir, lockFile: lock.path, staleHolder: stale.holder ?? 'unreadable' }, 'took over a stale data dir lock: its holder is gone');
+  if (lock && stale)
+    logger.warn({ dataDir: o.dataDir, lockFile: lock.path, staleHolder: stale.holder ?? 'unreadable' }, 'took over a stale data dir lock: its holder is gone');
   installRejectionGuard(logger);
   const certOpts: CertificateOptions = {
     certDir: o.certDir,
@@ -113,12 +126,19 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   const certs = ensureCertificates(certOpts);
   if (certs.generated.length) logger.info({ generated: certs.generated, reasons: certs.reasons, certDir: o.certDir }, 'certificates written');
   // An invalid audit policy stops the start, as it stops kube-apiserver's.
-  const audit = await createAuditor({
-    policyFile: o.auditPolicyFile,
-    log: o.auditLogPath ? { path: o.auditLogPath, maxSizeMB: o.auditLogMaxSize, maxBackups: o.auditLogMaxBackup, maxAgeDays: o.auditLogMaxAge } : undefined,
-  }, logger);
+  const audit = await createAuditor(
+    {
+      policyFile: o.auditPolicyFile,
+      log: o.auditLogPath ? { path: o.auditLogPath, maxSizeMB: o.auditLogMaxSize, maxBackups: o.auditLogMaxBackup, maxAgeDays: o.auditLogMaxAge } : undefined,
+    },
+    logger,
+  );
   const access = await setupAccess({
-    kubeconfig: o.kubeconfig, authenticationMode: o.authenticationMode, authorizationMode: o.authorizationMode, ownCA: certs.caCert, logger,
+    kubeconfig: o.kubeconfig,
+    authenticationMode: o.authenticationMode,
+    authorizationMode: o.authorizationMode,
+    ownCA: certs.caCert,
+    logger,
   });
   // --self-managed-tls: the serving certificate comes from the cluster Secret (and its CA goes into the kubeconfig).
   let selfTls: SelfManagedTls | undefined;
@@ -134,7 +154,12 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
       ensureCertificates(certOpts);
     };
     selfTls = await startSelfManagedTls({
-      kc: access.cluster, namespace: smt.namespace, secretName: smt.secretName, apiServices, intervalMs: smt.checkIntervalMs, logger,
+      kc: access.cluster,
+      namespace: smt.namespace,
+      secretName: smt.secretName,
+      apiServices,
+      intervalMs: smt.checkIntervalMs,
+      logger,
       onChange: (d) => {
         useSecret(d);
         swapServing?.(d['tls.key'], d['tls.crt']);
@@ -182,7 +207,10 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   const url = clientUrl(o.bindAddress, port);
   // With --port 0 the real port is known only now: rewrite the kubeconfig to point at it.
   if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
-  logger.info({ url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() }, 'serving');
+  logger.info(
+    { url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() },
+    'serving',
+  );
   logger.info(access.describe, 'access');
   const cluster = access.cluster;
   // With a cluster every kind's controllers run, without one those that need none (controllers/kind-controllers.ts).
@@ -192,20 +220,23 @@ async function start(o: Options, served: readonly Kind[], lock: DataDirLock | un
   // Loaded only when something runs: the manager, and leader election (with a cluster).
   const managerModule = controllers.length ? await import('../controllers/manager.js') : undefined;
   const electionModule = cluster && controllers.length && o.leaderElect ? await import('../controllers/leader-election.js') : undefined;
-  const startReconcilers = () => managerModule?.startManager({
-    storage,
-    controllers,
-    cluster,
-    maxConcurrentReconciles: o.maxConcurrentReconciles,
-    resyncPeriodMs: o.resyncPeriodMs,
-    registry: server.registry,
-    logger,
-  });
+  const startReconcilers = () =>
+    managerModule?.startManager({
+      storage,
+      controllers,
+      cluster,
+      maxConcurrentReconciles: o.maxConcurrentReconciles,
+      resyncPeriodMs: o.resyncPeriodMs,
+      registry: server.registry,
+      logger,
+    });
   let election: LeaderElection | undefined;
   if (cluster && electionModule) {
     const lease = { namespace: o.leaderElectNamespace, name: LEASE_NAME, identity: `${hostname()}_${randomUUID()}` };
     election = electionModule.startLeaderElection({
-      kc: cluster, ...lease, logger: logger.child({ subsystem: 'leader-election' }),
+      kc: cluster,
+      ...lease,
+      logger: logger.child({ subsystem: 'leader-election' }),
       onStartedLeading: () => {
         logger.info(lease, 'leading: reconcilers started');
         manager = startReconcilers();

@@ -18,10 +18,12 @@ describe('shutdown flags', () => {
   });
 
   it('read flags and environment variables, the flag winning', () => {
-    const o = ok(parseOptions(['--shutdown-delay-duration=70s', '--shutdown-send-retry-after=true', '--request-timeout', '30s'], {
-      WEBSITE_APISERVER_SHUTDOWN_WATCH_TERMINATION_GRACE_PERIOD: '25s',
-      WEBSITE_APISERVER_SHUTDOWN_DELAY_DURATION: '5s',
-    }));
+    const o = ok(
+      parseOptions(['--shutdown-delay-duration=70s', '--shutdown-send-retry-after=true', '--request-timeout', '30s'], {
+        WEBSITE_APISERVER_SHUTDOWN_WATCH_TERMINATION_GRACE_PERIOD: '25s',
+        WEBSITE_APISERVER_SHUTDOWN_DELAY_DURATION: '5s',
+      }),
+    );
     expect(o.shutdownDelayMs).toBe(70_000);
     expect(o.shutdownSendRetryAfter).toBe(true);
     expect(o.shutdownWatchTerminationGracePeriodMs).toBe(25_000);

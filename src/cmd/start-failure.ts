@@ -130,7 +130,8 @@ export function checkTlsFiles(o: Pick<Options, 'tlsCertFile' | 'tlsPrivateKeyFil
   };
   const cert = load('--tls-cert-file', o.tlsCertFile, (pem) => new X509Certificate(pem), 'a PEM certificate');
   const key = load('--tls-private-key-file', o.tlsPrivateKeyFile, (pem) => createPrivateKey(pem), 'a PEM private key');
-  if (!cert.checkPrivateKey(key)) throw new StartFailure(`--tls-private-key-file ${o.tlsPrivateKeyFile} is not the private key of --tls-cert-file ${o.tlsCertFile}`);
+  if (!cert.checkPrivateKey(key))
+    throw new StartFailure(`--tls-private-key-file ${o.tlsPrivateKeyFile} is not the private key of --tls-cert-file ${o.tlsCertFile}`);
 }
 
 // oneLine keeps an OpenSSL message to its first line.

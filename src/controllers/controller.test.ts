@@ -95,7 +95,10 @@ describe('controller', () => {
     await clock.advanceAsync(10);
     for (let i = 0; i < 5; i++) c.enqueue('a');
     await clock.advanceAsync(1000);
-    expect(t.calls).toEqual([{ key: 'a', at: 0 }, { key: 'a', at: 100 }]);
+    expect(t.calls).toEqual([
+      { key: 'a', at: 0 },
+      { key: 'a', at: 100 },
+    ]);
     expect(t.sameKeyOverlaps).toBe(0);
   });
 
@@ -318,7 +321,10 @@ describe('controller', () => {
       await clock.advanceAsync(999);
       expect(t.calls).toHaveLength(0);
       await clock.advanceAsync(1);
-      expect(t.calls).toEqual([{ key: 'a', at: 1000 }, { key: 'b', at: 1000 }]);
+      expect(t.calls).toEqual([
+        { key: 'a', at: 1000 },
+        { key: 'b', at: 1000 },
+      ]);
       keys = ['c'];
       await clock.advanceAsync(1000);
       expect(t.calls.map((x) => x.key)).toEqual(['a', 'b', 'c']);
@@ -358,8 +364,7 @@ describe('controller metrics', () => {
     const base = name.replace(/_(bucket|sum|count)$/, '');
     const metric = await (registry.getSingleMetric(name) ?? registry.getSingleMetric(base))!.get();
     return metric.values.find(
-      (v) => ((v as { metricName?: string }).metricName ?? name) === name &&
-        Object.entries(labels).every(([k, val]) => String(v.labels[k]) === val),
+      (v) => ((v as { metricName?: string }).metricName ?? name) === name && Object.entries(labels).every(([k, val]) => String(v.labels[k]) === val),
     )?.value;
   }
 

@@ -11,7 +11,11 @@ describe('FakeClock', () => {
     clock.setTimeout(() => fired.push(['b', clock.now()]), 10);
     clock.setTimeout(() => fired.push(['late', clock.now()]), 31);
     clock.advance(30);
-    expect(fired).toEqual([['a', 1010], ['b', 1010], ['c', 1030]]);
+    expect(fired).toEqual([
+      ['a', 1010],
+      ['b', 1010],
+      ['c', 1030],
+    ]);
     expect(clock.now()).toBe(1030);
     expect(clock.pending()).toBe(1);
     expect(clock.nextDue()).toBe(1031);

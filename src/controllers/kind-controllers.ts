@@ -19,7 +19,8 @@ export interface KindControllersOptions {
 
 /** kindControllers builds the controllers to run and says why each other one does not. */
 export async function kindControllers(
-  kinds: readonly Kind[], o: KindControllersOptions,
+  kinds: readonly Kind[],
+  o: KindControllersOptions,
 ): Promise<{ controllers: KindController[]; off: { controller: string; kind: string; why: string }[] }> {
   const controllers: KindController[] = [];
   const off: { controller: string; kind: string; why: string }[] = [];

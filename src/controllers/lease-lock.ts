@@ -86,7 +86,11 @@ export class LeaseLock {
   /** the Lease as last read or written; its resourceVersion guards the next update. */
   #lease: V1Lease | undefined;
 
-  constructor(kc: KubeConfig, readonly namespace: string, readonly name: string) {
+  constructor(
+    kc: KubeConfig,
+    readonly namespace: string,
+    readonly name: string,
+  ) {
     this.#api = kc.makeApiClient(CoordinationV1Api);
   }
 

@@ -108,10 +108,12 @@ export function startManager(o: ManagerOptions): Manager {
         r.cancelResync();
         r.feed.stop();
       }
-      await Promise.all(running.map(async (r) => {
-        await r.controller.stop();
-        await r.started.stop();
-      }));
+      await Promise.all(
+        running.map(async (r) => {
+          await r.controller.stop();
+          await r.started.stop();
+        }),
+      );
     },
   };
 }

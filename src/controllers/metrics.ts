@@ -38,8 +38,8 @@ export interface ReconcileMetrics {
 
 // Same buckets as controller-runtime's controller_runtime_reconcile_time_seconds.
 const RECONCILE_TIME_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
-  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8,
+  9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
 const RESULTS: readonly ReconcileResultLabel[] = ['success', 'error', 'requeue_after'];
@@ -56,28 +56,41 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
     workqueueAdds: new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers }),
     workqueueRetries: new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers }),
     reconcileTotal: new Counter({
-      name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller',
-      labelNames: ['controller', 'result'], registers,
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
     }),
     reconcileErrors: new Counter({
-      name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller',
-      labelNames: ['controller'], registers,
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
     }),
     terminalReconcileErrors: new Counter({
-      name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller',
-      labelNames: ['controller'], registers,
+      name: 'controller_runtime_terminal_reconcile_errors_total',
+      help: 'Total number of terminal reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
     }),
     reconcileTime: new Histogram({
-      name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller',
-      labelNames: ['controller'], buckets: RECONCILE_TIME_BUCKETS, registers,
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      buckets: RECONCILE_TIME_BUCKETS,
+      registers,
     }),
     activeWorkers: new Gauge({
-      name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller',
-      labelNames: ['controller'], registers,
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
     }),
     maxConcurrentReconciles: new Gauge({
-      name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller',
-      labelNames: ['controller'], registers,
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: ['controller'],
+      registers,
     }),
   };
   byRegistry.set(registry, m);

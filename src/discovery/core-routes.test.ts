@@ -47,7 +47,11 @@ describe('GET /api', () => {
     const res = await get('/api', { host: 'api.example.test:6443' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
-    expect(res.json()).toEqual({ kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: 'api.example.test:6443' }] });
+    expect(res.json()).toEqual({
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: 'api.example.test:6443' }],
+    });
   });
 
   it('answers the aggregated discovery Accept with the unnamed core group, an ETag and 304', async () => {
@@ -56,14 +60,30 @@ describe('GET /api', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe(DISCOVERY_V2_CONTENT_TYPE);
     expect(res.json()).toEqual({
-      kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {},
-      items: [{
-        metadata: {},
-        versions: [{
-          version: 'v1', freshness: 'Current',
-          resources: [{ resource: 'namespaces', responseKind: { group: '', version: 'v1', kind: 'Namespace' }, scope: 'Cluster', singularResource: 'namespace', verbs: ['get'], shortNames: ['ns'] }],
-        }],
-      }],
+      kind: 'APIGroupDiscoveryList',
+      apiVersion: 'apidiscovery.k8s.io/v2',
+      metadata: {},
+      items: [
+        {
+          metadata: {},
+          versions: [
+            {
+              version: 'v1',
+              freshness: 'Current',
+              resources: [
+                {
+                  resource: 'namespaces',
+                  responseKind: { group: '', version: 'v1', kind: 'Namespace' },
+                  scope: 'Cluster',
+                  singularResource: 'namespace',
+                  verbs: ['get'],
+                  shortNames: ['ns'],
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
     const again = await get('/api', { accept, 'if-none-match': res.headers.etag as string });
     expect(again.statusCode).toBe(304);
@@ -76,7 +96,8 @@ describe('GET /api/v1', () => {
     const res = await get('/api/v1');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      kind: 'APIResourceList', groupVersion: 'v1',
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
       resources: [{ name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get'], shortNames: ['ns'] }],
     });
   });
@@ -84,8 +105,14 @@ describe('GET /api/v1', () => {
 
 describe('GET /api/v1/namespaces/<name>', () => {
   const notFound = (name: string) => ({
-    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `namespaces "${name}" not found`,
-    reason: 'NotFound', details: { name, kind: 'namespaces' }, code: 404,
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `namespaces "${name}" not found`,
+    reason: 'NotFound',
+    details: { name, kind: 'namespaces' },
+    code: 404,
   });
 
   it('serves default, and a namespace while it holds an object; 404 as kube words it otherwise', async () => {
@@ -97,9 +124,11 @@ describe('GET /api/v1/namespaces/<name>', () => {
     const found = await get('/api/v1/namespaces/team-a');
     expect(found.statusCode).toBe(200);
     expect(found.json()).toEqual({
-      kind: 'Namespace', apiVersion: 'v1',
+      kind: 'Namespace',
+      apiVersion: 'v1',
       metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
-      spec: {}, status: { phase: 'Active' },
+      spec: {},
+      status: { phase: 'Active' },
     });
     await storage.delete({ resource: 'testing.example.com/flighttickets', namespace: 'team-a', name: 'blog' });
     expect((await get('/api/v1/namespaces/team-a')).json()).toEqual(notFound('team-a'));
@@ -107,18 +136,36 @@ describe('GET /api/v1/namespaces/<name>', () => {
 
   it('answers kubectl get ns with a Table (Name, Status, Age) and metadata-only requests with PartialObjectMetadata', async () => {
     const table = (await get('/api/v1/namespaces/default', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' })).json();
-    expect(table).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', rows: [{ cells: ['default', 'Active', '<unknown>'], object: { kind: 'PartialObjectMetadata' } }] });
+    expect(table).toMatchObject({
+      kind: 'Table',
+      apiVersion: 'meta.k8s.io/v1',
+      rows: [{ cells: ['default', 'Active', '<unknown>'], object: { kind: 'PartialObjectMetadata' } }],
+    });
     expect(table.columnDefinitions.map((c: { name: string }) => c.name)).toEqual(['Name', 'Status', 'Age']);
     const meta = (await get('/api/v1/namespaces/default', { accept: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' })).json();
-    expect(meta).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'default', labels: { 'kubernetes.io/metadata.name': 'default' } } });
+    expect(meta).toEqual({
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { name: 'default', labels: { 'kubernetes.io/metadata.name': 'default' } },
+    });
   });
 
   it('is authorized as kube sees it: get namespaces, the name doubling as the namespace', async () => {
     seen.length = 0;
     const denied = await get('/api/v1/namespaces/default', { 'x-user': 'reader' });
-    expect(seen[0]).toMatchObject({ isResourceRequest: true, verb: 'get', apiGroup: '', apiVersion: 'v1', resource: 'namespaces', name: 'default', namespace: 'default' });
+    expect(seen[0]).toMatchObject({
+      isResourceRequest: true,
+      verb: 'get',
+      apiGroup: '',
+      apiVersion: 'v1',
+      resource: 'namespaces',
+      name: 'default',
+      namespace: 'default',
+    });
     expect(denied.statusCode).toBe(403);
-    expect(denied.json().message).toBe('namespaces "default" is forbidden: User "reader" cannot get resource "namespaces" in API group "" in the namespace "default"');
+    expect(denied.json().message).toBe(
+      'namespaces "default" is forbidden: User "reader" cannot get resource "namespaces" in API group "" in the namespace "default"',
+    );
     expect((await standalone.app.inject({ method: 'GET', url: '/api' })).statusCode).toBe(401);
   });
 });

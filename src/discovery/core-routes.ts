@@ -20,16 +20,19 @@ import { parseIncludeObject } from '../endpoints/transform.js';
 import { requestQuery } from '../endpoints/query.js';
 import type { ResourceDefinition } from '../registry/resource.js';
 import type { Storage } from '../storage/interface.js';
-import {
-  DISCOVERY_V2_CONTENT_TYPE, serializeDocument, type APIResource, type APIResourceDiscovery, type APIResourceList,
-} from './discovery.js';
+import { DISCOVERY_V2_CONTENT_TYPE, serializeDocument, type APIResource, type APIResourceDiscovery, type APIResourceList } from './discovery.js';
 import { discoveryFormat, ifNoneMatchHits } from './routes.js';
 
 /** DEFAULT_NAMESPACE always exists, as on every cluster. */
 export const DEFAULT_NAMESPACE = 'default';
 
 const NAMESPACES: APIResource = {
-  name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get'], shortNames: ['ns'],
+  name: 'namespaces',
+  singularName: 'namespace',
+  namespaced: false,
+  kind: 'Namespace',
+  verbs: ['get'],
+  shortNames: ['ns'],
 };
 
 /** coreResourceList is `GET /api/v1`: the legacy group's list carries no apiVersion (kube writes it without one). */
@@ -103,7 +106,13 @@ function namespaceTable(ns: KubeObject, version: string, includeObject: string):
     columnDefinitions: [
       { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
       { name: 'Status', type: 'string', format: '', description: 'The status of the namespace', priority: 0 },
-      { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 },
+      {
+        name: 'Age',
+        type: 'string',
+        format: '',
+        description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+        priority: 0,
+      },
     ],
     rows: [row],
   };

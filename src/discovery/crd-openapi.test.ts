@@ -18,8 +18,19 @@ const scale = { specReplicas: () => 1, setSpecReplicas: () => undefined, statusR
 
 // A CRD's definition as src/kinds/crd builds it: complete columns, its own apiVersion/kind descriptions.
 const FOO: ResourceDefinition = {
-  group: G, version: V, kind: 'Foo', listKind: 'FooList', plural: 'foos', singular: 'foo', shortNames: [], categories: [],
-  namespaced: true, description: 'Foo is a sample.', printerColumns: [], columnsComplete: true, customResource: true,
+  group: G,
+  version: V,
+  kind: 'Foo',
+  listKind: 'FooList',
+  plural: 'foos',
+  singular: 'foo',
+  shortNames: [],
+  categories: [],
+  namespaced: true,
+  description: 'Foo is a sample.',
+  printerColumns: [],
+  columnsComplete: true,
+  customResource: true,
   selectableFields: [{ field: 'spec.deploymentName', value: () => undefined }],
   subresources: { status: true, scale },
   schema: {
@@ -46,8 +57,16 @@ const FOO: ResourceDefinition = {
 
 // A code-defined kind served beside it in another group: the generic installer's shape.
 const BAR: ResourceDefinition = {
-  ...FOO, group: 'bars.example.com', version: 'v1', kind: 'Bar', listKind: 'BarList', plural: 'bars', singular: 'bar',
-  columnsComplete: undefined, customResource: undefined, selectableFields: undefined,
+  ...FOO,
+  group: 'bars.example.com',
+  version: 'v1',
+  kind: 'Bar',
+  listKind: 'BarList',
+  plural: 'bars',
+  singular: 'bar',
+  columnsComplete: undefined,
+  customResource: undefined,
+  selectableFields: undefined,
 };
 
 let app: FastifyInstance;
@@ -71,11 +90,15 @@ describe('discovery of a CRD-defined kind', () => {
   it('lists its verbs in the apiextensions order and its status before its scale (APIResourceList)', async () => {
     const foo: APIResourceList = (await app.inject({ method: 'GET', url: `/apis/${G}/${V}` })).json();
     expect(foo.resources.map((r) => [r.name, r.verbs])).toEqual([
-      ['foos', KUBE_CRD_VERBS], ['foos/status', ['get', 'patch', 'update']], ['foos/scale', ['get', 'patch', 'update']],
+      ['foos', KUBE_CRD_VERBS],
+      ['foos/status', ['get', 'patch', 'update']],
+      ['foos/scale', ['get', 'patch', 'update']],
     ]);
     const bar: APIResourceList = (await app.inject({ method: 'GET', url: '/apis/bars.example.com/v1' })).json();
     expect(bar.resources.map((r) => [r.name, r.verbs])).toEqual([
-      ['bars', INSTALLER_VERBS], ['bars/scale', ['get', 'patch', 'update']], ['bars/status', ['get', 'patch', 'update']],
+      ['bars', INSTALLER_VERBS],
+      ['bars/scale', ['get', 'patch', 'update']],
+      ['bars/status', ['get', 'patch', 'update']],
     ]);
   });
 
@@ -92,7 +115,10 @@ describe('discovery of a CRD-defined kind', () => {
 
 type Param = { name: string; in: string; description: string; required?: boolean };
 type Op = {
-  tags: string[]; description: string; operationId: string; parameters?: Param[];
+  tags: string[];
+  description: string;
+  operationId: string;
+  parameters?: Param[];
   requestBody?: { content: Record<string, unknown>; required?: boolean };
   responses: Record<string, { content?: Record<string, unknown> }>;
   'x-kubernetes-group-version-kind': unknown;
@@ -104,7 +130,19 @@ const COLLECTION = `/apis/${G}/${V}/namespaces/{namespace}/foos`;
 const ITEM = `${COLLECTION}/{name}`;
 const path = (p: string) => doc.paths[p] as unknown as Item;
 const names = (ps: Param[] | undefined) => (ps ?? []).map((p) => p.name);
-const LIST = ['allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit', 'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'shardSelector', 'timeoutSeconds', 'watch'];
+const LIST = [
+  'allowWatchBookmarks',
+  'continue',
+  'fieldSelector',
+  'labelSelector',
+  'limit',
+  'resourceVersion',
+  'resourceVersionMatch',
+  'sendInitialEvents',
+  'shardSelector',
+  'timeoutSeconds',
+  'watch',
+];
 
 describe('OpenAPI v3 paths of a CRD-defined kind', () => {
   it('tags and names operations as GetOperationIDAndTags does (a group without its .k8s.io)', () => {
@@ -127,9 +165,17 @@ describe('OpenAPI v3 paths of a CRD-defined kind', () => {
     expect(names(path(COLLECTION).delete!.parameters)).toEqual(LIST);
     expect(names(path(ITEM).get!.parameters)).toEqual(['resourceVersion']);
     expect(names(path(ITEM).patch!.parameters)).toEqual(['dryRun', 'fieldManager', 'fieldValidation', 'force']);
-    expect(names(path(ITEM).delete!.parameters)).toEqual(['dryRun', 'gracePeriodSeconds', 'ignoreStoreReadErrorWithClusterBreakingPotential', 'orphanDependents', 'propagationPolicy']);
+    expect(names(path(ITEM).delete!.parameters)).toEqual([
+      'dryRun',
+      'gracePeriodSeconds',
+      'ignoreStoreReadErrorWithClusterBreakingPotential',
+      'orphanDependents',
+      'propagationPolicy',
+    ]);
     const limit = path(COLLECTION).get!.parameters!.find((p) => p.name === 'limit')!;
-    expect(limit.description).toMatch(/^limit is a maximum number .* If objects are updated during a chunked list the version of the object that was present at the time the first list result was calculated is returned\.$/s);
+    expect(limit.description).toMatch(
+      /^limit is a maximum number .* If objects are updated during a chunked list the version of the object that was present at the time the first list result was calculated is returned\.$/s,
+    );
     const fieldManager = path(ITEM).patch!.parameters!.find((p) => p.name === 'fieldManager')!;
     expect(fieldManager.description).toMatch(/This field is required for apply requests \(application\/apply-patch\) but optional for non-apply patch types/);
   });
@@ -156,7 +202,9 @@ describe('OpenAPI v3 schema of a CRD-defined kind', () => {
   const spec = () => foo().properties!.spec!.properties! as Record<string, OpenAPISchema & { anyOf?: unknown }>;
 
   it('takes TypeMeta`s one-line apiVersion and kind, and metadata without a default', () => {
-    expect(foo().properties!.apiVersion!.description).toMatch(/^APIVersion defines the versioned schema of this representation of an object\. Servers should convert/);
+    expect(foo().properties!.apiVersion!.description).toMatch(
+      /^APIVersion defines the versioned schema of this representation of an object\. Servers should convert/,
+    );
     expect(foo().properties!.kind!.description).toMatch(/^Kind is a string value representing the REST resource this object represents\. Servers may infer/);
     expect(foo().properties!.metadata).toEqual({
       description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
@@ -173,11 +221,21 @@ describe('OpenAPI v3 schema of a CRD-defined kind', () => {
 
   it('gives an embedded resource apiVersion, kind and metadata, kind and apiVersion required', () => {
     expect(spec().template).toEqual({
-      type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true,
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
       required: ['kind', 'apiVersion'],
       properties: {
-        apiVersion: { type: 'string', description: 'apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources' },
-        kind: { type: 'string', description: 'kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds' },
+        apiVersion: {
+          type: 'string',
+          description:
+            'apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
+        },
+        kind: {
+          type: 'string',
+          description:
+            'kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
+        },
         metadata: {
           description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
           allOf: [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }],
@@ -214,10 +272,14 @@ describe('OpenAPI of a CRD-defined kind: its list, and Swagger 2.0', () => {
       description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
       $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
     });
-    const list = (v2.paths[COLLECTION] as Record<string, { consumes: string[]; produces: string[]; parameters?: { name: string }[] }>);
+    const list = v2.paths[COLLECTION] as Record<string, { consumes: string[]; produces: string[]; parameters?: { name: string }[] }>;
     expect(list.get!.produces).toEqual(['application/json', 'application/yaml']);
     expect(list.delete!.parameters!.map((p) => p.name)).toEqual(LIST);
-    expect((v2.paths[ITEM] as Record<string, { consumes: string[] }>).patch!.consumes).toEqual(['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
+    expect((v2.paths[ITEM] as Record<string, { consumes: string[] }>).patch!.consumes).toEqual([
+      'application/json-patch+json',
+      'application/merge-patch+json',
+      'application/apply-patch+yaml',
+    ]);
   });
 });
 

@@ -16,7 +16,10 @@ const CLIENT_GO_ACCEPT =
 const GV = 'extensions.example.com/v1';
 const GV_ALPHA = 'extensions.example.com/v1alpha1';
 // Both versions of the group, v1 preferred (kube's version priority), as an APIGroup lists them.
-const VERSIONS = [{ groupVersion: GV, version: 'v1' }, { groupVersion: GV_ALPHA, version: 'v1alpha1' }];
+const VERSIONS = [
+  { groupVersion: GV, version: 'v1' },
+  { groupVersion: GV_ALPHA, version: 'v1alpha1' },
+];
 
 let app: FastifyInstance;
 
@@ -72,10 +75,19 @@ describe('GET /apis/<group>/<version>', () => {
     expect(byName.websites!.storageVersionHash).toBe(hash);
 
     expect(byName['websites/status']).toEqual({
-      name: 'websites/status', singularName: '', namespaced: true, kind: 'Website', verbs: ['get', 'patch', 'update'],
+      name: 'websites/status',
+      singularName: '',
+      namespaced: true,
+      kind: 'Website',
+      verbs: ['get', 'patch', 'update'],
     });
     expect(byName['websites/scale']).toEqual({
-      name: 'websites/scale', singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale',
+      name: 'websites/scale',
+      singularName: '',
+      namespaced: true,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
       verbs: ['get', 'patch', 'update'],
     });
   });
@@ -107,11 +119,13 @@ describe('GET /apis', () => {
   const legacy = {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: [{
-      name: 'extensions.example.com',
-      versions: VERSIONS,
-      preferredVersion: { groupVersion: GV, version: 'v1' },
-    }],
+    groups: [
+      {
+        name: 'extensions.example.com',
+        versions: VERSIONS,
+        preferredVersion: { groupVersion: GV, version: 'v1' },
+      },
+    ],
   };
 
   it('serves aggregated discovery v2 to the client-go Accept, echoing the GVK in Content-Type', async () => {
@@ -130,30 +144,34 @@ describe('GET /apis', () => {
       kind: 'APIGroupDiscoveryList',
       apiVersion: 'apidiscovery.k8s.io/v2',
       metadata: {},
-      items: [{
-        metadata: { name: 'extensions.example.com' },
-        versions: ['v1', 'v1alpha1'].map((version) => ({
-          version,
-          freshness: 'Current',
-          resources: [{
-            resource: 'websites',
-            responseKind: { group: 'extensions.example.com', version, kind: 'Website' },
-            scope: 'Namespaced',
-            singularResource: 'website',
-            verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-            shortNames: ['ws'],
-            categories: ['all'],
-            subresources: [
-              { subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] },
+      items: [
+        {
+          metadata: { name: 'extensions.example.com' },
+          versions: ['v1', 'v1alpha1'].map((version) => ({
+            version,
+            freshness: 'Current',
+            resources: [
               {
-                subresource: 'status',
+                resource: 'websites',
                 responseKind: { group: 'extensions.example.com', version, kind: 'Website' },
-                verbs: ['get', 'patch', 'update'],
+                scope: 'Namespaced',
+                singularResource: 'website',
+                verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+                shortNames: ['ws'],
+                categories: ['all'],
+                subresources: [
+                  { subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] },
+                  {
+                    subresource: 'status',
+                    responseKind: { group: 'extensions.example.com', version, kind: 'Website' },
+                    verbs: ['get', 'patch', 'update'],
+                  },
+                ],
               },
             ],
-          }],
-        })),
-      }],
+          })),
+        },
+      ],
     });
   });
 

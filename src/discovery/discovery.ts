@@ -244,8 +244,13 @@ export function apiResourceList(kinds: readonly ResourceDefinition[], group: str
     }
     if (def.subresources.scale) {
       resources.push({
-        name: `${def.plural}/scale`, singularName: '', namespaced: def.namespaced,
-        group: SCALE_GVK.group, version: SCALE_GVK.version, kind: SCALE_GVK.kind, verbs: [...SUBRESOURCE_VERBS],
+        name: `${def.plural}/scale`,
+        singularName: '',
+        namespaced: def.namespaced,
+        group: SCALE_GVK.group,
+        version: SCALE_GVK.version,
+        kind: SCALE_GVK.kind,
+        verbs: [...SUBRESOURCE_VERBS],
       });
     }
     blocks.push({ name: def.plural, entries: resources });

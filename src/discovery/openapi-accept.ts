@@ -18,8 +18,7 @@ const GO_FLOAT = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const parseQ = (raw: string) => (GO_FLOAT.test(raw) ? Number(raw) : 0);
 
 // goautoneg's accept_slice.Less, including its quirk: it never answers false on a lower q first.
-const less = (a: AcceptClause, b: AcceptClause) =>
-  a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subtype !== '*' && b.subtype === '*');
+const less = (a: AcceptClause, b: AcceptClause) => a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subtype !== '*' && b.subtype === '*');
 
 /** goautonegClauses parses an Accept header into clauses sorted the way goautoneg.ParseAccept sorts them. */
 export function goautonegClauses(header: string): AcceptClause[] {

@@ -77,9 +77,7 @@ export function toValidOperationID(s: string, capitalizeFirst: boolean): string 
 const groupName = (group: string) => (group.endsWith('.k8s.io') ? group.slice(0, -'.k8s.io'.length) : group);
 
 /** operationGroupVersion is what GetOperationIDAndTags puts after an operation's verb: `SamplecontrollerV1alpha1`. */
-export const operationGroupVersion = (group: string, version: string) =>
-  toValidOperationID(groupName(group), true) + toValidOperationID(version, true);
+export const operationGroupVersion = (group: string, version: string) => toValidOperationID(groupName(group), true) + toValidOperationID(version, true);
 
 /** operationTag is the tag of a group/version's operations: `samplecontroller_v1alpha1`, `stableExampleCom_v1`. */
-export const operationTag = (group: string, version: string) =>
-  `${toValidOperationID(groupName(group), false)}_${toValidOperationID(version, false)}`;
+export const operationTag = (group: string, version: string) => `${toValidOperationID(groupName(group), false)}_${toValidOperationID(version, false)}`;

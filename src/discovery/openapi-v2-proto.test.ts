@@ -56,13 +56,22 @@ function dropZeroBounds(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropZeroBounds);
   if (!v || typeof v !== 'object') return v;
   const bounds = new Set(['minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems']);
-  return Object.fromEntries(Object.entries(v).filter(([k, x]) => !(bounds.has(k) && x === 0)).map(([k, x]) => [k, dropZeroBounds(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k, x]) => !(bounds.has(k) && x === 0))
+      .map(([k, x]) => [k, dropZeroBounds(x)]),
+  );
 }
 
 // Key order does not matter to a reader of the JSON; compare sorted.
 function sortDeep(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortDeep);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortDeep((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortDeep((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -80,22 +89,35 @@ describe('encodeOpenApiV2', () => {
     //   description=4 (22) · type=22 (b2 01: TypeItem value=1) · vendor_extension=31 (fa 01: NamedAny name=1,
     //   value=2 → Any yaml=2 "true\n")).
     const expected = [
-      '0a03322e30', '12060a0174120176', '4200', '4a26', '0a24', '0a0141', '121f', '220164',
-      'b201080a066f626a656374', 'fa010e0a03782d6b12071205747275650a',
+      '0a03322e30',
+      '12060a0174120176',
+      '4200',
+      '4a26',
+      '0a24',
+      '0a0141',
+      '121f',
+      '220164',
+      'b201080a066f626a656374',
+      'fa010e0a03782d6b12071205747275650a',
     ].join('');
     expect(encodeOpenApiV2(doc).toString('hex')).toBe(expected);
   });
 
   it('keeps a present empty object and a false additionalProperties, drops zero scalars (proto3, as Go marshals)', () => {
     const doc = {
-      swagger: '2.0', info: { title: 't', version: 'v' }, paths: {},
+      swagger: '2.0',
+      info: { title: 't', version: 'v' },
+      paths: {},
       definitions: { A: { properties: {}, additionalProperties: false, minimum: 0, description: '' } },
     };
     const a = decode(encodeOpenApiV2(doc)).definitions.additional_properties[0].value;
     expect(a.properties).toEqual({});
     expect(a.additional_properties).toMatchObject({ oneof: 'boolean', boolean: false });
     expect(a.minimum).toBeUndefined();
-    expect(Object.keys(DocumentType.decode(encodeOpenApiV2(doc)).toJSON().definitions.additional_properties[0].value).sort()).toEqual(['additional_properties', 'properties']);
+    expect(Object.keys(DocumentType.decode(encodeOpenApiV2(doc)).toJSON().definitions.additional_properties[0].value).sort()).toEqual([
+      'additional_properties',
+      'properties',
+    ]);
   });
 
   it('refuses a member gnostic would refuse (kube would fail to convert and answer 503)', () => {
@@ -122,7 +144,8 @@ describe('our Swagger document in protobuf', () => {
     // `BearerToken: []`: a present StringArray with no values.
     expect(message.security).toEqual([{ additional_properties: [{ name: 'BearerToken', value: {} }] }]);
     expect(message.security_definitions.additional_properties[0]).toMatchObject({
-      name: 'BearerToken', value: { oneof: 'api_key_security', api_key_security: { type: 'apiKey', name: 'authorization', in: 'header' } },
+      name: 'BearerToken',
+      value: { oneof: 'api_key_security', api_key_security: { type: 'apiKey', name: 'authorization', in: 'header' } },
     });
     expect(message.definitions.additional_properties.map((d: Msg) => d.name)).toEqual(Object.keys(json.definitions));
   });
@@ -163,10 +186,14 @@ describe('our Swagger document in protobuf', () => {
         expect(op.produces).toEqual(j.produces);
         expect(op.schemes).toEqual(j.schemes);
         expect(op.tags).toEqual(j.tags);
-        expect(extensions(op)).toEqual({ 'x-kubernetes-action': j['x-kubernetes-action'], 'x-kubernetes-group-version-kind': j['x-kubernetes-group-version-kind'] });
+        expect(extensions(op)).toEqual({
+          'x-kubernetes-action': j['x-kubernetes-action'],
+          'x-kubernetes-group-version-kind': j['x-kubernetes-group-version-kind'],
+        });
         expect(sortDeep((op.parameters ?? []).map(param))).toEqual(sortDeep(j.parameters ?? []));
         const responses = pairs(op.responses.response_code, (r) => ({
-          description: r.response.description, ...(r.response.schema ? { schema: schemaJson(r.response.schema.schema) } : {}),
+          description: r.response.description,
+          ...(r.response.schema ? { schema: schemaJson(r.response.schema.schema) } : {}),
         }));
         expect(responses).toEqual(j.responses);
       }

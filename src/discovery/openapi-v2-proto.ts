@@ -50,14 +50,22 @@ export function yamlOf(value: unknown): string {
 
 const any: Convert = (v) => ({ yaml: yamlOf(v) });
 const anys: Convert = (v, at) => (Array.isArray(v) ? v.map((x) => any(x, at)) : fail(at, 'is not a list'));
-const object = (spec: ObjectSpec): Convert => (v, at) => convert(v, spec, at);
-const list = (c: Convert): Convert => (v, at) => (Array.isArray(v) ? v.map((x, i) => c(x, `${at}[${i}]`)) : fail(at, 'is not a list'));
+const object =
+  (spec: ObjectSpec): Convert =>
+  (v, at) =>
+    convert(v, spec, at);
+const list =
+  (c: Convert): Convert =>
+  (v, at) =>
+    Array.isArray(v) ? v.map((x, i) => c(x, `${at}[${i}]`)) : fail(at, 'is not a list');
 
 // A JSON map as repeated `{name, value}` pairs, in key order, wrapped in a message under `field`.
-const named = (c: Convert, field = 'additional_properties'): Convert => (v, at) => {
-  if (!isObject(v)) fail(at, 'is not an object');
-  return { [field]: Object.entries(v).map(([name, value]) => ({ name, value: c(value, `${at}.${name}`) })) };
-};
+const named =
+  (c: Convert, field = 'additional_properties'): Convert =>
+  (v, at) => {
+    if (!isObject(v)) fail(at, 'is not an object');
+    return { [field]: Object.entries(v).map(([name, value]) => ({ name, value: c(value, `${at}.${name}`) })) };
+  };
 
 /** convert maps one JSON object onto a message following its spec; throws on members gnostic would refuse. */
 function convert(v: unknown, spec: ObjectSpec, at: string): Message {
@@ -86,18 +94,32 @@ const jsonReference: ObjectSpec = { fields: { $ref: ['_ref', str], description: 
 
 // The validation keywords primitives share (parameters, headers, items), by JSON name.
 const primitiveFields = (items: Convert): ObjectSpec['fields'] => ({
-  type: ['type', str], format: ['format', str], items: ['items', items], collectionFormat: ['collection_format', str],
-  default: ['default', any], maximum: ['maximum', num], exclusiveMaximum: ['exclusive_maximum', bool],
-  minimum: ['minimum', num], exclusiveMinimum: ['exclusive_minimum', bool], maxLength: ['max_length', int],
-  minLength: ['min_length', int], pattern: ['pattern', str], maxItems: ['max_items', int], minItems: ['min_items', int],
-  uniqueItems: ['unique_items', bool], enum: ['enum', anys], multipleOf: ['multiple_of', num],
+  type: ['type', str],
+  format: ['format', str],
+  items: ['items', items],
+  collectionFormat: ['collection_format', str],
+  default: ['default', any],
+  maximum: ['maximum', num],
+  exclusiveMaximum: ['exclusive_maximum', bool],
+  minimum: ['minimum', num],
+  exclusiveMinimum: ['exclusive_minimum', bool],
+  maxLength: ['max_length', int],
+  minLength: ['min_length', int],
+  pattern: ['pattern', str],
+  maxItems: ['max_items', int],
+  minItems: ['min_items', int],
+  uniqueItems: ['unique_items', bool],
+  enum: ['enum', anys],
+  multipleOf: ['multiple_of', num],
 });
 
 const primitivesItems: ObjectSpec = { fields: {}, extensions: EXT };
 primitivesItems.fields = primitiveFields(object(primitivesItems));
 
 const header: ObjectSpec = {
-  fields: { ...primitiveFields(object(primitivesItems)), description: ['description', str] }, required: ['type'], extensions: EXT,
+  fields: { ...primitiveFields(object(primitivesItems)), description: ['description', str] },
+  required: ['type'],
+  extensions: EXT,
 };
 
 const schema: ObjectSpec = { fields: {}, extensions: EXT };
@@ -107,12 +129,25 @@ const xml: ObjectSpec = {
   extensions: EXT,
 };
 schema.fields = {
-  $ref: ['_ref', str], format: ['format', str], title: ['title', str], description: ['description', str],
-  default: ['default', any], multipleOf: ['multiple_of', num], maximum: ['maximum', num],
-  exclusiveMaximum: ['exclusive_maximum', bool], minimum: ['minimum', num], exclusiveMinimum: ['exclusive_minimum', bool],
-  maxLength: ['max_length', int], minLength: ['min_length', int], pattern: ['pattern', str],
-  maxItems: ['max_items', int], minItems: ['min_items', int], uniqueItems: ['unique_items', bool],
-  maxProperties: ['max_properties', int], minProperties: ['min_properties', int], required: ['required', strings],
+  $ref: ['_ref', str],
+  format: ['format', str],
+  title: ['title', str],
+  description: ['description', str],
+  default: ['default', any],
+  multipleOf: ['multiple_of', num],
+  maximum: ['maximum', num],
+  exclusiveMaximum: ['exclusive_maximum', bool],
+  minimum: ['minimum', num],
+  exclusiveMinimum: ['exclusive_minimum', bool],
+  maxLength: ['max_length', int],
+  minLength: ['min_length', int],
+  pattern: ['pattern', str],
+  maxItems: ['max_items', int],
+  minItems: ['min_items', int],
+  uniqueItems: ['unique_items', bool],
+  maxProperties: ['max_properties', int],
+  minProperties: ['min_properties', int],
+  required: ['required', strings],
   enum: ['enum', anys],
   // A schema or a boolean; a boolean is a oneof member, so `false` is still sent.
   additionalProperties: ['additional_properties', (v, at) => (typeof v === 'boolean' ? { boolean: v } : { schema: schemaConv(v, at) })],
@@ -121,8 +156,11 @@ schema.fields = {
   items: ['items', (v, at) => ({ schema: [schemaConv(v, at)] })],
   allOf: ['all_of', list(schemaConv)],
   properties: ['properties', named(schemaConv)],
-  discriminator: ['discriminator', str], readOnly: ['read_only', bool], xml: ['xml', object(xml)],
-  externalDocs: ['external_docs', object(externalDocs)], example: ['example', any],
+  discriminator: ['discriminator', str],
+  readOnly: ['read_only', bool],
+  xml: ['xml', object(xml)],
+  externalDocs: ['external_docs', object(externalDocs)],
+  example: ['example', any],
 };
 
 const nonBodyCommon = { required: ['required', bool], in: ['in', str], description: ['description', str], name: ['name', str] } as const;
@@ -130,7 +168,10 @@ const withEmptyValue = { allowEmptyValue: ['allow_empty_value', bool] } as const
 // Which sub-schema message a non-body parameter becomes, by `in` (gnostic validates `in` against each one's enum).
 const NON_BODY: Record<string, readonly [field: string, spec: ObjectSpec]> = {
   header: ['header_parameter_sub_schema', { fields: { ...nonBodyCommon, ...primitiveFields(object(primitivesItems)) }, extensions: EXT }],
-  formData: ['form_data_parameter_sub_schema', { fields: { ...nonBodyCommon, ...withEmptyValue, ...primitiveFields(object(primitivesItems)) }, extensions: EXT }],
+  formData: [
+    'form_data_parameter_sub_schema',
+    { fields: { ...nonBodyCommon, ...withEmptyValue, ...primitiveFields(object(primitivesItems)) }, extensions: EXT },
+  ],
   query: ['query_parameter_sub_schema', { fields: { ...nonBodyCommon, ...withEmptyValue, ...primitiveFields(object(primitivesItems)) }, extensions: EXT }],
   path: ['path_parameter_sub_schema', { fields: { ...nonBodyCommon, ...primitiveFields(object(primitivesItems)) }, required: ['required'], extensions: EXT }],
 };
@@ -147,8 +188,7 @@ const parameter: Convert = (v, at) => {
   if (!sub) fail(at, `has unexpected value for in: ${JSON.stringify(v.in)}`);
   return { non_body_parameter: { [sub[0]]: convert(v, sub[1], at) } };
 };
-const parametersItem: Convert = (v, at) =>
-  isObject(v) && '$ref' in v ? { json_reference: convert(v, jsonReference, at) } : { parameter: parameter(v, at) };
+const parametersItem: Convert = (v, at) => (isObject(v) && '$ref' in v ? { json_reference: convert(v, jsonReference, at) } : { parameter: parameter(v, at) });
 
 const response: ObjectSpec = {
   fields: {
@@ -180,10 +220,17 @@ const securityRequirement: Convert = named((v, at) => ({ value: strings(v, at) }
 
 const operation: ObjectSpec = {
   fields: {
-    tags: ['tags', strings], summary: ['summary', str], description: ['description', str],
-    externalDocs: ['external_docs', object(externalDocs)], operationId: ['operation_id', str],
-    produces: ['produces', strings], consumes: ['consumes', strings], parameters: ['parameters', list(parametersItem)],
-    responses: ['responses', responses], schemes: ['schemes', strings], deprecated: ['deprecated', bool],
+    tags: ['tags', strings],
+    summary: ['summary', str],
+    description: ['description', str],
+    externalDocs: ['external_docs', object(externalDocs)],
+    operationId: ['operation_id', str],
+    produces: ['produces', strings],
+    consumes: ['consumes', strings],
+    parameters: ['parameters', list(parametersItem)],
+    responses: ['responses', responses],
+    schemes: ['schemes', strings],
+    deprecated: ['deprecated', bool],
     security: ['security', list(securityRequirement)],
   },
   required: ['responses'],
@@ -191,7 +238,8 @@ const operation: ObjectSpec = {
 };
 const pathItem: ObjectSpec = {
   fields: {
-    $ref: ['_ref', str], parameters: ['parameters', list(parametersItem)],
+    $ref: ['_ref', str],
+    parameters: ['parameters', list(parametersItem)],
     ...Object.fromEntries(['get', 'put', 'post', 'delete', 'options', 'head', 'patch'].map((m) => [m, [m, object(operation)] as const])),
   },
   extensions: EXT,
@@ -221,9 +269,14 @@ const tokenUrl = { tokenUrl: ['token_url', str] } as const;
 // A security scheme becomes the message its `type` (and, for oauth2, `flow`) names.
 const SECURITY_SCHEMES: Record<string, readonly [field: string, spec: ObjectSpec]> = {
   basic: ['basic_authentication_security', { fields: { type: ['type', str], description: ['description', str] }, required: ['type'], extensions: EXT }],
-  apiKey: ['api_key_security', {
-    fields: { type: ['type', str], name: ['name', str], in: ['in', str], description: ['description', str] }, required: ['in', 'name', 'type'], extensions: EXT,
-  }],
+  apiKey: [
+    'api_key_security',
+    {
+      fields: { type: ['type', str], name: ['name', str], in: ['in', str], description: ['description', str] },
+      required: ['in', 'name', 'type'],
+      extensions: EXT,
+    },
+  ],
   'oauth2/implicit': ['oauth2_implicit_security', oauth2(authorizationUrl)],
   'oauth2/password': ['oauth2_password_security', oauth2(tokenUrl)],
   'oauth2/application': ['oauth2_application_security', oauth2(tokenUrl)],
@@ -239,7 +292,10 @@ const securityScheme: Convert = (v, at) => {
 
 const info: ObjectSpec = {
   fields: {
-    title: ['title', str], version: ['version', str], description: ['description', str], termsOfService: ['terms_of_service', str],
+    title: ['title', str],
+    version: ['version', str],
+    description: ['description', str],
+    termsOfService: ['terms_of_service', str],
     contact: ['contact', object({ fields: { name: ['name', str], url: ['url', str], email: ['email', str] }, extensions: EXT })],
     license: ['license', object({ fields: { name: ['name', str], url: ['url', str] }, required: ['name'], extensions: EXT })],
   },
@@ -254,11 +310,20 @@ const tag: ObjectSpec = {
 
 const document: ObjectSpec = {
   fields: {
-    swagger: ['swagger', str], info: ['info', object(info)], host: ['host', str], basePath: ['base_path', str],
-    schemes: ['schemes', strings], consumes: ['consumes', strings], produces: ['produces', strings], paths: ['paths', paths],
-    definitions: ['definitions', named(schemaConv)], parameters: ['parameters', named(parameter)],
-    responses: ['responses', named(object(response))], security: ['security', list(securityRequirement)],
-    securityDefinitions: ['security_definitions', named(securityScheme)], tags: ['tags', list(object(tag))],
+    swagger: ['swagger', str],
+    info: ['info', object(info)],
+    host: ['host', str],
+    basePath: ['base_path', str],
+    schemes: ['schemes', strings],
+    consumes: ['consumes', strings],
+    produces: ['produces', strings],
+    paths: ['paths', paths],
+    definitions: ['definitions', named(schemaConv)],
+    parameters: ['parameters', named(parameter)],
+    responses: ['responses', named(object(response))],
+    security: ['security', list(securityRequirement)],
+    securityDefinitions: ['security_definitions', named(securityScheme)],
+    tags: ['tags', list(object(tag))],
     externalDocs: ['external_docs', object(externalDocs)],
   },
   required: ['info', 'paths', 'swagger'],

@@ -21,8 +21,16 @@ const WEBSITE_GVK = { group: G, version: V, kind: 'Website' };
 const SCALE_GVK = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 const LIST_PARAMS = [
-  'allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit',
-  'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'timeoutSeconds', 'watch',
+  'allowWatchBookmarks',
+  'continue',
+  'fieldSelector',
+  'labelSelector',
+  'limit',
+  'resourceVersion',
+  'resourceVersionMatch',
+  'sendInitialEvents',
+  'timeoutSeconds',
+  'watch',
 ];
 
 type Op = Record<string, unknown> & {
@@ -81,8 +89,12 @@ function refs(value: unknown, found: string[] = []): string[] {
 // x-kubernetes-group-version-kind list contains it.
 function explainLookup(doc: OpenAPIV3Document, resource: string): OpenAPISchema | undefined {
   const prefix = `/apis/${G}/${V}`;
-  const candidates = [`${prefix}/${resource}`, `${prefix}/${resource}/{name}`,
-    `${prefix}/namespaces/{namespace}/${resource}`, `${prefix}/namespaces/{namespace}/${resource}/{name}`];
+  const candidates = [
+    `${prefix}/${resource}`,
+    `${prefix}/${resource}/{name}`,
+    `${prefix}/namespaces/{namespace}/${resource}`,
+    `${prefix}/namespaces/{namespace}/${resource}/{name}`,
+  ];
   let gvk: unknown;
   for (const p of candidates) {
     for (const m of ['get', 'post', 'put', 'patch', 'delete']) {
@@ -91,7 +103,8 @@ function explainLookup(doc: OpenAPIV3Document, resource: string): OpenAPISchema 
   }
   if (!gvk) return undefined;
   return Object.values(doc.components.schemas).find((s) =>
-    (s['x-kubernetes-group-version-kind'] as unknown[] | undefined)?.some((x) => JSON.stringify(x) === JSON.stringify(gvk)));
+    (s['x-kubernetes-group-version-kind'] as unknown[] | undefined)?.some((x) => JSON.stringify(x) === JSON.stringify(gvk)),
+  );
 }
 
 describe('GET /openapi/v3', () => {
@@ -160,9 +173,17 @@ describe('v3 document content', () => {
       `/apis/${G}/${V}/websites`,
     ]);
     const item = v3.paths[`/apis/${G}/${V}/namespaces/{namespace}/websites/{name}`]!;
-    expect(Object.keys(item).filter((k) => k !== 'parameters').sort()).toEqual(['delete', 'get', 'patch', 'put']);
+    expect(
+      Object.keys(item)
+        .filter((k) => k !== 'parameters')
+        .sort(),
+    ).toEqual(['delete', 'get', 'patch', 'put']);
     const coll = v3.paths[`/apis/${G}/${V}/namespaces/{namespace}/websites`]!;
-    expect(Object.keys(coll).filter((k) => k !== 'parameters').sort()).toEqual(['delete', 'get', 'post']);
+    expect(
+      Object.keys(coll)
+        .filter((k) => k !== 'parameters')
+        .sort(),
+    ).toEqual(['delete', 'get', 'post']);
   });
 
   it('gives every operation an operationId, an action and a GVK object', () => {
@@ -187,7 +208,9 @@ describe('v3 document content', () => {
     expect(patches.length).toBe(3);
     for (const { op } of patches) {
       expect(Object.keys(op.requestBody!.content).sort()).toEqual([
-        'application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json',
+        'application/apply-patch+yaml',
+        'application/json-patch+json',
+        'application/merge-patch+json',
       ]);
       expect(JSON.stringify(op)).not.toContain('strategic-merge-patch');
       const names = op.parameters!.map((p) => p.name);
@@ -225,8 +248,21 @@ describe('v3 document content', () => {
     expect(website.properties!.metadata).toMatchObject({ allOf: [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }] });
     expect(s[WEBSITE_LIST]!['x-kubernetes-group-version-kind']).toEqual([{ ...WEBSITE_GVK, kind: 'WebsiteList' }]);
     const meta = s['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']!;
-    for (const f of ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-      'deletionTimestamp', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields']) {
+    for (const f of [
+      'name',
+      'generateName',
+      'namespace',
+      'uid',
+      'resourceVersion',
+      'generation',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'labels',
+      'annotations',
+      'ownerReferences',
+      'finalizers',
+      'managedFields',
+    ]) {
       expect(meta.properties![f]?.description, f).toBeTruthy();
     }
     for (const name of ['ListMeta', 'Status', 'DeleteOptions', 'Patch']) expect(s[`io.k8s.apimachinery.pkg.apis.meta.v1.${name}`]).toBeDefined();
@@ -260,7 +296,11 @@ describe('GET /openapi/v2', () => {
   });
 
   it('keeps every path under /apis/<g>/<v>/ (the aggregator drops the rest)', () => {
-    for (const p of Object.keys(v2.paths)) expect(VERSIONS.some((v) => p.startsWith(`/apis/${G}/${v}/`)), p).toBe(true);
+    for (const p of Object.keys(v2.paths))
+      expect(
+        VERSIONS.some((v) => p.startsWith(`/apis/${G}/${v}/`)),
+        p,
+      ).toBe(true);
     // Five paths per version: collection and item, all namespaces, status, scale.
     for (const v of VERSIONS) expect(Object.keys(v2.paths).filter((p) => p.startsWith(`/apis/${G}/${v}/`)).length, v).toBe(5);
   });

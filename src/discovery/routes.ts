@@ -143,26 +143,27 @@ export function registerDiscoveryRoutes(app: FastifyInstance, kinds: readonly Re
 
   app.get('/openapi/v3', async (req, reply) => sendCached(reply, req.headers['if-none-match'], v3Index));
 
-  app.get<{ Params: { group: string; version: string }; Querystring: { hash?: string | string[] } }>(
-    '/openapi/v3/apis/:group/:version',
-    async (req, reply) => {
-      const { group, version: v } = req.params;
-      const doc = v3Docs.get(openApiV3Path(group, v));
-      if (!doc) throw notFoundPath();
-      reply.header('vary', 'Accept');
-      if (negotiateOpenApi(req.headers.accept, OPENAPI_V3_OFFERS) === undefined) return reply.code(406).send();
-      reply.header('etag', doc.etag);
-      const hash = single(req.query.hash);
-      if (hash) {
-        // A stale hash (e.g. kubectl's disk cache after an upgrade) is redirected to the current immutable URL.
-        if (hash !== doc.hash) return reply.code(301).header('location', openApiV3URL(group, v, doc.hash)).send();
-        const expires = new Date();
-        expires.setUTCFullYear(expires.getUTCFullYear() + 1);
-        reply.header('cache-control', 'public, immutable');
-        reply.header('expires', expires.toUTCString());
-      }
-      if (ifNoneMatchHits(req.headers['if-none-match'], doc.etag)) return reply.code(304).send();
-      return sendDocument(reply, doc);
-    },
-  );
+  app.get<{ Params: { group: string; version: string }; Querystring: { hash?: string | string[] } }>('/openapi/v3/apis/:group/:version', async (req, reply) => {
+    const { group, version: v } = req.params;
+    const doc = v3Docs.get(openApiV3Path(group, v));
+    if (!doc) throw notFoundPath();
+    reply.header('vary', 'Accept');
+    if (negotiateOpenApi(req.headers.accept, OPENAPI_V3_OFFERS) === undefined) return reply.code(406).send();
+    reply.header('etag', doc.etag);
+    const hash = single(req.query.hash);
+    if (hash) {
+      // A stale hash (e.g. kubectl's disk cache after an upgrade) is redirected to the current immutable URL.
+      if (hash !== doc.hash)
+        return reply
+          .code(301)
+          .header('location', openApiV3URL(group, v, doc.hash))
+          .send();
+      const expires = new Date();
+      expires.setUTCFullYear(expires.getUTCFullYear() + 1);
+      reply.header('cache-control', 'public, immutable');
+      reply.header('expires', expires.toUTCString());
+    }
+    if (ifNoneMatchHits(req.headers['if-none-match'], doc.etag)) return reply.code(304).send();
+    return sendDocument(reply, doc);
+  });
 }

@@ -23,10 +23,13 @@ describe('GzipMembers', () => {
 
   it('makes one member per turn of the event loop, in order, each ended by a sync flush', async () => {
     const written: Buffer[] = [];
-    const m = new GzipMembers((b) => {
-      written.push(b);
-      return true;
-    }, () => {});
+    const m = new GzipMembers(
+      (b) => {
+        written.push(b);
+        return true;
+      },
+      () => {},
+    );
     m.send('a\n');
     m.send('b\n');
     await settle();
@@ -38,7 +41,10 @@ describe('GzipMembers', () => {
 
   it('reports no room while the transport is full, until it drains', async () => {
     let full = true;
-    const m = new GzipMembers(() => !full, () => {});
+    const m = new GzipMembers(
+      () => !full,
+      () => {},
+    );
     expect(m.send('a\n')).toBe(true);
     await settle();
     expect(m.send('b\n')).toBe(false);
@@ -49,7 +55,10 @@ describe('GzipMembers', () => {
 
   it('reports no room while more than 1 MiB waits to be compressed, and calls room once it is written', async () => {
     let rooms = 0;
-    const m = new GzipMembers(() => true, () => rooms++);
+    const m = new GzipMembers(
+      () => true,
+      () => rooms++,
+    );
     const big = Buffer.alloc(600 * 1024, 'a');
     expect(m.send(big)).toBe(true);
     expect(m.send(big)).toBe(false);
@@ -60,17 +69,23 @@ describe('GzipMembers', () => {
 
   it('writes whatever is pending before end calls back, and nothing after discard', async () => {
     const written: Buffer[] = [];
-    const m = new GzipMembers((b) => {
-      written.push(b);
-      return true;
-    }, () => {});
+    const m = new GzipMembers(
+      (b) => {
+        written.push(b);
+        return true;
+      },
+      () => {},
+    );
     m.send('last\n');
     await new Promise<void>((r) => m.end(r));
     expect(gunzipSync(Buffer.concat(written)).toString()).toBe('last\n');
-    const d = new GzipMembers((b) => {
-      written.push(b);
-      return true;
-    }, () => {});
+    const d = new GzipMembers(
+      (b) => {
+        written.push(b);
+        return true;
+      },
+      () => {},
+    );
     d.send('dropped\n');
     d.flush();
     d.discard();

@@ -73,7 +73,10 @@ export class GzipMembers {
   #refused = false;
   #stopped = false;
 
-  constructor(private readonly write: (member: Buffer) => boolean, private readonly room: () => void) {}
+  constructor(
+    private readonly write: (member: Buffer) => boolean,
+    private readonly room: () => void,
+  ) {}
 
   /** send adds a line; false when the transport is full or too much waits to be compressed (`room` follows). */
   send(line: string | Buffer): boolean {

@@ -39,23 +39,57 @@ beforeAll(async () => {
   app = appOf((a) => installRestMap(a, map, new WatchRegistry()));
   await app.ready();
   const create = (url: string, body: object) => app.inject({ method: 'POST', url, payload: body });
-  expect((await create(WEBSITES, { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'w' }, spec: { git: { repository: 'https://github.com/a/b' } } })).statusCode).toBe(201);
-  expect((await create(TICKETS, { apiVersion: 'testing.example.com/v1', kind: 'FlightTicket', metadata: { name: 't' }, spec: { departure: 'ICN', destination: 'SFO' } })).statusCode).toBe(201);
-  expect((await create(AIRPORTS, { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Seoul' } })).statusCode).toBe(201);
+  expect(
+    (
+      await create(WEBSITES, {
+        apiVersion: 'extensions.example.com/v1',
+        kind: 'Website',
+        metadata: { name: 'w' },
+        spec: { git: { repository: 'https://github.com/a/b' } },
+      })
+    ).statusCode,
+  ).toBe(201);
+  expect(
+    (
+      await create(TICKETS, {
+        apiVersion: 'testing.example.com/v1',
+        kind: 'FlightTicket',
+        metadata: { name: 't' },
+        spec: { departure: 'ICN', destination: 'SFO' },
+      })
+    ).statusCode,
+  ).toBe(201);
+  expect(
+    (await create(AIRPORTS, { apiVersion: 'testing.example.com/v1', kind: 'Airport', metadata: { name: 'icn' }, spec: { city: 'Seoul' } })).statusCode,
+  ).toBe(201);
 });
 afterAll(() => app.close());
 
 async function call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown) {
-  const r = await app.inject({ method, url, ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+  const r = await app.inject({
+    method,
+    url,
+    ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+  });
   return { code: r.statusCode, body: r.json() as { kind?: string; reason?: string; message?: string; spec?: unknown } };
 }
 
 describe('installer', () => {
   it.each([
-    ['a DELETE of /scale (GET, PUT and PATCH only)', 'DELETE', `${WEBSITES}/w/scale`, 'delete is not supported on resources of kind "websites.extensions.example.com"'],
+    [
+      'a DELETE of /scale (GET, PUT and PATCH only)',
+      'DELETE',
+      `${WEBSITES}/w/scale`,
+      'delete is not supported on resources of kind "websites.extensions.example.com"',
+    ],
     ['a POST to /status', 'POST', `${TICKETS}/t/status`, 'post is not supported on resources of kind "flighttickets.testing.example.com"'],
     ['a POST to an object', 'POST', `${TICKETS}/t`, 'post is not supported on resources of kind "flighttickets.testing.example.com"'],
-    ['a create across all namespaces', 'POST', '/apis/testing.example.com/v1/flighttickets', 'create is not supported on resources of kind "flighttickets.testing.example.com"'],
+    [
+      'a create across all namespaces',
+      'POST',
+      '/apis/testing.example.com/v1/flighttickets',
+      'create is not supported on resources of kind "flighttickets.testing.example.com"',
+    ],
     ['a PUT of a collection', 'PUT', AIRPORTS, 'put is not supported on resources of kind "airports.testing.example.com"'],
   ] as const)('%s is 405 naming its verb', async (_what, method, url, message) => {
     const r = await call(method, url, method === 'DELETE' ? undefined : {});
@@ -81,7 +115,12 @@ describe('installer', () => {
     expect(scale.body).toMatchObject({ kind: 'Scale', spec: { replicas: 1 } });
     const put = await call('PUT', `${WEBSITES}/w/scale`, { ...scale.body, spec: { replicas: 2 } });
     expect(put.body).toMatchObject({ kind: 'Scale', spec: { replicas: 2 } });
-    const patched = await app.inject({ method: 'PATCH', url: `${TICKETS}/t/status`, payload: { status: { booked: true } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    const patched = await app.inject({
+      method: 'PATCH',
+      url: `${TICKETS}/t/status`,
+      payload: { status: { booked: true } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
     expect(patched.json()).toMatchObject({ kind: 'FlightTicket', status: { booked: true } });
   });
 
@@ -89,11 +128,16 @@ describe('installer', () => {
     const gv = map.groupVersions.find((g) => g.group === 'testing.example.com');
     const status = gv?.resources.get('flighttickets/status') as StatusStore;
     const readOnly = { def: status.def, gr: status.gr, get: (ns: string | undefined, name: string) => status.get(ns, name) } as unknown as RestStorage;
-    const only = appOf((a) => installGroupVersion(a, { group: 'testing.example.com', version: 'v1', resources: new Map([['flighttickets/status', readOnly]]) }, new WatchRegistry()));
+    const only = appOf((a) =>
+      installGroupVersion(a, { group: 'testing.example.com', version: 'v1', resources: new Map([['flighttickets/status', readOnly]]) }, new WatchRegistry()),
+    );
     expect((await only.inject({ method: 'GET', url: `${TICKETS}/t/status` })).statusCode).toBe(200);
     for (const method of ['PUT', 'PATCH'] as const) {
       const r = await only.inject({ method, url: `${TICKETS}/t/status`, payload: {} });
-      expect([r.statusCode, r.json().message]).toEqual([405, `${method.toLowerCase()} is not supported on resources of kind "flighttickets.testing.example.com"`]);
+      expect([r.statusCode, r.json().message]).toEqual([
+        405,
+        `${method.toLowerCase()} is not supported on resources of kind "flighttickets.testing.example.com"`,
+      ]);
     }
     await only.close();
   });

@@ -77,8 +77,9 @@ function installObject(app: FastifyInstance, store: ResourceStore, watches: Watc
   route(app, { ...base, url: collection, preParsing: typedBody }, def, false, collectionVerbs, (req) => methodNotSupported(gr, req.method.toLowerCase()));
   // All namespaces: list and watch only.
   if (def.namespaced) {
-    route(app, { ...base, url: `/apis/${def.group}/${def.version}/${def.plural}` }, def, false, lister ? { GET: lister } : {},
-      (req) => methodNotSupported(gr, req.method === 'POST' ? 'create' : req.method.toLowerCase()));
+    route(app, { ...base, url: `/apis/${def.group}/${def.version}/${def.plural}` }, def, false, lister ? { GET: lister } : {}, (req) =>
+      methodNotSupported(gr, req.method === 'POST' ? 'create' : req.method.toLowerCase()),
+    );
   }
   const verbs: Verbs = {};
   if (canGet(store)) verbs.GET = getObject(store);
@@ -92,7 +93,10 @@ function installObject(app: FastifyInstance, store: ResourceStore, watches: Watc
   });
   // A subresource the kind does not have (its own are installed beside, as static paths) is not found.
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
-    ...base, method: [...ALL_METHODS], url: `${collection}/:name/:subresource`, preParsing: typedBody,
+    ...base,
+    method: [...ALL_METHODS],
+    url: `${collection}/:name/:subresource`,
+    preParsing: typedBody,
     handler: async (req) => {
       throw notFound(gr, req.params['name'] ?? '');
     },
@@ -108,8 +112,9 @@ function installSubresource(app: FastifyInstance, rest: RestStorage, sub: string
   if (canGet(rest)) verbs.GET = getSubresource(rest, answer);
   if (canUpdate(rest)) verbs.PUT = update(rest, answer);
   if (canPatch(rest)) verbs.PATCH = patch(rest, answer);
-  route(app, { ...routeBase(def), url: `${collectionPath(def)}/:name/${sub}`, preParsing: typedBody }, def, true, verbs,
-    (req) => methodNotSupported(gr, req.method.toLowerCase()));
+  route(app, { ...routeBase(def), url: `${collectionPath(def)}/:name/${sub}`, preParsing: typedBody }, def, true, verbs, (req) =>
+    methodNotSupported(gr, req.method.toLowerCase()),
+  );
 }
 
 type RouteBase = ReturnType<typeof routeBase> & { url: string; preParsing?: typeof typedBody };
@@ -118,7 +123,14 @@ type RouteBase = ReturnType<typeof routeBase> & { url: string; preParsing?: type
  * route installs one path for every method: the ones in `verbs` go to their handler, the others get `refuse`'s
  * answer. `subresource`: the namespace is checked as soon as the answer is negotiated (these routes' order).
  */
-function route(app: FastifyInstance, base: RouteBase, def: ResourceDefinition, subresource: boolean, verbs: Verbs, refuse: (req: Req, call: Call) => StatusError): void {
+function route(
+  app: FastifyInstance,
+  base: RouteBase,
+  def: ResourceDefinition,
+  subresource: boolean,
+  verbs: Verbs,
+  refuse: (req: Req, call: Call) => StatusError,
+): void {
   app.route<{ Params: Record<string, string>; Querystring: Query }>({
     ...base,
     method: [...ALL_METHODS],
@@ -155,7 +167,12 @@ function callOf(req: Req, def: ResourceDefinition, subresource: boolean): Call {
 function routeBase(def: ResourceDefinition) {
   const warning = def.deprecationWarning;
   const deprecation = warning
-    ? { onRequest: (_req: FastifyRequest, reply: FastifyReply, done: () => void) => { sendWarnings(reply, [warning]); done(); } }
+    ? {
+        onRequest: (_req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+          sendWarnings(reply, [warning]);
+          done();
+        },
+      }
     : {};
   return { config: { resource: def.plural, group: def.group, version: def.version }, ...deprecation };
 }

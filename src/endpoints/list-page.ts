@@ -26,7 +26,10 @@ export function waitForRevision(store: ResourceStore, wanted: number): Promise<b
 
 /** readListPage reads the page the options ask for, waiting or failing as the semantics say. */
 export async function readListPage(
-  store: ResourceStore, namespace: string | undefined, opts: ListOptions, encoded = false,
+  store: ResourceStore,
+  namespace: string | undefined,
+  opts: ListOptions,
+  encoded = false,
 ): Promise<{ items: KubeObject[]; encoded?: Uint8Array[]; meta: ListMeta }> {
   const scope = listScope(store.gr.group, store.gr.resource, namespace);
   const page = { ...(await pageRequest(store, opts, scope)), ...(encoded ? { encoded } : {}) };

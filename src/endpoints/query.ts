@@ -8,12 +8,18 @@
 import { badRequest } from '../apis/meta/errors.js';
 import type { FieldSelector } from '../apis/meta/fields.js';
 import type { LabelSelector } from '../apis/meta/labels.js';
+import { invalidOptions, validateListOptions, validateTableOptions, validateWriteOptions } from '../apis/meta/options-validation.js';
 import {
-  invalidOptions, validateListOptions, validateTableOptions, validateWriteOptions,
-} from '../apis/meta/options-validation.js';
-import {
-  decodeDeleteOptions, decodeGetOptions, decodeListOptions, decodeTableOptions, decodeWriteOptions, first, goQuote, parseUint64,
-  queryOf, type QueryValues,
+  decodeDeleteOptions,
+  decodeGetOptions,
+  decodeListOptions,
+  decodeTableOptions,
+  decodeWriteOptions,
+  first,
+  goQuote,
+  parseUint64,
+  queryOf,
+  type QueryValues,
 } from '../apis/meta/parameter-codec.js';
 import { decodeDeleteOptionsBody, GoDecodeError } from '../apis/meta/decode.js';
 import type { DeleteOptions, FieldValidation, WriteOptions } from '../registry/store.js';
@@ -67,7 +73,8 @@ export function parseListOptions(q: QueryValues, namespaced = true, selectable: 
   const errs = validateListOptions(o);
   if (errs.length) throw invalidOptions('ListOptions', errs);
   for (const field of o.field.fields) {
-    if (field !== 'metadata.name' && !(namespaced && field === 'metadata.namespace') && !selectable.includes(field)) throw badRequest(`field label not supported: ${field}`);
+    if (field !== 'metadata.name' && !(namespaced && field === 'metadata.namespace') && !selectable.includes(field))
+      throw badRequest(`field label not supported: ${field}`);
   }
   const t = o.timeoutSeconds;
   return {
@@ -118,7 +125,10 @@ export function parseTableOptions(q: QueryValues): { includeObject: IncludeObjec
 
 /** parseWriteOptions decodes and validates CreateOptions, UpdateOptions or PatchOptions (isApply: an apply patch). */
 export function parseWriteOptions(
-  q: QueryValues, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', userAgent: string | undefined, isApply = false,
+  q: QueryValues,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+  userAgent: string | undefined,
+  isApply = false,
 ): WriteOptions & { force: boolean } {
   const o = decodeWriteOptions(q, kind);
   const errs = validateWriteOptions(o, kind, isApply);

@@ -28,7 +28,14 @@ export function transformObject(def: ResourceDefinition, obj: KubeObject, target
 }
 
 /** transformList renders a list for the target; `items` is always an array, `[]` when empty. */
-export function transformList(def: ResourceDefinition, items: KubeObject[], listMeta: ListMeta, target: Target, includeObject: IncludeObject, noHeaders = false): unknown {
+export function transformList(
+  def: ResourceDefinition,
+  items: KubeObject[],
+  listMeta: ListMeta,
+  target: Target,
+  includeObject: IncludeObject,
+  noHeaders = false,
+): unknown {
   switch (target.kind) {
     case 'Object':
       return { kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: objectListMeta(def, listMeta), items };
@@ -53,7 +60,10 @@ function objectListMeta(def: ResourceDefinition, listMeta: ListMeta): ListMeta {
 /** encodedList is transformList's Object case for items that are already JSON text: the same bytes, joined. */
 export function encodedList(def: ResourceDefinition, listMeta: ListMeta, items: Uint8Array[]): Buffer {
   // The envelope up to and including `"items":[`, then the items, then `]}`.
-  const head = JSON.stringify({ kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: objectListMeta(def, listMeta), items: [] }).slice(0, -2);
+  const head = JSON.stringify({ kind: def.listKind, apiVersion: `${def.group}/${def.version}`, metadata: objectListMeta(def, listMeta), items: [] }).slice(
+    0,
+    -2,
+  );
   const parts: Uint8Array[] = [Buffer.from(head)];
   items.forEach((item, i) => {
     if (i > 0) parts.push(COMMA);

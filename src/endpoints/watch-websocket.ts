@@ -131,9 +131,7 @@ export function webSocketUpgrade(req: IncomingMessage): PendingUpgrade | undefin
 }
 
 /** Handshake is x/net/websocket's verdict on a request: the subprotocol to echo, or the raw error answer. */
-export type Handshake =
-  | { ok: true; protocol: string | undefined }
-  | { ok: false; code: number; headers: string[]; body: string };
+export type Handshake = { ok: true; protocol: string | undefined } | { ok: false; code: number; headers: string[]; body: string };
 
 /** checkHandshake applies x/net/websocket's server checks, in its order (ReadHandshake, checkOrigin, AcceptHandshake). */
 export function checkHandshake(req: IncomingMessage): Handshake {

@@ -147,7 +147,12 @@ export function httpSink(res: RawResponse, gzip = false): OpenSink {
     // straight to the socket, the response never sees backpressure: the socket tells.
     const socket = res.headersSent && res.chunkedEncoding ? res.socket : null;
     const write = (data: string | Buffer) => (socket ? socket.write(framed(data)) : res.write(data));
-    const members = gzip ? new GzipMembers((m) => !res.destroyed && !res.writableEnded && write(m), () => events.drain()) : undefined;
+    const members = gzip
+      ? new GzipMembers(
+          (m) => !res.destroyed && !res.writableEnded && write(m),
+          () => events.drain(),
+        )
+      : undefined;
     const onDrain = () => {
       members?.drained();
       events.drain();
@@ -258,7 +263,9 @@ class WatchStream {
     this.#registry.counters.terminated++;
     this.#queue.length = 0;
     // The client reads what the socket already holds, then this ERROR, and re-lists (reason Expired).
-    this.fail(expired(`the watch fell too far behind: more than ${this.#registry.maxBufferedEvents} events were waiting for the client; ${dropped} were dropped`));
+    this.fail(
+      expired(`the watch fell too far behind: more than ${this.#registry.maxBufferedEvents} events were waiting for the client; ${dropped} were dropped`),
+    );
   }
 }
 

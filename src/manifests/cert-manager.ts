@@ -22,7 +22,14 @@ export function certManagerObjects(ns: string): K8sObject[] {
       apiVersion: 'cert-manager.io/v1',
       kind: 'Certificate',
       metadata: meta(ca),
-      spec: { isCA: true, commonName: `${SERVICE_NAME}-ca.${ns}`, secretName: ca, duration: `${CA_VALIDITY_DAYS * 24}h`, privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: selfSigned, kind: 'Issuer', group: 'cert-manager.io' } },
+      spec: {
+        isCA: true,
+        commonName: `${SERVICE_NAME}-ca.${ns}`,
+        secretName: ca,
+        duration: `${CA_VALIDITY_DAYS * 24}h`,
+        privateKey: { algorithm: 'ECDSA', size: 256 },
+        issuerRef: { name: selfSigned, kind: 'Issuer', group: 'cert-manager.io' },
+      },
     },
     { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta(ca), spec: { ca: { secretName: ca } } },
     {

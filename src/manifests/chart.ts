@@ -350,10 +350,25 @@ function statefulSet(t: Tokens, sts: K8sObject): string {
   pod['affinity'] = t.line(
     (ind) =>
       `{{- if eq .Values.podAntiAffinity "required" }}\n` +
-      yamlAt({ affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: selector }] } } }, ind) +
+      yamlAt(
+        {
+          affinity: {
+            podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: selector }] },
+          },
+        },
+        ind,
+      ) +
       `\n{{- else if eq .Values.podAntiAffinity "soft" }}\n` +
       yamlAt(
-        { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: selector } }] } } },
+        {
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: selector } },
+              ],
+            },
+          },
+        },
         ind,
       ) +
       `\n{{- end }}`,
@@ -372,9 +387,7 @@ function statefulSet(t: Tokens, sts: K8sObject): string {
   const volumes = pod['volumes'] as Array<Record<string, unknown> | string>;
   const serving = volumes.find((v): v is Record<string, unknown> => typeof v !== 'string' && v['name'] === 'serving-cert')!;
   (serving['secret'] as Record<string, unknown>)['secretName'] = t.inline('{{ include "website-apiserver.servingSecret" . }}');
-  volumes.push(
-    t.line((ind) => `{{- if .Values.crds }}\n${yamlAt({ name: 'crds', configMap: { name: CRD_CONFIGMAP_NAME } }, ind, true)}\n{{- end }}`),
-  );
+  volumes.push(t.line((ind) => `{{- if .Values.crds }}\n${yamlAt({ name: 'crds', configMap: { name: CRD_CONFIGMAP_NAME } }, ind, true)}\n{{- end }}`));
   const claims = spec['volumeClaimTemplates'] as Array<{ spec: Record<string, unknown> }> | undefined;
   for (const claim of claims ?? []) {
     claim.spec['storageClassName'] = t.line((ind) => `{{- with .Values.storage.lmdb.storageClass }}\n${ind}storageClassName: {{ . }}\n{{- end }}`);
@@ -390,7 +403,8 @@ function tls(t: Tokens): string {
   const apiServices = find(rendered(), 'APIService');
   for (const a of apiServices) {
     a.metadata['annotations'] = t.line(
-      (ind) => `{{- if eq .Values.tls.mode "certManager" }}\n${ind}annotations:\n${ind}  cert-manager.io/inject-ca-from: ${NS}/${CERT_MANAGER_CERTIFICATE}\n{{- end }}`,
+      (ind) =>
+        `{{- if eq .Values.tls.mode "certManager" }}\n${ind}annotations:\n${ind}  cert-manager.io/inject-ca-from: ${NS}/${CERT_MANAGER_CERTIFICATE}\n{{- end }}`,
     );
     // certManager: cainjector writes caBundle; leaving it out keeps an upgrade from blanking what it wrote.
     (a['spec'] as Record<string, unknown>)['caBundle'] = t.line(
@@ -408,7 +422,9 @@ function tls(t: Tokens): string {
       `{{- else }}\n${yamlAt({ issuerRef: ownIssuer }, ind)}\n{{- end }}`,
   );
   // The SANs of servingCertificateSans, each with the release namespace put in by printf.
-  const sansExpr = `(list ${servingCertificateSans('%s').map((s) => (s.includes('%s') ? `(printf "${s}" .Release.Namespace)` : `"${s}"`)).join(' ')})`;
+  const sansExpr = `(list ${servingCertificateSans('%s')
+    .map((s) => (s.includes('%s') ? `(printf "${s}" .Release.Namespace)` : `"${s}"`))
+    .join(' ')})`;
   return `${HEADER}{{- $caBundle := "" }}
 {{- if eq .Values.tls.mode "helm" }}
 {{- /* Keep the CA and certificate of the Secret already in the cluster (upgrades, and helm template without a cluster makes new ones). */}}

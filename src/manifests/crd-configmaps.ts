@@ -96,7 +96,9 @@ export function packCrdConfigMaps(prefix: string, files: readonly CrdFile[], she
   files.forEach((f, i) => {
     const size = Buffer.byteLength(f.text, 'utf8');
     if (size > CONFIGMAP_DATA_LIMIT) {
-      throw new Error(`--crd ${f.name}: ${size} bytes, over the ${CONFIGMAP_DATA_LIMIT} bytes (1 MiB) kube allows in a ConfigMap's data; split the file (several CRDs can be several files)`);
+      throw new Error(
+        `--crd ${f.name}: ${size} bytes, over the ${CONFIGMAP_DATA_LIMIT} bytes (1 MiB) kube allows in a ConfigMap's data; split the file (several CRDs can be several files)`,
+      );
     }
     const key = keys[i]!;
     const add = (cm: Pick<CrdConfigMap, 'name' | 'data' | 'binaryData'>) =>
@@ -122,7 +124,9 @@ export function packCrdConfigMaps(prefix: string, files: readonly CrdFile[], she
 /** crdChecksum is the sha256 (hex) of the keys and texts in order: any change of content, name or order changes it. */
 export function crdChecksum(files: readonly CrdFile[]): string {
   const h = createHash('sha256');
-  crdKeys(files).forEach((k, i) => { h.update(`${k}\0${Buffer.byteLength(files[i]!.text, 'utf8')}\0`).update(files[i]!.text, 'utf8'); });
+  crdKeys(files).forEach((k, i) => {
+    h.update(`${k}\0${Buffer.byteLength(files[i]!.text, 'utf8')}\0`).update(files[i]!.text, 'utf8');
+  });
   return h.digest('hex');
 }
 
@@ -146,7 +150,8 @@ function goJsonLength(value: unknown): number {
   const s = JSON.stringify(value);
   let extra = 0;
   for (const ch of s) {
-    if (ch === '<' || ch === '>' || ch === '&') extra += 5; // 1 byte → 6
+    if (ch === '<' || ch === '>' || ch === '&')
+      extra += 5; // 1 byte → 6
     else if (ch === '\u2028' || ch === '\u2029') extra += 3; // 3 bytes → 6
   }
   return Buffer.byteLength(s, 'utf8') + extra;

@@ -43,7 +43,9 @@ describe('deploy/ (Helm chart and kustomize)', () => {
 
   it('the kustomize base registers APIServices whose CA cert-manager injects, with no caBundle of their own', () => {
     const tls = generated.find((f) => f.path === `${KUSTOMIZE_DIR}/base/tls.yaml`)!.text;
-    const apiServices = parseAllDocuments(tls).map((d) => d.toJS()).filter((o) => o.kind === 'APIService');
+    const apiServices = parseAllDocuments(tls)
+      .map((d) => d.toJS())
+      .filter((o) => o.kind === 'APIService');
     expect(apiServices.length).toBeGreaterThan(0);
     for (const a of apiServices) {
       expect(a.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('website-system/website-apiserver-serving-cert');
@@ -58,7 +60,9 @@ describe('deploy/install.yaml (the one-file install)', () => {
   const find = (kind: string, name?: string) => objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
 
   it('holds the namespace, RBAC, Service, StatefulSet, budget and APIServices, and no Secret', () => {
-    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'Service', 'StatefulSet', 'PodDisruptionBudget', 'APIService']));
+    expect(objects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining(['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'Service', 'StatefulSet', 'PodDisruptionBudget', 'APIService']),
+    );
     expect(find('Secret')).toEqual([]);
     expect(text).not.toMatch(/PRIVATE KEY|insecureSkipTLSVerify/);
   });
@@ -93,7 +97,9 @@ describe('deploy/install.yaml (the one-file install)', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     ]);
     const [clusterRole] = find('ClusterRole', SELF_MANAGED_TLS_ROLE);
-    expect(clusterRole.rules).toEqual([{ apiGroups: ['apiregistration.k8s.io'], resources: ['apiservices'], verbs: ['get', 'update', 'patch'], resourceNames: [...APISERVICE_NAMES] }]);
+    expect(clusterRole.rules).toEqual([
+      { apiGroups: ['apiregistration.k8s.io'], resources: ['apiservices'], verbs: ['get', 'update', 'patch'], resourceNames: [...APISERVICE_NAMES] },
+    ]);
     for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
       const [b] = find(kind, SELF_MANAGED_TLS_ROLE);
       expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'website-apiserver', namespace: 'website-system' }]);

@@ -33,7 +33,9 @@ afterAll(() => {
 
 const readCert = (dir: string) => fs.readFileSync(path.join(dir, SERVING_CERTIFICATE_FILE), 'utf8');
 function caBundle(dir: string): string {
-  const api = parseAllDocuments(readCert(dir)).map((d) => d.toJS()).find((o) => o.kind === 'APIService');
+  const api = parseAllDocuments(readCert(dir))
+    .map((d) => d.toJS())
+    .find((o) => o.kind === 'APIService');
   return api.spec.caBundle as string;
 }
 
@@ -42,12 +44,7 @@ describe('writeManifests', () => {
     const dir = tempDir();
     const first = writeManifests({ outDir: dir });
     expect(first.certificate).toEqual({ action: 'generated', reason: expect.stringMatching(/missing/) });
-    expect(first.files.map((f) => path.basename(f.path))).toEqual([
-      '00-namespace.yaml',
-      '10-rbac.yaml',
-      '20-apiserver.yaml',
-      SERVING_CERTIFICATE_FILE,
-    ]);
+    expect(first.files.map((f) => path.basename(f.path))).toEqual(['00-namespace.yaml', '10-rbac.yaml', '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
     expect(first.files.every((f) => f.changed)).toBe(true);
     // The private key is readable by the owner only.
     expect(fs.statSync(path.join(dir, SERVING_CERTIFICATE_FILE)).mode & 0o777).toBe(0o600);
@@ -78,7 +75,9 @@ describe('writeManifests', () => {
     const dir = tempDir();
     const r = writeManifests({ outDir: dir, storage: { backend: 'etcd', servers: ['https://etcd:2379'], tls: true }, replicas: 3 });
     expect(r.certificate.action).toBe('generated');
-    const sts = parseAllDocuments(fs.readFileSync(path.join(dir, '20-apiserver.yaml'), 'utf8')).map((d) => d.toJS()).find((o) => o.kind === 'StatefulSet');
+    const sts = parseAllDocuments(fs.readFileSync(path.join(dir, '20-apiserver.yaml'), 'utf8'))
+      .map((d) => d.toJS())
+      .find((o) => o.kind === 'StatefulSet');
     expect(sts.spec.replicas).toBe(3);
     expect(sts.spec.volumeClaimTemplates).toBeUndefined();
     expect(sts.spec.template.spec.containers[0].args).toContain('--etcd-servers=https://etcd:2379');
@@ -92,7 +91,13 @@ describe('writeManifests', () => {
   it('writes the CRD file with --crd and removes it when a later run has none (it would still be applied)', () => {
     const dir = tempDir();
     const withCrd = writeManifests({ outDir: dir, crds: readCrdFiles([CRONTABS], kinds) });
-    expect(withCrd.files.map((f) => path.basename(f.path))).toEqual(['00-namespace.yaml', '10-rbac.yaml', CRD_FILE, '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
+    expect(withCrd.files.map((f) => path.basename(f.path))).toEqual([
+      '00-namespace.yaml',
+      '10-rbac.yaml',
+      CRD_FILE,
+      '20-apiserver.yaml',
+      SERVING_CERTIFICATE_FILE,
+    ]);
     expect(withCrd.removed).toEqual([]);
     expect(fs.readFileSync(path.join(dir, CRD_FILE), 'utf8')).toContain('name: crontabs.stable.example.com');
     const without = writeManifests({ outDir: dir });
@@ -144,7 +149,10 @@ describe('manifests command', () => {
       [['--storage-backend', 'etcd', '--etcd-servers', '', '--out', tempDir()], /at least one etcd server/],
       [['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379,etcd-1:2379', '--out', tempDir()], /invalid etcd server "etcd-1:2379"/],
       [['--storage-backend', 'etcd', '--etcd-servers', 'http://etcd:2379', '--etcd-tls', '--out', tempDir()], /TLS needs https:\/\//],
-      [['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379', '--data-volume-size', '5Gi', '--out', tempDir()], /--data-volume-size shapes the lmdb data volume/],
+      [
+        ['--storage-backend', 'etcd', '--etcd-servers', 'https://etcd:2379', '--data-volume-size', '5Gi', '--out', tempDir()],
+        /--data-volume-size shapes the lmdb data volume/,
+      ],
       [['--storage-backend', 'sqlite', '--out', tempDir()], /invalid --storage-backend "sqlite"/],
       [['--etcd-servers', 'https://etcd:2379', '--out', tempDir()], /--etcd-servers needs --storage-backend etcd/],
       [['--etcd-client-secret', 'x', '--out', tempDir()], /--etcd-client-secret needs --storage-backend etcd/],
@@ -161,20 +169,40 @@ describe('manifests command', () => {
   it('renders a 3-replica etcd bundle with the client certificate Secret', () => {
     const dir = tempDir();
     const r = run([
-      '--namespace', 'team-a', '--out', dir, '--storage-backend', 'etcd', '--etcd-servers', 'https://etcd-0:2379,https://etcd-1:2379',
-      '--etcd-prefix', '/websites', '--etcd-client-secret', 'etcd-client-cert', '--replicas', '3',
+      '--namespace',
+      'team-a',
+      '--out',
+      dir,
+      '--storage-backend',
+      'etcd',
+      '--etcd-servers',
+      'https://etcd-0:2379,https://etcd-1:2379',
+      '--etcd-prefix',
+      '/websites',
+      '--etcd-client-secret',
+      'etcd-client-cert',
+      '--replicas',
+      '3',
     ]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/create the Secret team-a\/etcd-client-cert with ca\.crt, tls\.crt, tls\.key/);
     const text = fs.readFileSync(path.join(dir, '20-apiserver.yaml'), 'utf8');
     expect(text).toContain('# Needs the Secret etcd-client-cert in namespace team-a');
-    const sts = parseAllDocuments(text).map((d) => d.toJS()).find((o) => o.kind === 'StatefulSet');
+    const sts = parseAllDocuments(text)
+      .map((d) => d.toJS())
+      .find((o) => o.kind === 'StatefulSet');
     expect(sts.spec.replicas).toBe(3);
     const c = sts.spec.template.spec.containers[0];
-    expect(c.args).toEqual(expect.arrayContaining([
-      '--storage-backend=etcd', '--etcd-servers=https://etcd-0:2379,https://etcd-1:2379', '--etcd-prefix=/websites',
-      '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt', '--etcd-certfile=/etc/website-apiserver/etcd/tls.crt', '--etcd-keyfile=/etc/website-apiserver/etcd/tls.key',
-    ]));
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        '--storage-backend=etcd',
+        '--etcd-servers=https://etcd-0:2379,https://etcd-1:2379',
+        '--etcd-prefix=/websites',
+        '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt',
+        '--etcd-certfile=/etc/website-apiserver/etcd/tls.crt',
+        '--etcd-keyfile=/etc/website-apiserver/etcd/tls.key',
+      ]),
+    );
     expect(sts.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'etcd-client').secret.secretName).toBe('etcd-client-cert');
     expect(sts.spec.volumeClaimTemplates).toBeUndefined();
 
@@ -193,21 +221,31 @@ describe('manifests command', () => {
     expect(needsOut.stderr).toMatch(/--crd needs --out DIR: manifests\/ holds the bundle of Website alone/);
 
     const dir = tempDir();
-    const r = spawnSync(process.execPath, [CLI, '--out', dir, '--crd', 'seeds/stable.example.com_crontabs.yaml', '--crd', 'cert-manager.io_certificates.yaml'], {
-      encoding: 'utf8', env: { ...process.env, INIT_CWD: CRDS },
-    });
+    const r = spawnSync(
+      process.execPath,
+      [CLI, '--out', dir, '--crd', 'seeds/stable.example.com_crontabs.yaml', '--crd', 'cert-manager.io_certificates.yaml'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, INIT_CWD: CRDS },
+      },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain(`wrote     ${path.join(dir, CRD_FILE)}`);
     expect(r.stdout).toContain(`Install: kubectl apply -f ${dir}`);
     const docs = (name: string) => parseAllDocuments(fs.readFileSync(path.join(dir, name), 'utf8')).map((d) => d.toJS());
     expect(docs(CRD_FILE)[0].data['cert-manager.io_certificates.yaml']).toBe(fs.readFileSync(path.join(CRDS, 'cert-manager.io_certificates.yaml'), 'utf8'));
     expect(docs('20-apiserver.yaml').find((o) => o.kind === 'StatefulSet').spec.template.spec.containers[0].args).toContain(`--crd=${CRD_MOUNT_DIR}`);
-    expect(docs(SERVING_CERTIFICATE_FILE).filter((o) => o.kind === 'APIService').map((o) => o.metadata.name)).toEqual(
-      ['v1.extensions.example.com', 'v1alpha1.extensions.example.com', 'v1.stable.example.com', 'v1.cert-manager.io'],
-    );
+    expect(
+      docs(SERVING_CERTIFICATE_FILE)
+        .filter((o) => o.kind === 'APIService')
+        .map((o) => o.metadata.name),
+    ).toEqual(['v1.extensions.example.com', 'v1alpha1.extensions.example.com', 'v1.stable.example.com', 'v1.cert-manager.io']);
 
     // A file too large for client-side apply: the install line says --server-side.
-    const large = spawnSync(process.execPath, [CLI, '--out', tempDir(), '--crd', path.join(CRDS, 'rabbitmq.com_rabbitmqclusters.yaml')], { encoding: 'utf8', env: { ...process.env, INIT_CWD: '' } });
+    const large = spawnSync(process.execPath, [CLI, '--out', tempDir(), '--crd', path.join(CRDS, 'rabbitmq.com_rabbitmqclusters.yaml')], {
+      encoding: 'utf8',
+      env: { ...process.env, INIT_CWD: '' },
+    });
     expect(large.status, large.stderr).toBe(0);
     expect(large.stdout).toMatch(/too large for client-side kubectl apply: install with --server-side\.\nInstall: kubectl apply --server-side -f /);
 
@@ -215,7 +253,9 @@ describe('manifests command', () => {
     const again = run(['--out', dir]);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toContain(`removed   ${path.join(dir, CRD_FILE)} (no --crd this time)`);
-    expect(again.stdout).toMatch(/kubectl apply leaves them in the cluster, so delete them:\n {2}kubectl delete configmap website-apiserver-crds -n website-system\n {2}kubectl delete apiservice\.apiregistration\.k8s\.io v1\.stable\.example\.com\n {2}kubectl delete apiservice\.apiregistration\.k8s\.io v1\.cert-manager\.io\n/);
+    expect(again.stdout).toMatch(
+      /kubectl apply leaves them in the cluster, so delete them:\n {2}kubectl delete configmap website-apiserver-crds -n website-system\n {2}kubectl delete apiservice\.apiregistration\.k8s\.io v1\.stable\.example\.com\n {2}kubectl delete apiservice\.apiregistration\.k8s\.io v1\.cert-manager\.io\n/,
+    );
 
     const badDir = tempDir();
     const bad = run(['--out', badDir, '--crd', path.join(CRDS, 'seeds/flights.com_flighttickets.as-written.yaml')]);
@@ -234,7 +274,10 @@ describe('manifests command', () => {
     expect(first.stdout).toMatch(/serving certificate: generated/);
     expect(fs.readdirSync(dir).sort()).toEqual(['00-namespace.yaml', '10-rbac.yaml', '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
     expect(fs.readFileSync(path.join(dir, '20-apiserver.yaml'), 'utf8')).toContain('image: example.test/ws:1');
-    const all = fs.readdirSync(dir).map((n) => fs.readFileSync(path.join(dir, n), 'utf8')).join('');
+    const all = fs
+      .readdirSync(dir)
+      .map((n) => fs.readFileSync(path.join(dir, n), 'utf8'))
+      .join('');
     expect(all).toContain('namespace: team-a');
     expect(all).not.toContain('website-system');
     const bundle = caBundle(dir);

@@ -23,7 +23,8 @@ import {
 } from './render.js';
 
 /** WriteOptions configures writeManifests. */
-export interface WriteOptions extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize' | 'storage' | 'replicas' | 'crds'> {
+export interface WriteOptions
+  extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize' | 'storage' | 'replicas' | 'crds'> {
   outDir: string;
   namespace?: string;
   image?: string;
@@ -120,7 +121,10 @@ function readServingCertificate(path: string, namespace: string): ServingCertifi
   const docs = parseAllDocuments(text); // an empty file gives an empty array
   const bad = docs.find((d) => d.errors.length > 0);
   if (bad !== undefined) return `${path} is not valid YAML: ${bad.errors[0]!.message}`;
-  const sc = servingCertificateFromObjects(docs.map((d) => d.toJS() as unknown), namespace);
+  const sc = servingCertificateFromObjects(
+    docs.map((d) => d.toJS() as unknown),
+    namespace,
+  );
   return sc ?? `${path} holds no serving-certificate Secret for namespace ${namespace}`;
 }
 
@@ -136,7 +140,12 @@ function objectsIn(dir: string, names: readonly string[]): ObjectRef[] {
       if (d.errors.length) continue;
       const o = d.toJS() as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
       if (typeof o?.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') continue;
-      out.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}) });
+      out.push({
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        name: o.metadata.name,
+        ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}),
+      });
     }
   }
   return out;

@@ -20,5 +20,8 @@ export function renderInstall(): string {
     `# create Secrets in ${DEFAULT_NAMESPACE} (RBAC cannot limit create to a name: the object has none before it exists),`,
     '# and get, update and patch its own APIServices, by name. See "One-file install" in manifests/README.md.',
   ];
-  return `${header.join('\n')}\n${files.flatMap((f) => f.objects).map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join('')}`;
+  return `${header.join('\n')}\n${files
+    .flatMap((f) => f.objects)
+    .map((o) => `---\n${stringify(o, { lineWidth: 0 })}`)
+    .join('')}`;
 }

@@ -10,14 +10,7 @@
  * required pod anti-affinity over nodes, priorityClassName system-cluster-critical), and the budget at minAvailable 1.
  */
 import { stringify } from 'yaml';
-import {
-  DEFAULT_ETCD_CLIENT_SECRET_NAME,
-  DEFAULT_NAMESPACE,
-  SERVICE_NAME,
-  SERVING_SECRET_NAME,
-  renderManifests,
-  type K8sObject,
-} from './render.js';
+import { DEFAULT_ETCD_CLIENT_SECRET_NAME, DEFAULT_NAMESPACE, SERVICE_NAME, SERVING_SECRET_NAME, renderManifests, type K8sObject } from './render.js';
 import { certManagerObjects } from './cert-manager.js';
 import type { ChartFile } from './chart.js';
 
@@ -65,13 +58,20 @@ export function renderKustomize(): ChartFile[] {
   const to = structuredClone(etcd.find((o) => o.kind === 'StatefulSet')!);
   const pod = (to['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
   pod['affinity'] = {
-    podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { ...LABELS } } }] },
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { ...LABELS } } }],
+    },
   };
   pod['priorityClassName'] = HA_PRIORITY_CLASS;
   const pdbFrom = lmdb.find((o) => o.kind === 'PodDisruptionBudget')!;
   const pdbTo = structuredClone(pdbFrom);
   pdbTo['spec'] = { minAvailable: 1, selector: { matchLabels: { ...LABELS } } };
-  const target = (o: K8sObject) => ({ group: o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '', version: o.apiVersion.split('/').pop(), kind: o.kind, name: o.metadata.name });
+  const target = (o: K8sObject) => ({
+    group: o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '',
+    version: o.apiVersion.split('/').pop(),
+    kind: o.kind,
+    name: o.metadata.name,
+  });
   const ha: ChartFile[] = [
     {
       path: 'components/ha/kustomization.yaml',

@@ -135,9 +135,7 @@ describe('RBAC', () => {
 
     const lease = find(files, 'Role', 'website-apiserver:leader-election');
     expect(lease.metadata.namespace).toBe(DEFAULT_NAMESPACE);
-    expect(rulesOf(lease)).toEqual([
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
-    ]);
+    expect(rulesOf(lease)).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update'] }]);
     const leaseBinding = find(files, 'RoleBinding', 'website-apiserver:leader-election');
     expect(leaseBinding.metadata.namespace).toBe(DEFAULT_NAMESPACE);
     expect(leaseBinding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'website-apiserver:leader-election' });
@@ -146,9 +144,7 @@ describe('RBAC', () => {
   it('extends the built-in admin, edit and view roles to websites as they are for deployments', () => {
     // What each built-in role ends up with: the rules of every ClusterRole carrying its aggregation label.
     const aggregated = (to: string): Rule[] =>
-      roles
-        .filter((r) => r.kind === 'ClusterRole' && r.metadata.labels?.[`rbac.authorization.k8s.io/aggregate-to-${to}`] === 'true')
-        .flatMap(rulesOf);
+      roles.filter((r) => r.kind === 'ClusterRole' && r.metadata.labels?.[`rbac.authorization.k8s.io/aggregate-to-${to}`] === 'true').flatMap(rulesOf);
     const G = 'extensions.example.com';
     const view = aggregated('view');
     for (const res of ['websites', 'websites/status', 'websites/scale']) {
@@ -265,21 +261,28 @@ describe('apiserver workload', () => {
     expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: sts.spec.selector.matchLabels } });
   });
 
-  it('passes the Website pods\' images, pull policy and volume options through only when given', () => {
+  it("passes the Website pods' images, pull policy and volume options through only when given", () => {
     const custom = renderManifests({
-      image: 'r.example/ws:1', kindFlags: { 'nginx-image': 'r.example/nginx:1', 'git-sync-image': 'r.example/git-sync:4' }, imagePullPolicy: 'Always',
-      storageClassName: 'fast-ssd', dataVolumeSize: '20Gi',
+      image: 'r.example/ws:1',
+      kindFlags: { 'nginx-image': 'r.example/nginx:1', 'git-sync-image': 'r.example/git-sync:4' },
+      imagePullPolicy: 'Always',
+      storageClassName: 'fast-ssd',
+      dataVolumeSize: '20Gi',
     });
     const s2 = find(custom, 'StatefulSet', 'website-apiserver') as K8sObject & { spec: any };
     const c2 = s2.spec.template.spec.containers[0];
     expect(c2.args.slice(-2)).toEqual(['--nginx-image=r.example/nginx:1', '--git-sync-image=r.example/git-sync:4']);
     expect(c2.imagePullPolicy).toBe('Always');
-    expect(s2.spec.volumeClaimTemplates[0].spec).toEqual({ accessModes: ['ReadWriteOnce'], storageClassName: 'fast-ssd', resources: { requests: { storage: '20Gi' } } });
+    expect(s2.spec.volumeClaimTemplates[0].spec).toEqual({
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'fast-ssd',
+      resources: { requests: { storage: '20Gi' } },
+    });
     expect(c.imagePullPolicy).toBe('IfNotPresent');
     expect(c.args.some((a: string) => /^--(nginx|git-sync)-image/.test(a))).toBe(false);
     expect(() => renderManifests({ kindFlags: { 'nginx-image': 'a b' } })).toThrow(/--nginx-image/);
     // Only the kinds' own flags: anything else would be refused by the server at start.
-    expect(() => renderManifests({ kindFlags: { 'port': '1' } })).toThrow(/unknown flag --port: the kinds' controllers take --nginx-image, --git-sync-image/);
+    expect(() => renderManifests({ kindFlags: { port: '1' } })).toThrow(/unknown flag --port: the kinds' controllers take --nginx-image, --git-sync-image/);
     expect(() => renderManifests({ dataVolumeSize: 'lots' })).toThrow(/dataVolumeSize/);
     expect(() => renderManifests({ storageClassName: 'Fast_SSD' })).toThrow(/storageClassName/);
   });
@@ -338,13 +341,18 @@ describe('etcd backend and several replicas', () => {
     const o = parseOptions(ha.c.args, {});
     if (o.kind !== 'ok') throw new Error('unreachable');
     expect(o.options).toMatchObject({
-      storageBackend: 'etcd', etcdServers: ETCD, etcdPrefix: '/registry/website-apiserver', leaderElect: true,
-      etcdCaFile: '/etc/website-apiserver/etcd/ca.crt', etcdCertFile: '/etc/website-apiserver/etcd/tls.crt', etcdKeyFile: '/etc/website-apiserver/etcd/tls.key',
+      storageBackend: 'etcd',
+      etcdServers: ETCD,
+      etcdPrefix: '/registry/website-apiserver',
+      leaderElect: true,
+      etcdCaFile: '/etc/website-apiserver/etcd/ca.crt',
+      etcdCertFile: '/etc/website-apiserver/etcd/tls.crt',
+      etcdKeyFile: '/etc/website-apiserver/etcd/tls.key',
     });
     // A stopping replica keeps serving while the aggregator moves to its peers, well inside the grace period;
     // the single lmdb replica has no peers to move to.
     expect(o.options.shutdownDelayMs).toBe(5_000);
-    expect(o.options.shutdownDelayMs).toBeLessThan(ha.pod.terminationGracePeriodSeconds * 1000 / 2);
+    expect(o.options.shutdownDelayMs).toBeLessThan((ha.pod.terminationGracePeriodSeconds * 1000) / 2);
     const single = parseOptions(lmdb.c.args, {});
     expect(single.kind === 'ok' && single.options.shutdownDelayMs).toBe(0);
   });
@@ -367,7 +375,11 @@ describe('etcd backend and several replicas', () => {
     expect(volume(ha.pod, 'etcd-client').secret).toEqual({
       secretName: 'website-apiserver-etcd-client',
       defaultMode: 0o440,
-      items: [{ key: 'ca.crt', path: 'ca.crt' }, { key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }],
+      items: [
+        { key: 'ca.crt', path: 'ca.crt' },
+        { key: 'tls.crt', path: 'tls.crt' },
+        { key: 'tls.key', path: 'tls.key' },
+      ],
     });
     for (const flag of ['cafile', 'certfile', 'keyfile']) {
       const file = ha.c.args.find((a: string) => a.startsWith(`--etcd-${flag}=`)).split('=')[1] as string;
@@ -378,7 +390,9 @@ describe('etcd backend and several replicas', () => {
     // The Secret is the operator's: not rendered, but described where it is used.
     expect(all(ha.files).filter((o) => o.kind === 'Secret')).toEqual([]);
     const text = ha.files.find((f) => f.name === '20-apiserver.yaml')!.text;
-    expect(text.split('\n---\n')[0]).toMatch(/^# Generated by .*\n# Needs the Secret website-apiserver-etcd-client in namespace team-a[\s\S]*ca\.crt[\s\S]*tls\.crt[\s\S]*tls\.key/);
+    expect(text.split('\n---\n')[0]).toMatch(
+      /^# Generated by .*\n# Needs the Secret website-apiserver-etcd-client in namespace team-a[\s\S]*ca\.crt[\s\S]*tls\.crt[\s\S]*tls\.key/,
+    );
     expect(parseAllDocuments(text).map((d) => d.toJS())).toEqual(ha.files.find((f) => f.name === '20-apiserver.yaml')!.objects);
 
     const named = render({ storage: { backend: 'etcd', servers: ETCD, tls: true, clientSecretName: 'etcd-client-cert' } });
@@ -452,14 +466,25 @@ describe('etcd backend and several replicas', () => {
     expect(() => renderManifests({ storage: { backend: 'etcd', servers: ['http://a:2379'], tls: true } })).toThrow(/TLS needs https:\/\//);
     expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, prefix: 'registry' } })).toThrow(/invalid etcd prefix/);
     expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, clientSecretName: 'x' } })).toThrow(/only mounted with tls: true/);
-    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, tls: true, clientSecretName: 'Etcd_Client' } })).toThrow(/invalid etcd client Secret name/);
+    expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD, tls: true, clientSecretName: 'Etcd_Client' } })).toThrow(
+      /invalid etcd client Secret name/,
+    );
     expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD }, dataVolumeSize: '5Gi' })).toThrow(/lmdb data volume/);
     expect(() => renderManifests({ storage: { backend: 'etcd', servers: ETCD }, storageClassName: 'fast' })).toThrow(/lmdb data volume/);
     expect(() => renderManifests({ storage: { backend: 'sqlite' } as never })).toThrow(/invalid storage backend/);
   });
 
   it('accepts exactly the server URLs the server accepts', () => {
-    const urls = ['http://etcd:2379', 'https://10.0.0.1:2379/', 'https://[fd00::1]:2379', 'https://etcd', 'etcd:2379', 'https://etcd:2379/v3', 'unix:///run/etcd.sock', 'https://e tcd'];
+    const urls = [
+      'http://etcd:2379',
+      'https://10.0.0.1:2379/',
+      'https://[fd00::1]:2379',
+      'https://etcd',
+      'etcd:2379',
+      'https://etcd:2379/v3',
+      'unix:///run/etcd.sock',
+      'https://e tcd',
+    ];
     for (const url of urls) {
       const server = parseOptions(['--storage-backend=etcd', `--etcd-servers=${url}`], {}).kind === 'ok';
       expect(storageProblem({ backend: 'etcd', servers: [url] }) === undefined, url).toBe(server);
@@ -569,7 +594,10 @@ describe('another namespace', () => {
     // Collect every namespace-valued field, wherever it sits.
     const refs: Array<{ where: string; ns: unknown }> = [];
     const walk = (v: unknown, where: string): void => {
-      if (Array.isArray(v)) v.forEach((x, i) => { walk(x, `${where}[${i}]`); });
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          walk(x, `${where}[${i}]`);
+        });
       else if (typeof v === 'object' && v !== null) {
         for (const [k, x] of Object.entries(v)) {
           if (k === 'namespace') refs.push({ where: `${where}.${k}`, ns: x });
@@ -579,9 +607,7 @@ describe('another namespace', () => {
     };
     for (const o of objs) walk(o, `${o.kind}/${o.metadata.name}`);
     const elsewhere = refs.filter((r) => r.ns !== 'team-a');
-    expect(elsewhere).toEqual([
-      { where: 'RoleBinding/website-apiserver:extension-apiserver-authentication-reader.metadata.namespace', ns: 'kube-system' },
-    ]);
+    expect(elsewhere).toEqual([{ where: 'RoleBinding/website-apiserver:extension-apiserver-authentication-reader.metadata.namespace', ns: 'kube-system' }]);
     // Namespaced kinds all carry a namespace; cluster-scoped ones none.
     const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'APIService']);
     for (const o of objs) expect(o.metadata.namespace === undefined, `${o.kind} ${o.metadata.name}`).toBe(clusterScoped.has(o.kind));

@@ -99,9 +99,7 @@ export interface ManifestFile {
  * `prefix` its key prefix (default DEFAULT_ETCD_PREFIX), `tls` mounts the client certificate from the Secret
  * `clientSecretName` (default DEFAULT_ETCD_CLIENT_SECRET_NAME; keys ETCD_CLIENT_SECRET_KEYS), which is not rendered.
  */
-export type StorageOptions =
-  | { backend: 'lmdb' }
-  | { backend: 'etcd'; servers: readonly string[]; prefix?: string; tls?: boolean; clientSecretName?: string };
+export type StorageOptions = { backend: 'lmdb' } | { backend: 'etcd'; servers: readonly string[]; prefix?: string; tls?: boolean; clientSecretName?: string };
 
 /** RenderOptions configures renderManifests. */
 export interface RenderOptions {
@@ -209,16 +207,19 @@ export function storageProblem(storage: StorageOptions = { backend: 'lmdb' }, re
   if ((storage.backend as string) !== 'etcd') return `invalid storage backend ${JSON.stringify(storage.backend)}: lmdb or etcd`;
   if (storage.servers.length === 0) return 'the etcd storage backend needs at least one etcd server URL';
   for (const url of storage.servers) {
-    if (!ETCD_SERVER_URL.test(url)) return `invalid etcd server ${JSON.stringify(url)}: must be an http:// or https:// URL of a server (scheme, host and port only)`;
+    if (!ETCD_SERVER_URL.test(url))
+      return `invalid etcd server ${JSON.stringify(url)}: must be an http:// or https:// URL of a server (scheme, host and port only)`;
   }
   const schemes = new Set(storage.servers.map((u) => u.slice(0, u.indexOf(':'))));
   // The client dials every server alike (TLS or not), so a mix cannot work.
   if (schemes.size > 1) return 'the etcd servers mix http:// and https://: use one scheme for all';
   if (storage.tls === true && schemes.has('http')) return 'etcd TLS needs https:// server URLs';
-  if (storage.prefix !== undefined && !/^\/\S*$/.test(storage.prefix)) return `invalid etcd prefix ${JSON.stringify(storage.prefix)}: must start with / and hold no whitespace`;
+  if (storage.prefix !== undefined && !/^\/\S*$/.test(storage.prefix))
+    return `invalid etcd prefix ${JSON.stringify(storage.prefix)}: must start with / and hold no whitespace`;
   if (storage.clientSecretName !== undefined) {
     if (storage.tls !== true) return 'an etcd client Secret is only mounted with tls: true';
-    if (!DNS_SUBDOMAIN.test(storage.clientSecretName)) return `invalid etcd client Secret name ${JSON.stringify(storage.clientSecretName)}: must be a DNS-1123 subdomain`;
+    if (!DNS_SUBDOMAIN.test(storage.clientSecretName))
+      return `invalid etcd client Secret name ${JSON.stringify(storage.clientSecretName)}: must be a DNS-1123 subdomain`;
   }
   return undefined;
 }
@@ -370,8 +371,11 @@ interface PolicyRule {
 }
 
 // Copies, so that no two rules share an array (YAML would print anchors and aliases for a shared one).
-const rule = (apiGroups: readonly string[], resources: readonly string[], verbs: readonly string[]): PolicyRule =>
-  ({ apiGroups: [...apiGroups], resources: [...resources], verbs: [...verbs] });
+const rule = (apiGroups: readonly string[], resources: readonly string[], verbs: readonly string[]): PolicyRule => ({
+  apiGroups: [...apiGroups],
+  resources: [...resources],
+  verbs: [...verbs],
+});
 const READ = ['get', 'list', 'watch'];
 
 function meta(name: string, ns?: string, extraLabels: Record<string, string> = {}): K8sObject['metadata'] {
@@ -382,7 +386,14 @@ function serviceAccountSubject(ns: string) {
   return [{ kind: 'ServiceAccount', name: SERVICE_NAME, namespace: ns }];
 }
 
-function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, ns: string | undefined, roleKind: 'ClusterRole' | 'Role', roleName: string, saNamespace: string): K8sObject {
+function binding(
+  kind: 'ClusterRoleBinding' | 'RoleBinding',
+  name: string,
+  ns: string | undefined,
+  roleKind: 'ClusterRole' | 'Role',
+  roleName: string,
+  saNamespace: string,
+): K8sObject {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind,
@@ -406,13 +417,21 @@ function kindRules(list: readonly KindDefinition[]): { view: PolicyRule[]; edit:
   const edit: PolicyRule[] = [];
   for (const group of new Set(list.map((k) => k.storage.group))) {
     // A CRD's versions may differ in subresources; a role names resources, not versions, so any served version's count.
-    const defs = list.filter((k) => k.storage.group === group).map((k) => {
-      const served = servedVersions(k).map((v) => v.definition);
-      return { plural: k.storage.plural, status: served.some((d) => d.subresources.status), scale: served.some((d) => d.subresources.scale !== undefined) };
-    });
+    const defs = list
+      .filter((k) => k.storage.group === group)
+      .map((k) => {
+        const served = servedVersions(k).map((v) => v.definition);
+        return { plural: k.storage.plural, status: served.some((d) => d.subresources.status), scale: served.some((d) => d.subresources.scale !== undefined) };
+      });
     const readable = defs.flatMap((d) => [d.plural, ...(d.status ? [`${d.plural}/status`] : []), ...(d.scale ? [`${d.plural}/scale`] : [])]);
     view.push(rule([group], readable, READ));
-    edit.push(rule([group], defs.map((d) => d.plural), ['create', 'update', 'patch', 'delete', 'deletecollection']));
+    edit.push(
+      rule(
+        [group],
+        defs.map((d) => d.plural),
+        ['create', 'update', 'patch', 'delete', 'deletecollection'],
+      ),
+    );
     const scalable = defs.filter((d) => d.scale).map((d) => `${d.plural}/scale`);
     if (scalable.length) edit.push(rule([group], scalable, ['update', 'patch']));
   }
@@ -497,7 +516,14 @@ function selfManagedTlsRbac(ns: string, secretName: string, list: readonly KindD
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: meta(SELF_MANAGED_TLS_ROLE),
-      rules: [named(['apiregistration.k8s.io'], ['apiservices'], ['get', 'update', 'patch'], groupVersionsOf(list).map((gv) => `${gv.version}.${gv.group}`))],
+      rules: [
+        named(
+          ['apiregistration.k8s.io'],
+          ['apiservices'],
+          ['get', 'update', 'patch'],
+          groupVersionsOf(list).map((gv) => `${gv.version}.${gv.group}`),
+        ),
+      ],
     },
     binding('ClusterRoleBinding', SELF_MANAGED_TLS_ROLE, undefined, 'ClusterRole', SELF_MANAGED_TLS_ROLE, ns),
   ];
@@ -635,7 +661,9 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 ...pod.args,
               ],
               // --self-managed-tls's Secret lives in the pod's own namespace.
-              ...(pod.selfManagedTlsSecret !== undefined ? { env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }] } : {}),
+              ...(pod.selfManagedTlsSecret !== undefined
+                ? { env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }] }
+                : {}),
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
               // Opening a large lmdb store (or reaching etcd) and the first informer syncs take time: liveness starts
               // counting only once this passes (up to 5 minutes).
@@ -664,7 +692,12 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
             ...(pod.selfManagedTlsSecret === undefined ? [{ name: 'serving-cert', secret: { secretName: SERVING_SECRET_NAME, defaultMode: 0o440 } }] : []),
             // The operator's Secret (see the file's header): only its three keys, so another key cannot shadow a path.
             ...(etcdClientSecret !== undefined
-              ? [{ name: 'etcd-client', secret: { secretName: etcdClientSecret, defaultMode: 0o440, items: ETCD_CLIENT_SECRET_KEYS.map((k) => ({ key: k, path: k })) } }]
+              ? [
+                  {
+                    name: 'etcd-client',
+                    secret: { secretName: etcdClientSecret, defaultMode: 0o440, items: ETCD_CLIENT_SECRET_KEYS.map((k) => ({ key: k, path: k })) },
+                  },
+                ]
               : []),
             // Every CRD ConfigMap in one directory, the one --crd names (their keys are unique across them).
             ...(pod.crds !== undefined ? [{ name: 'crds', projected: { sources: pod.crds.configMaps.map((name) => ({ configMap: { name } })) } }] : []),

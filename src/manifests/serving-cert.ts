@@ -59,11 +59,7 @@ export function generateServingCertificate(namespace: string, opts: { now?: Date
  * servingCertificateProblem says why `sc` cannot be kept for `namespace` (undefined: it can): unparsable,
  * key not matching, not signed by the CA, a SAN missing, or not valid for RENEW_BEFORE_DAYS more days.
  */
-export function servingCertificateProblem(
-  sc: ServingCertificate,
-  namespace: string,
-  opts: { now?: Date } = {},
-): string | undefined {
+export function servingCertificateProblem(sc: ServingCertificate, namespace: string, opts: { now?: Date } = {}): string | undefined {
   const now = (opts.now ?? new Date()).getTime();
   let leaf: X509Certificate;
   let ca: X509Certificate;
@@ -79,7 +75,10 @@ export function servingCertificateProblem(
   const have = new Set((leaf.subjectAltName ?? '').split(', '));
   const missing = servingCertificateSans(namespace).filter((n) => !have.has(`DNS:${n}`));
   if (missing.length > 0) return `tls.crt lacks SAN ${missing.join(', ')}`;
-  for (const [what, x] of [['tls.crt', leaf], ['ca.crt', ca]] as const) {
+  for (const [what, x] of [
+    ['tls.crt', leaf],
+    ['ca.crt', ca],
+  ] as const) {
     if (new Date(x.validFrom).getTime() > now) return `${what} is not valid before ${x.validFrom}`;
     if (new Date(x.validTo).getTime() - now < RENEW_BEFORE_DAYS * DAY_MS) {
       return `${what} expires ${x.validTo} (within ${RENEW_BEFORE_DAYS} days)`;

@@ -35,10 +35,20 @@ describe('encodeEvent', () => {
         impersonatedUser: { username: 'bob', uid: '42', groups: ['devs'], extra: { 'z.io/b': ['2'], 'a.io/a': ['1'] } },
         impersonationConstraint: 'impersonate:user-info',
         objectRef: { resource: 'websites', namespace: 'ns', name: 'kubia', apiGroup: 'g', apiVersion: 'v1', subresource: 'status' },
-        responseStatus: { status: 'Failure', message: 'm', reason: 'NotFound', details: { kind: 'websites', name: 'kubia', group: 'g', causes: [{ field: 'f', reason: 'R' }] }, code: 404 },
+        responseStatus: {
+          status: 'Failure',
+          message: 'm',
+          reason: 'NotFound',
+          details: { kind: 'websites', name: 'kubia', group: 'g', causes: [{ field: 'f', reason: 'R' }] },
+          code: 404,
+        },
         requestObject: '{"a":1}',
         responseObject: '{"b":2}',
-        annotations: new Map([['z', '1'], ['authorization.k8s.io/reason', ''], ['authorization.k8s.io/decision', 'allow']]),
+        annotations: new Map([
+          ['z', '1'],
+          ['authorization.k8s.io/reason', ''],
+          ['authorization.k8s.io/decision', 'allow'],
+        ]),
       },
       'ResponseComplete',
       base.requestReceivedTimestamp + 1_000_001,
@@ -56,7 +66,9 @@ describe('encodeEvent', () => {
   });
 
   it('a success keeps only the code (metav1.Status metadata is never omitted)', () => {
-    expect(encodeEvent({ ...base, responseStatus: { code: 201 } }, 'ResponseComplete', base.requestReceivedTimestamp)).toContain('"responseStatus":{"metadata":{},"code":201}');
+    expect(encodeEvent({ ...base, responseStatus: { code: 201 } }, 'ResponseComplete', base.requestReceivedTimestamp)).toContain(
+      '"responseStatus":{"metadata":{},"code":201}',
+    );
   });
 });
 
@@ -97,8 +109,20 @@ describe('sourceIPs (TestSourceIPs)', () => {
     ['Real-Ip after forwarded-for', '3.3.3.3', '2.2.2.2', '1.2.3.4', ['3.3.3.3', '2.2.2.2', '1.2.3.4']],
     ['Real-Ip already forwarded', '2.2.2.2', '2.2.2.2', '1.2.3.4', ['2.2.2.2', '1.2.3.4']],
     ['full redundancy', '1.2.3.4', '1.2.3.4', '1.2.3.4', ['1.2.3.4']],
-    ['full ipv6', 'aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111', 'abcd:ef01:2345:6789:abcd:ef01:2345:6789', '0:0:0:0:0:0:0:1', ['aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111', 'abcd:ef01:2345:6789:abcd:ef01:2345:6789', '::1']],
-    ['mixed ipv4 ipv6', 'aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111,  1.2.3.4', undefined, '0:0:0:0:0:0:0:1', ['aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111', '1.2.3.4', '::1']],
+    [
+      'full ipv6',
+      'aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111',
+      'abcd:ef01:2345:6789:abcd:ef01:2345:6789',
+      '0:0:0:0:0:0:0:1',
+      ['aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111', 'abcd:ef01:2345:6789:abcd:ef01:2345:6789', '::1'],
+    ],
+    [
+      'mixed ipv4 ipv6',
+      'aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111,  1.2.3.4',
+      undefined,
+      '0:0:0:0:0:0:0:1',
+      ['aaaa:bbbb:cccc:dddd:eeee:ffff:0:1111', '1.2.3.4', '::1'],
+    ],
     // Node reports an IPv4 client of a dual-stack socket IPv4-mapped; Go's String prints it dotted.
     ['an IPv4-mapped remote address', '1.2.3.4', undefined, '::ffff:1.2.3.4', ['1.2.3.4']],
   ] as [string, string | undefined, string | undefined, string | undefined, string[]][])('%s', (_name, forwardedFor, realIP, remote, expected) => {

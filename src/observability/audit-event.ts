@@ -83,7 +83,9 @@ export function encodeEvent(e: EventData, stage: Stage, stageTimestamp: number):
 const sortedKeys = (keys: Iterable<string>) => [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
 function encodeStringMap(m: Map<string, string>): string {
-  return `{${sortedKeys(m.keys()).map((k) => `${goString(k)}:${goString(m.get(k) as string)}`).join(',')}}`;
+  return `{${sortedKeys(m.keys())
+    .map((k) => `${goString(k)}:${goString(m.get(k) as string)}`)
+    .join(',')}}`;
 }
 
 function encodeUser(u: AuditUser): string {
@@ -100,7 +102,9 @@ function encodeUser(u: AuditUser): string {
 const OBJECT_REF_FIELDS = ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource'] as const;
 
 function encodeObjectRef(r: ObjectRef): string {
-  return `{${OBJECT_REF_FIELDS.filter((f) => r[f]).map((f) => `"${f}":${goString(r[f] as string)}`).join(',')}}`;
+  return `{${OBJECT_REF_FIELDS.filter((f) => r[f])
+    .map((f) => `"${f}":${goString(r[f] as string)}`)
+    .join(',')}}`;
 }
 
 // metav1.Status as encoding/json writes it: metadata is a struct (never omitted), the rest omitempty.

@@ -34,7 +34,10 @@ const until = async (f: () => boolean, ms = 5000) => {
   while (!f() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
   expect(f()).toBe(true);
 };
-const backups = (dir: string) => readdirSync(dir).filter((f) => /^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log$/.test(f)).sort();
+const backups = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log$/.test(f))
+    .sort();
 
 describe('AuditLog', () => {
   it('creates the file 0600 in a new 0700 directory and appends every line in order', async () => {
@@ -44,7 +47,12 @@ describe('AuditLog', () => {
     await log.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(path, '..')).mode & 0o777).toBe(0o700);
-    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { i: number }).i)).toEqual([...Array(100).keys()]);
+    expect(
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { i: number }).i),
+    ).toEqual([...Array(100).keys()]);
     expect(log.stats).toEqual({ written: 100, dropped: 0, failed: 0 });
   });
 
@@ -61,7 +69,12 @@ describe('AuditLog', () => {
     await until(() => backups(dir).length === 2);
     const files = [...backups(dir).map((f) => join(dir, f)), path];
     for (const f of files) expect(statSync(f).size).toBeLessThanOrEqual(1024 * 1024);
-    const seen = files.flatMap((f) => readFileSync(f, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { i: number }).i));
+    const seen = files.flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { i: number }).i),
+    );
     // The oldest backups were removed; what is left is the newest lines, in order, ending with the last one.
     expect(seen.at(-1)).toBe(39);
     expect(seen).toEqual([...Array(seen.length).keys()].map((k) => 40 - seen.length + k));
@@ -94,9 +107,16 @@ describe('AuditLog', () => {
     log.enqueue(line(1, 2 * 1024 * 1024));
     log.enqueue(line(2, 10));
     await log.close();
-    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { i: number }).i)).toEqual([0, 2]);
+    expect(
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { i: number }).i),
+    ).toEqual([0, 2]);
     expect(log.stats).toEqual({ written: 2, dropped: 0, failed: 1 });
-    expect(lines.find((l) => l['plugin'] === 'log')?.['msg']).toMatch(/^Error in audit plugin 'log' affecting 1 audit events: write length \d+ exceeds maximum file size 1048576$/);
+    expect(lines.find((l) => l['plugin'] === 'log')?.['msg']).toMatch(
+      /^Error in audit plugin 'log' affecting 1 audit events: write length \d+ exceeds maximum file size 1048576$/,
+    );
   });
 
   it('drops events beyond the buffer ("audit buffer queue blocked") and never waits', async () => {

@@ -160,7 +160,10 @@ export class AuditLog {
       return;
     }
     this.#lastErrorLog = now;
-    this.#logger.error({ plugin, events: count, suppressedSinceLastLog: this.#suppressed }, `Error in audit plugin '${plugin}' affecting ${count} audit events: ${err.message}`);
+    this.#logger.error(
+      { plugin, events: count, suppressedSinceLastLog: this.#suppressed },
+      `Error in audit plugin '${plugin}' affecting ${count} audit events: ${err.message}`,
+    );
     this.#suppressed = 0;
   }
 }

@@ -21,16 +21,38 @@ const resource = (user: UserInfo | undefined, a: Partial<Extract<RequestAttribut
 });
 const requests: Record<string, Req> = {
   namespaced: resource(tim, { namespace: 'default', resource: 'pods', name: 'busybox', path: '/api/v1/namespaces/default/pods/busybox' }),
-  cluster: resource(tim, { apiGroup: 'rbac.authorization.k8s.io', apiVersion: 'v1beta1', resource: 'clusterroles', name: 'edit', path: '/apis/rbac.authorization.k8s.io/v1beta1/clusterroles/edit' }),
+  cluster: resource(tim, {
+    apiGroup: 'rbac.authorization.k8s.io',
+    apiVersion: 'v1beta1',
+    resource: 'clusterroles',
+    name: 'edit',
+    path: '/apis/rbac.authorization.k8s.io/v1beta1/clusterroles/edit',
+  }),
   nonResource: { user: tim, attrs: { isResourceRequest: false, verb: 'get', path: '/logs/kubelet.log' } },
   subresource: resource(tim, { namespace: 'default', resource: 'pods', subresource: 'log', name: 'busybox', path: '/api/v1/namespaces/default/pods/busybox' }),
   Unauthorized: resource(undefined, { namespace: 'default', resource: 'pods', name: 'busybox', path: '/api/v1/namespaces/default/pods/busybox' }),
   // kubernetes#135262's case: an update of a cluster-scoped object of a named group.
-  ClusterRoleUpdate: resource(tim, { verb: 'update', apiGroup: 'rbac.authorization.k8s.io', apiVersion: 'v1', resource: 'clusterroles', name: 'edit', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles/edit' }),
+  ClusterRoleUpdate: resource(tim, {
+    verb: 'update',
+    apiGroup: 'rbac.authorization.k8s.io',
+    apiVersion: 'v1',
+    resource: 'clusterroles',
+    name: 'edit',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterroles/edit',
+  }),
 };
 
 const rule = (level: Level, r: Partial<PolicyRule> = {}): PolicyRule => ({
-  level, users: [], userGroups: [], verbs: [], resources: [], namespaces: [], nonResourceURLs: [], omitStages: [], omitManagedFields: undefined, ...r,
+  level,
+  users: [],
+  userGroups: [],
+  verbs: [],
+  resources: [],
+  namespaces: [],
+  nonResourceURLs: [],
+  omitStages: [],
+  omitManagedFields: undefined,
+  ...r,
 });
 const gr = (resources: string[], group = '', resourceNames: string[] = []) => ({ group, resources, resourceNames });
 const rules: Record<string, PolicyRule> = {
@@ -129,7 +151,13 @@ describe('PolicyEvaluator (checker_test.go)', () => {
     ['nonResource', [], ['only audit panic', 'getPods', 'default'], 'Request', ['RequestReceived', 'ResponseComplete', 'ResponseStarted']],
     // TestCheckerPolicyOmitStages: the union of the policy's and the rule's.
     ['namespaced', ['RequestReceived', 'ResponseStarted'], ['omit RequestReceived', 'getPods', 'default'], 'Request', ['RequestReceived', 'ResponseStarted']],
-    ['cluster', ['RequestReceived', 'ResponseStarted'], ['only audit panic', 'getPods', 'default'], 'Request', ['RequestReceived', 'ResponseComplete', 'ResponseStarted']],
+    [
+      'cluster',
+      ['RequestReceived', 'ResponseStarted'],
+      ['only audit panic', 'getPods', 'default'],
+      'Request',
+      ['RequestReceived', 'ResponseComplete', 'ResponseStarted'],
+    ],
     ['nonResource', ['RequestReceived', 'ResponseStarted'], ['default', 'omit RequestReceived', 'getPods'], 'Metadata', ['RequestReceived', 'ResponseStarted']],
   ] as [string, Stage[], string[], Level, Stage[]][])('%s with policy stages %j and rules %j: %s omitting %j', (req, policyStages, names, level, stages) => {
     expect(check(req, policyStages, ...names)).toEqual({ level, stages });
@@ -146,7 +174,10 @@ describe('PolicyEvaluator (checker_test.go)', () => {
   });
 
   it('a request no rule matches is None, with the policy-wide stages and managed-fields default', () => {
-    const c = new PolicyEvaluator({ rules: [rules['create'] as PolicyRule], omitStages: ['Panic'], omitManagedFields: true }).evaluate(tim, requests['namespaced']!.attrs);
+    const c = new PolicyEvaluator({ rules: [rules['create'] as PolicyRule], omitStages: ['Panic'], omitManagedFields: true }).evaluate(
+      tim,
+      requests['namespaced']!.attrs,
+    );
     expect(c).toEqual({ level: 'None', omitStages: new Set(['Panic']), omitManagedFields: true });
   });
 
@@ -185,7 +216,12 @@ rules:
       omitManagedFields: true,
       rules: [
         rule('RequestResponse', {
-          users: ['alice'], userGroups: ['devs'], verbs: ['create', 'patch'], namespaces: ['default'], omitStages: ['ResponseStarted'], omitManagedFields: false,
+          users: ['alice'],
+          userGroups: ['devs'],
+          verbs: ['create', 'patch'],
+          namespaces: ['default'],
+          omitStages: ['ResponseStarted'],
+          omitManagedFields: false,
           resources: [gr(['websites', 'websites/status'], 'extensions.example.com', ['kubia'])],
         }),
         rule('Metadata', { nonResourceURLs: ['/healthz*', '/version'] }),
@@ -196,17 +232,61 @@ rules:
   it.each([
     ['no rules', `${header}rules: []\n`, 'loaded illegal policy with 0 rules'],
     ['a missing level', `${header}rules:\n- verbs: [get]\n`, 'rules[0].level: Required value'],
-    ['an unknown level', `${header}rules:\n- level: Everything\n`, 'rules[0].level: Unsupported value: "Everything": supported values: "None", "Metadata", "Request", "RequestResponse"'],
-    ['a relative non-resource URL', `${header}rules:\n- level: None\n  nonResourceURLs: [healthz]\n`, `rules[0].nonResourceURLs[0]: Invalid value: "healthz": non-resource URL rules must begin with a '/' character`],
-    ['a wildcard inside a URL', `${header}rules:\n- level: None\n  nonResourceURLs: ["/a*/b"]\n`, `rules[0].nonResourceURLs[0]: Invalid value: "/a*/b": non-resource URL wildcards '*' must be the final character of the rule`],
-    ['resources and URLs in one rule', `${header}rules:\n- level: None\n  namespaces: [a]\n  nonResourceURLs: [/x]\n`, 'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular resources and non-resource URLs'],
-    ['a group with a version', `${header}rules:\n- level: None\n  resources: [{group: rbac.authorization.k8s.io/v1}]\n`, 'rules[0].resources.group: Invalid value: "rbac.authorization.k8s.io/v1": a lowercase RFC 1123 subdomain must consist of'],
-    ['resourceNames without resources', `${header}rules:\n- level: None\n  resources: [{resourceNames: [a]}]\n`, 'rules[0].resources.resourceNames: Invalid value: []string{"a"}: using resourceNames requires at least one resource'],
-    ['an unknown rule stage', `${header}rules:\n- level: None\n  omitStages: [Done]\n`, 'rules[0].omitStages[0]: Invalid value: "Done": allowed stages are RequestReceived,ResponseStarted,ResponseComplete,Panic'],
-    ['an unknown policy stage', `${header}omitStages: [Done]\nrules:\n- level: None\n`, 'omitStages[0]: Invalid value: "Done": allowed stages are RequestReceived,ResponseStarted,ResponseComplete,Panic'],
-    ['two errors', `${header}rules:\n- level: X\n- {}\n`, '[rules[0].level: Unsupported value: "X": supported values: "None", "Metadata", "Request", "RequestResponse", rules[1].level: Required value]'],
-    ['a wrongly typed field', `${header}rules:\n- level: None\n  users: alice\n`, 'failed decoding: json: cannot unmarshal string into Go struct field PolicyRule.rules.users of type []string'],
-    ['another version', 'apiVersion: audit.k8s.io/v1beta1\nkind: Policy\nrules: [{level: None}]\n', 'failed decoding: no kind "Policy" is registered for version "audit.k8s.io/v1beta1"'],
+    [
+      'an unknown level',
+      `${header}rules:\n- level: Everything\n`,
+      'rules[0].level: Unsupported value: "Everything": supported values: "None", "Metadata", "Request", "RequestResponse"',
+    ],
+    [
+      'a relative non-resource URL',
+      `${header}rules:\n- level: None\n  nonResourceURLs: [healthz]\n`,
+      `rules[0].nonResourceURLs[0]: Invalid value: "healthz": non-resource URL rules must begin with a '/' character`,
+    ],
+    [
+      'a wildcard inside a URL',
+      `${header}rules:\n- level: None\n  nonResourceURLs: ["/a*/b"]\n`,
+      `rules[0].nonResourceURLs[0]: Invalid value: "/a*/b": non-resource URL wildcards '*' must be the final character of the rule`,
+    ],
+    [
+      'resources and URLs in one rule',
+      `${header}rules:\n- level: None\n  namespaces: [a]\n  nonResourceURLs: [/x]\n`,
+      'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular resources and non-resource URLs',
+    ],
+    [
+      'a group with a version',
+      `${header}rules:\n- level: None\n  resources: [{group: rbac.authorization.k8s.io/v1}]\n`,
+      'rules[0].resources.group: Invalid value: "rbac.authorization.k8s.io/v1": a lowercase RFC 1123 subdomain must consist of',
+    ],
+    [
+      'resourceNames without resources',
+      `${header}rules:\n- level: None\n  resources: [{resourceNames: [a]}]\n`,
+      'rules[0].resources.resourceNames: Invalid value: []string{"a"}: using resourceNames requires at least one resource',
+    ],
+    [
+      'an unknown rule stage',
+      `${header}rules:\n- level: None\n  omitStages: [Done]\n`,
+      'rules[0].omitStages[0]: Invalid value: "Done": allowed stages are RequestReceived,ResponseStarted,ResponseComplete,Panic',
+    ],
+    [
+      'an unknown policy stage',
+      `${header}omitStages: [Done]\nrules:\n- level: None\n`,
+      'omitStages[0]: Invalid value: "Done": allowed stages are RequestReceived,ResponseStarted,ResponseComplete,Panic',
+    ],
+    [
+      'two errors',
+      `${header}rules:\n- level: X\n- {}\n`,
+      '[rules[0].level: Unsupported value: "X": supported values: "None", "Metadata", "Request", "RequestResponse", rules[1].level: Required value]',
+    ],
+    [
+      'a wrongly typed field',
+      `${header}rules:\n- level: None\n  users: alice\n`,
+      'failed decoding: json: cannot unmarshal string into Go struct field PolicyRule.rules.users of type []string',
+    ],
+    [
+      'another version',
+      'apiVersion: audit.k8s.io/v1beta1\nkind: Policy\nrules: [{level: None}]\n',
+      'failed decoding: no kind "Policy" is registered for version "audit.k8s.io/v1beta1"',
+    ],
     ['no kind', 'apiVersion: audit.k8s.io/v1\nrules: [{level: None}]\n', "failed decoding: Object 'Kind' is missing in"],
   ])('refuses %s', (_name, text, message) => {
     expect(() => parsePolicy(text)).toThrow(message);
@@ -227,11 +307,13 @@ rules:
     const dir = mkdtempSync(join(tmpdir(), 'audit-policy-'));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('names the file in kube-apiserver\'s startup error', () => {
+    it("names the file in kube-apiserver's startup error", () => {
       const f = join(dir, 'empty.yaml');
       writeFileSync(f, `${header}rules: []\n`);
       expect(() => loadPolicyFile(f)).toThrow(`loading audit policy file: loaded illegal policy with 0 rules: from file ${f}`);
-      expect(() => loadPolicyFile(join(dir, 'missing.yaml'))).toThrow(`loading audit policy file: failed to read file path "${join(dir, 'missing.yaml')}": open ${join(dir, 'missing.yaml')}: no such file or directory`);
+      expect(() => loadPolicyFile(join(dir, 'missing.yaml'))).toThrow(
+        `loading audit policy file: failed to read file path "${join(dir, 'missing.yaml')}": open ${join(dir, 'missing.yaml')}: no such file or directory`,
+      );
     });
   });
 });

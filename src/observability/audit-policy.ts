@@ -95,7 +95,7 @@ export class PolicyEvaluator {
 
 function ruleMatches(r: PolicyRule, user: UserInfo | undefined, attrs: RequestAttributes): boolean {
   if (r.users.length > 0 && (!user || !r.users.includes(user.name))) return false;
-  if (r.userGroups.length > 0 && (!user?.groups.some((g) => r.userGroups.includes(g)))) return false;
+  if (r.userGroups.length > 0 && !user?.groups.some((g) => r.userGroups.includes(g))) return false;
   if (r.verbs.length > 0 && !r.verbs.includes(attrs.verb)) return false;
   if (r.namespaces.length > 0 || r.resources.length > 0) return ruleMatchesResource(r, attrs);
   if (r.nonResourceURLs.length > 0) return !attrs.isResourceRequest && r.nonResourceURLs.some((spec) => pathMatches(attrs.path, spec));
@@ -189,12 +189,17 @@ class Decoder {
   readonly strictErrors: string[] = [];
 
   policy(doc: unknown): Policy {
-    if (!isObject(doc)) throw new PolicyError(`failed decoding: couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonType(doc)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+    if (!isObject(doc))
+      throw new PolicyError(
+        `failed decoding: couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonType(doc)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+      );
     const kind = doc['kind'];
     const apiVersion = doc['apiVersion'];
     if (kind === undefined || kind === '') throw new PolicyError(`failed decoding: Object 'Kind' is missing in '${JSON.stringify(doc)}'`);
-    if (typeof kind !== 'string' || typeof apiVersion !== 'string' && apiVersion !== undefined) {
-      throw new PolicyError(`failed decoding: couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonType(typeof kind !== 'string' ? kind : apiVersion)} into Go struct field .${typeof kind !== 'string' ? 'kind' : 'apiVersion'} of type string`);
+    if (typeof kind !== 'string' || (typeof apiVersion !== 'string' && apiVersion !== undefined)) {
+      throw new PolicyError(
+        `failed decoding: couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonType(typeof kind !== 'string' ? kind : apiVersion)} into Go struct field .${typeof kind !== 'string' ? 'kind' : 'apiVersion'} of type string`,
+      );
     }
     if (apiVersion !== GROUP_VERSION || kind !== 'Policy') {
       throw new PolicyError(`failed decoding: no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion ?? '')}`);
@@ -214,7 +219,9 @@ class Decoder {
     this.#unknown(doc, ['level', 'users', 'userGroups', 'verbs', 'resources', 'namespaces', 'nonResourceURLs', 'omitStages', 'omitManagedFields'], `${at}.`);
     const level = doc['level'] ?? '';
     if (typeof level !== 'string') throw this.#typeError(level, 'PolicyRule', 'rules.level', 'v1.Level');
-    const resources = this.#array(doc['resources'], 'PolicyRule', 'rules.resources', '[]v1.GroupResources').map((g, i) => this.#groupResources(g, `${at}.resources[${i}]`));
+    const resources = this.#array(doc['resources'], 'PolicyRule', 'rules.resources', '[]v1.GroupResources').map((g, i) =>
+      this.#groupResources(g, `${at}.resources[${i}]`),
+    );
     return {
       level: level as Level,
       users: this.#strings(doc['users'], 'PolicyRule', 'rules.users'),
@@ -284,7 +291,9 @@ const goStringSlice = (v: string[]) => `[]string{${v.map((s) => JSON.stringify(s
 /** validatePolicy is ValidatePolicy (pkg/apis/audit/validation/validation.go). */
 export function validatePolicy(p: Policy): FieldError[] {
   const errs: FieldError[] = [...validateOmitStages(p.omitStages, 'omitStages')];
-  p.rules.forEach((rule, i) => { errs.push(...validateRule(rule, `rules[${i}]`)); });
+  p.rules.forEach((rule, i) => {
+    errs.push(...validateRule(rule, `rules[${i}]`));
+  });
   return errs;
 }
 
@@ -305,12 +314,20 @@ function validateRule(r: PolicyRule, at: string): FieldError[] {
       if (msgs.length) errs.push(invalid(`${at}.resources.group`, gr.group, msgs.join(',')));
     }
     if (gr.resourceNames.length > 0 && gr.resources.length === 0) {
-      errs.push({ type: 'FieldValueInvalid', field: `${at}.resources.resourceNames`, message: `${at}.resources.resourceNames: Invalid value: ${goStringSlice(gr.resourceNames)}: using resourceNames requires at least one resource` });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${at}.resources.resourceNames`,
+        message: `${at}.resources.resourceNames: Invalid value: ${goStringSlice(gr.resourceNames)}: using resourceNames requires at least one resource`,
+      });
     }
   }
   errs.push(...validateOmitStages(r.omitStages, `${at}.omitStages`));
   if (r.nonResourceURLs.length > 0 && (r.resources.length > 0 || r.namespaces.length > 0)) {
-    errs.push({ type: 'FieldValueInvalid', field: `${at}.nonResourceURLs`, message: `${at}.nonResourceURLs: Invalid value: ${goStringSlice(r.nonResourceURLs)}: rules cannot apply to both regular resources and non-resource URLs` });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: `${at}.nonResourceURLs`,
+      message: `${at}.nonResourceURLs: Invalid value: ${goStringSlice(r.nonResourceURLs)}: rules cannot apply to both regular resources and non-resource URLs`,
+    });
   }
   return errs;
 }

@@ -46,7 +46,18 @@ async function appWith(auditor: Auditor, authorizerFails = false): Promise<Fasti
   app.setErrorHandler((err: Error, _req, reply) => {
     const code = (err as { code?: number }).code;
     const status = typeof code === 'number' ? code : 500;
-    reply.code(status).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, reason: status === 500 ? 'InternalError' : 'NotFound', code: status });
+    reply
+      .code(status)
+      .type('application/json')
+      .send({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: err.message,
+        reason: status === 500 ? 'InternalError' : 'NotFound',
+        code: status,
+      });
   });
   await app.ready();
   return app;
@@ -58,10 +69,14 @@ async function auditorWriting(path: string): Promise<{ auditor: Auditor; log: Au
   return { auditor: new Auditor(policy, log, logger), log };
 }
 
-const events = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+const events = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
 
 describe('Auditor', () => {
-  it('sends Audit-Id on every response even with auditing off: the client\'s own, else a new UUID', async () => {
+  it("sends Audit-Id on every response even with auditing off: the client's own, else a new UUID", async () => {
     const app = await appWith(new Auditor(undefined, undefined, logger));
     const fresh = await app.inject({ method: 'GET', url: `${BASE}/missing` });
     expect(fresh.headers['audit-id']).toMatch(UUID);
@@ -82,17 +97,28 @@ describe('Auditor', () => {
     const byId = (id: unknown) => events(path).filter((e) => e['auditID'] === id);
     expect(byId(boom.headers['audit-id']).map((e) => e['stage'])).toEqual(['RequestReceived', 'Panic']);
     expect(byId(boom.headers['audit-id'])[1]?.['responseStatus']).toEqual({
-      metadata: {}, status: 'Failure', reason: 'InternalError', code: 500, message: "APIServer panic'd: Cannot read properties of undefined (reading 'x')",
+      metadata: {},
+      status: 'Failure',
+      reason: 'InternalError',
+      code: 500,
+      message: "APIServer panic'd: Cannot read properties of undefined (reading 'x')",
     });
     // A plain Error from a dependency (Go's error value) is answered, not a panic: ResponseComplete with the answer.
     const fullEvents = byId(full.headers['audit-id']);
     expect(fullEvents.map((e) => e['stage'])).toEqual(['RequestReceived', 'ResponseComplete']);
     expect(fullEvents[1]?.['responseStatus']).toEqual({
-      metadata: {}, status: 'Failure', reason: 'InternalError', code: 500, message: 'MDB_READERS_FULL: Environment maxreaders limit reached',
+      metadata: {},
+      status: 'Failure',
+      reason: 'InternalError',
+      code: 500,
+      message: 'MDB_READERS_FULL: Environment maxreaders limit reached',
     });
     // A Status error is an answer, not a panic.
     expect(byId(missing.headers['audit-id']).map((e) => e['stage'])).toEqual(['RequestReceived', 'ResponseComplete']);
-    expect(byId(missing.headers['audit-id'])[1]?.['annotations']).toEqual({ 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': 'RBAC: allowed' });
+    expect(byId(missing.headers['audit-id'])[1]?.['annotations']).toEqual({
+      'authorization.k8s.io/decision': 'allow',
+      'authorization.k8s.io/reason': 'RBAC: allowed',
+    });
   });
 
   it('a failing authorizer is an InternalError answer with reason "internal error" and no decision', async () => {

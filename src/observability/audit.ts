@@ -198,15 +198,19 @@ export class Auditor {
     // collect() is called with the metric as `this`.
     const self = this;
     new Counter({
-      name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers: [registry],
+      name: 'apiserver_audit_event_total',
+      help: 'Counter of audit events generated and sent to the audit backend.',
+      registers: [registry],
       collect() {
         this.reset();
         this.inc(self.#events);
       },
     });
     new Counter({
-      name: 'apiserver_audit_error_total', help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.',
-      labelNames: ['plugin'], registers: [registry],
+      name: 'apiserver_audit_error_total',
+      help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.',
+      labelNames: ['plugin'],
+      registers: [registry],
       collect() {
         this.reset();
         this.inc({ plugin: 'buffered' }, log.stats.dropped);
@@ -214,7 +218,10 @@ export class Auditor {
       },
     });
     new Counter({
-      name: 'apiserver_audit_level_total', help: 'Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers: [registry],
+      name: 'apiserver_audit_level_total',
+      help: 'Counter of policy levels for audit events (1 per request).',
+      labelNames: ['level'],
+      registers: [registry],
       collect() {
         this.reset();
         for (const [level, n] of self.#levels) this.inc({ level }, n);
@@ -281,7 +288,12 @@ export class Auditor {
     };
     if (attrs.isResourceRequest) {
       event.objectRef = {
-        resource: attrs.resource, namespace: attrs.namespace, name: attrs.name, apiGroup: attrs.apiGroup, apiVersion: attrs.apiVersion, subresource: attrs.subresource,
+        resource: attrs.resource,
+        namespace: attrs.namespace,
+        name: attrs.name,
+        apiGroup: attrs.apiGroup,
+        apiVersion: attrs.apiVersion,
+        subresource: attrs.subresource,
       };
     }
     const reply = r[REPLY];
@@ -349,8 +361,11 @@ export class Auditor {
   // stands in for a Status without one.
   #recordStatus(a: RequestAudit, status: Record<string, unknown>, code: number | undefined, text: string): void {
     a.event.responseStatus = {
-      status: str(status['status']), message: str(status['message']), reason: str(status['reason']),
-      ...(isObject(status['details']) ? { details: status['details'] } : {}), code: typeof status['code'] === 'number' ? status['code'] : code ?? 0,
+      status: str(status['status']),
+      message: str(status['message']),
+      reason: str(status['reason']),
+      ...(isObject(status['details']) ? { details: status['details'] } : {}),
+      code: typeof status['code'] === 'number' ? status['code'] : (code ?? 0),
     };
     this.#recordResponseObject(a, text);
   }

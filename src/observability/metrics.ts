@@ -30,7 +30,9 @@ export interface WatchStats {
 // A counter whose value lives elsewhere: read at scrape time so the watch hot path pays nothing.
 function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): Counter {
   return new Counter({
-    name, help, registers: [registry],
+    name,
+    help,
+    registers: [registry],
     collect() {
       this.reset();
       this.inc(read());
@@ -55,21 +57,51 @@ export function createMetrics(watch: WatchStats): Metrics {
   registerProcessMemory(registry);
   return {
     registry,
-    requests: new Counter({ name: 'apiserver_request_total', help: 'Requests by kube verb, resource and HTTP code.', labelNames: ['verb', 'resource', 'code'], registers: [registry] }),
+    requests: new Counter({
+      name: 'apiserver_request_total',
+      help: 'Requests by kube verb, resource and HTTP code.',
+      labelNames: ['verb', 'resource', 'code'],
+      registers: [registry],
+    }),
     requestDuration: new Histogram({
-      name: 'apiserver_request_duration_seconds', help: 'Request latency by kube verb and resource (watches excluded).',
-      labelNames: ['verb', 'resource'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [registry],
+      name: 'apiserver_request_duration_seconds',
+      help: 'Request latency by kube verb and resource (watches excluded).',
+      labelNames: ['verb', 'resource'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
     }),
     watchers: new Gauge({
-      name: 'apiserver_registered_watchers', help: 'Open watch streams.', registers: [registry],
+      name: 'apiserver_registered_watchers',
+      help: 'Open watch streams.',
+      registers: [registry],
       collect() {
         this.set(watch.size);
       },
     }),
-    watchEvents: mirroredCounter(registry, 'apiserver_watch_events_total', 'Watch events written to clients (BOOKMARK and ERROR included).', () => watch.counters.sent),
-    watchEventsEncoded: mirroredCounter(registry, 'website_apiserver_watch_event_encodings_total', 'Watch events serialized; each change is encoded once per representation and shared by all its watchers.', () => watch.counters.encoded),
-    watchEventsDropped: mirroredCounter(registry, 'apiserver_watch_events_dropped_total', 'Watch events discarded because their client fell too far behind.', () => watch.counters.dropped),
-    terminatedWatchers: mirroredCounter(registry, 'apiserver_terminated_watchers_total', 'Watches the server ended because their client fell too far behind (the client gets 410 and re-lists).', () => watch.counters.terminated),
+    watchEvents: mirroredCounter(
+      registry,
+      'apiserver_watch_events_total',
+      'Watch events written to clients (BOOKMARK and ERROR included).',
+      () => watch.counters.sent,
+    ),
+    watchEventsEncoded: mirroredCounter(
+      registry,
+      'website_apiserver_watch_event_encodings_total',
+      'Watch events serialized; each change is encoded once per representation and shared by all its watchers.',
+      () => watch.counters.encoded,
+    ),
+    watchEventsDropped: mirroredCounter(
+      registry,
+      'apiserver_watch_events_dropped_total',
+      'Watch events discarded because their client fell too far behind.',
+      () => watch.counters.dropped,
+    ),
+    terminatedWatchers: mirroredCounter(
+      registry,
+      'apiserver_terminated_watchers_total',
+      'Watches the server ended because their client fell too far behind (the client gets 410 and re-lists).',
+      () => watch.counters.terminated,
+    ),
   };
 }
 

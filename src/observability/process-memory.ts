@@ -33,7 +33,7 @@ export function parseStatusMemory(status: string): Partial<Record<MemoryKind, nu
 export function registerProcessMemory(registry: Registry, statusFile = '/proc/self/status'): Gauge<'kind'> {
   return new Gauge({
     name: 'website_apiserver_process_memory_bytes',
-    help: 'Resident memory of the process by kind (anonymous, file-backed, shmem), from /proc/self/status; file-backed pages, such as the lmdb map\'s, are reclaimable.',
+    help: "Resident memory of the process by kind (anonymous, file-backed, shmem), from /proc/self/status; file-backed pages, such as the lmdb map's, are reclaimable.",
     labelNames: ['kind'],
     registers: [registry],
     collect() {

@@ -21,19 +21,41 @@ export function hasStoreResources(s: object): s is StoreResources {
 /** registerStorageMetrics adds the store's gauges to `registry`, each read at scrape time. */
 export function registerStorageMetrics(registry: Registry, store: StoreResources): void {
   const gauge = (name: string, help: string, set: (g: Gauge) => void, labelNames: string[] = []) =>
-    new Gauge({ name, help, labelNames, registers: [registry], collect() { set(this); } });
-  gauge('website_apiserver_lmdb_reader_slots', 'lmdb reader slots held (state="held", of every process with the store open) and of those the ones pinning a snapshot (state="active").', (g) => {
-    const r = store.readers();
-    g.set({ state: 'held' }, r.held);
-    g.set({ state: 'active' }, r.active);
-  }, ['state']);
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        set(this);
+      },
+    });
+  gauge(
+    'website_apiserver_lmdb_reader_slots',
+    'lmdb reader slots held (state="held", of every process with the store open) and of those the ones pinning a snapshot (state="active").',
+    (g) => {
+      const r = store.readers();
+      g.set({ state: 'held' }, r.held);
+      g.set({ state: 'active' }, r.active);
+    },
+    ['state'],
+  );
   gauge('website_apiserver_lmdb_reader_slots_max', 'lmdb reader slots the environment has (MDB_READERS_FULL past them).', (g) => g.set(store.readers().max));
-  gauge('website_apiserver_lmdb_oldest_reader_lag', 'Write transactions committed since the oldest snapshot a reader still pins (pages freed since cannot be reused).', (g) => g.set(store.readers().oldestLag));
-  gauge('website_apiserver_lmdb_pages', 'Pages of data.mdb: state="used" in the latest snapshot, "free" in the file and not used (reusable once no reader pins them), "map" the mapped size.', (g) => {
-    const p = store.pages();
-    g.set({ state: 'used' }, p.used);
-    g.set({ state: 'free' }, p.free);
-    g.set({ state: 'map' }, p.map);
-  }, ['state']);
+  gauge(
+    'website_apiserver_lmdb_oldest_reader_lag',
+    'Write transactions committed since the oldest snapshot a reader still pins (pages freed since cannot be reused).',
+    (g) => g.set(store.readers().oldestLag),
+  );
+  gauge(
+    'website_apiserver_lmdb_pages',
+    'Pages of data.mdb: state="used" in the latest snapshot, "free" in the file and not used (reusable once no reader pins them), "map" the mapped size.',
+    (g) => {
+      const p = store.pages();
+      g.set({ state: 'used' }, p.used);
+      g.set({ state: 'free' }, p.free);
+      g.set({ state: 'map' }, p.map);
+    },
+    ['state'],
+  );
   gauge('website_apiserver_lmdb_page_size_bytes', 'The page size of data.mdb.', (g) => g.set(store.pages().pageSize));
 }

@@ -5,8 +5,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../apis/meta/types.js';
 import {
-  CREATION_TIMESTAMP_DESCRIPTION, type CrdColumn, cellForJSONValue, humanReadableDate, parseGoRFC3339,
-  printerColumnsOf, selectableFieldValue,
+  CREATION_TIMESTAMP_DESCRIPTION,
+  type CrdColumn,
+  cellForJSONValue,
+  humanReadableDate,
+  parseGoRFC3339,
+  printerColumnsOf,
+  selectableFieldValue,
 } from './crd-columns.js';
 import { humanDuration } from './table.js';
 
@@ -36,8 +41,9 @@ describe('against kube-apiserver', () => {
         let now = Date.parse(table.date);
         const columns = byVersion.get(table.version) ?? printerColumnsOf(table.additionalPrinterColumns ?? [], () => now);
         byVersion.set(table.version, columns);
-        expect(columns.map((c) => ({ name: c.name, type: c.type, format: c.format, description: c.description, priority: c.priority })))
-          .toEqual(table.columnDefinitions.slice(1));
+        expect(columns.map((c) => ({ name: c.name, type: c.type, format: c.format, description: c.description, priority: c.priority }))).toEqual(
+          table.columnDefinitions.slice(1),
+        );
         for (const row of table.rows) {
           const want = row.cells.slice(1);
           columns.forEach((column, i) => {
@@ -61,11 +67,18 @@ describe('against kube-apiserver', () => {
   it('selects by selectableFields as kube does: the value printed, "" for a missing field', () => {
     const probe = recorded.crds.find((c) => c.source === 'probe')!;
     const objects = probe.versions[0]!.rows.map((r) => r.object);
-    const fields = { 'spec.selS': selectableFieldValue('.spec.selS'), 'spec.selI': selectableFieldValue('.spec.selI'), 'spec.selB': selectableFieldValue('.spec.selB') };
+    const fields = {
+      'spec.selS': selectableFieldValue('.spec.selS'),
+      'spec.selI': selectableFieldValue('.spec.selI'),
+      'spec.selB': selectableFieldValue('.spec.selB'),
+    };
     for (const q of probe.fieldSelectors!) {
       const [, field, op, value] = /^([^!=]+)(!=|=)(.*)$/.exec(q.selector)!;
       const get = fields[field as keyof typeof fields];
-      const names = objects.filter((o) => (op === '=' ? get(o) === value : get(o) !== value)).map((o) => o.metadata.name!).sort();
+      const names = objects
+        .filter((o) => (op === '=' ? get(o) === value : get(o) !== value))
+        .map((o) => o.metadata.name!)
+        .sort();
       expect(names, q.selector).toEqual(q.names);
     }
   });
@@ -82,7 +95,13 @@ describe('printerColumnsOf', () => {
       { name: 'A', type: 'string', jsonPath: '.spec.a' },
       { name: 'B', type: 'integer', format: 'int32', description: 'the b', priority: 2, jsonPath: '.spec.b' },
     ]);
-    expect(plain).toMatchObject({ name: 'A', type: 'string', format: '', priority: 0, description: 'Custom resource definition column (in JSONPath format): .spec.a' });
+    expect(plain).toMatchObject({
+      name: 'A',
+      type: 'string',
+      format: '',
+      priority: 0,
+      description: 'Custom resource definition column (in JSONPath format): .spec.a',
+    });
     expect(described).toMatchObject({ name: 'B', type: 'integer', format: 'int32', priority: 2, description: 'the b' });
     const [age, ...rest] = printerColumnsOf([], now);
     expect(rest).toEqual([]);
@@ -92,7 +111,8 @@ describe('printerColumnsOf', () => {
 
   it('keeps only the columns before one whose path client-go cannot parse', () => {
     const cols = printerColumnsOf([
-      { name: 'A', type: 'string', jsonPath: '.spec.a' }, { name: 'Bad', type: 'string', jsonPath: '.spec.x[' },
+      { name: 'A', type: 'string', jsonPath: '.spec.a' },
+      { name: 'Bad', type: 'string', jsonPath: '.spec.x[' },
       { name: 'C', type: 'string', jsonPath: '.spec.c' },
     ]);
     expect(cols.map((c) => c.name)).toEqual(['A']);
@@ -108,7 +128,14 @@ describe('printerColumnsOf', () => {
     expect(cell('string', '.spec.v', {})).toBeNull();
     expect(cell('string', '.spec.v[0]', { v: [] })).toBeNull(); // out of range: an error, so no cell
     expect(cell('string', '.spec.v[*].x', { v: [{ x: 'first' }, { x: 'second' }] })).toBe('first');
-    expect(cell('string', '.spec.v[?(@.t=="R")].s', { v: [{ t: 1, s: 'a' }, { t: 'R', s: 'b' }] })).toBeNull(); // int vs string
+    expect(
+      cell('string', '.spec.v[?(@.t=="R")].s', {
+        v: [
+          { t: 1, s: 'a' },
+          { t: 'R', s: 'b' },
+        ],
+      }),
+    ).toBeNull(); // int vs string
     expect(cell('string', '.spec.v[?(@.t=="R")].s', { v: [{ s: 'a' }, { t: 'R', s: 'b' }] })).toBe('b');
   });
 
@@ -139,8 +166,18 @@ describe('dates as metav1.Time and duration.HumanDuration render them', () => {
     expect(parseGoRFC3339('2020-01-02T03:04:05.5+01:00')).toBe(Date.UTC(2020, 0, 2, 2, 4, 5, 500));
     expect(parseGoRFC3339('2020-01-02T03:04:05,25Z')).toBe(Date.UTC(2020, 0, 2, 3, 4, 5, 250));
     expect(parseGoRFC3339('2020-02-29T00:00:00Z')).toBe(Date.UTC(2020, 1, 29));
-    for (const bad of ['2020-01-02', '2020-01-02t03:04:05z', '2020-02-30T00:00:00Z', '2021-02-29T00:00:00Z', '2020-01-02T24:00:00Z',
-      '2020-01-02T03:04:60Z', '2020-01-02T03:04:05+25:00', '2020-01-02T03:04:05', '2020-13-01T00:00:00Z', ' 2020-01-02T03:04:05Z']) {
+    for (const bad of [
+      '2020-01-02',
+      '2020-01-02t03:04:05z',
+      '2020-02-30T00:00:00Z',
+      '2021-02-29T00:00:00Z',
+      '2020-01-02T24:00:00Z',
+      '2020-01-02T03:04:60Z',
+      '2020-01-02T03:04:05+25:00',
+      '2020-01-02T03:04:05',
+      '2020-13-01T00:00:00Z',
+      ' 2020-01-02T03:04:05Z',
+    ]) {
       expect(parseGoRFC3339(bad), bad).toBeUndefined();
     }
   });
@@ -156,10 +193,26 @@ describe('dates as metav1.Time and duration.HumanDuration render them', () => {
   });
 
   it.each([
-    [0, '0s'], [-1500, '0s'], [-2000, '<invalid>'], [119_999, '119s'], [120_000, '2m'], [125_000, '2m5s'], [599_000, '9m59s'],
-    [600_000, '10m'], [179 * 60_000, '179m'], [180 * 60_000, '3h'], [(3 * 60 + 7) * 60_000, '3h7m'], [8 * 3_600_000, '8h'],
-    [47 * 3_600_000, '47h'], [48 * 3_600_000, '2d'], [(2 * 24 + 5) * 3_600_000, '2d5h'], [8 * 86_400_000, '8d'],
-    [729 * 86_400_000, '729d'], [730 * 86_400_000, '2y'], [(730 + 10) * 86_400_000, '2y10d'], [8 * 365 * 86_400_000, '8y'],
+    [0, '0s'],
+    [-1500, '0s'],
+    [-2000, '<invalid>'],
+    [119_999, '119s'],
+    [120_000, '2m'],
+    [125_000, '2m5s'],
+    [599_000, '9m59s'],
+    [600_000, '10m'],
+    [179 * 60_000, '179m'],
+    [180 * 60_000, '3h'],
+    [(3 * 60 + 7) * 60_000, '3h7m'],
+    [8 * 3_600_000, '8h'],
+    [47 * 3_600_000, '47h'],
+    [48 * 3_600_000, '2d'],
+    [(2 * 24 + 5) * 3_600_000, '2d5h'],
+    [8 * 86_400_000, '8d'],
+    [729 * 86_400_000, '729d'],
+    [730 * 86_400_000, '2y'],
+    [(730 + 10) * 86_400_000, '2y10d'],
+    [8 * 365 * 86_400_000, '8y'],
   ])('HumanDuration(%d ms) is %s', (ms, want) => expect(humanDuration(ms)).toBe(want));
 });
 

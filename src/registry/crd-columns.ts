@@ -13,10 +13,18 @@ import type { PrinterColumn } from './resource.js';
 import { humanDuration } from './table.js';
 
 /** CrdColumn is one additionalPrinterColumns entry (apiextensions.k8s.io/v1 CustomResourceColumnDefinition). */
-export interface CrdColumn { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string }
+export interface CrdColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
+}
 
 /** CREATION_TIMESTAMP_DESCRIPTION is ObjectMeta's swagger doc for creationTimestamp, the default Age column's description. */
-export const CREATION_TIMESTAMP_DESCRIPTION = 'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
+export const CREATION_TIMESTAMP_DESCRIPTION =
+  'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
 
 /** DEFAULT_CRD_COLUMNS is what customresource_handler serves for a version without additionalPrinterColumns
  * (serveDefaultColumnsIfEmpty). */

@@ -43,7 +43,12 @@ export function invalidPatch(patchedJson: string, message: string): StatusError 
  * compact JSON (what kubectl and client-go send).
  */
 export function decodeFailure(
-  body: unknown, mode: DecodeMode, kind: string, message: string, unrecognized: boolean, handledAs?: { kind: string; apiVersion: string },
+  body: unknown,
+  mode: DecodeMode,
+  kind: string,
+  message: string,
+  unrecognized: boolean,
+  handledAs?: { kind: string; apiVersion: string },
 ): StatusError {
   if (mode === 'patch') return invalidPatch(goMarshal(body), message);
   if (unrecognized || !handledAs) {

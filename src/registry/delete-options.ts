@@ -45,7 +45,11 @@ export const UNSAFE_DELETE_QUERY = 'ignoreStoreReadErrorWithClusterBreakingPoten
  * (registry/corrupt_obj_deleter.go, etcd3 getState: an InvalidObj StorageError, 409 through InterpretDeleteError).
  */
 export function unsafeDeleteRefused(gr: GroupResource, name: string, keyText: string): StatusError {
-  return conflict(gr, name, `StorageError: invalid object, Code: 4, Key: ${keyText}, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage`);
+  return conflict(
+    gr,
+    name,
+    `StorageError: invalid object, Code: 4, Key: ${keyText}, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage`,
+  );
 }
 
 /**
@@ -55,9 +59,18 @@ export function unsafeDeleteRefused(gr: GroupResource, name: string, keyText: st
 export function markDeleting(cur: KubeObject, o: DeleteOptions): KubeObject | undefined {
   const finalizers = new Set(cur.metadata.finalizers ?? []);
   const policy = o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
-  if (policy === 'Orphan') { finalizers.add(ORPHAN); finalizers.delete(FOREGROUND); }
-  if (policy === 'Foreground') { finalizers.add(FOREGROUND); finalizers.delete(ORPHAN); }
-  if (policy === 'Background') { finalizers.delete(ORPHAN); finalizers.delete(FOREGROUND); }
+  if (policy === 'Orphan') {
+    finalizers.add(ORPHAN);
+    finalizers.delete(FOREGROUND);
+  }
+  if (policy === 'Foreground') {
+    finalizers.add(FOREGROUND);
+    finalizers.delete(ORPHAN);
+  }
+  if (policy === 'Background') {
+    finalizers.delete(ORPHAN);
+    finalizers.delete(FOREGROUND);
+  }
   if (finalizers.size === 0) return undefined;
   const next = cloneJson(cur);
   next.metadata.finalizers = [...finalizers];

@@ -50,7 +50,9 @@ function duplicatePaths(root: GoValue, at: string, out: string[]): void {
     const { value, at: path } = todo.shift()!;
     if (value === null || (value.kind !== 'object' && value.kind !== 'array')) continue;
     if (value.kind === 'array') {
-      value.items.forEach((item, k) => { todo.push({ value: item, at: `${path}[${k}]` }); });
+      value.items.forEach((item, k) => {
+        todo.push({ value: item, at: `${path}[${k}]` });
+      });
       continue;
     }
     const seen = new Set<string>();

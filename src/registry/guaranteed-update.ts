@@ -18,7 +18,15 @@ import { DeleteInstead } from './strategy.js';
  * dryRun); null from `update` leaves the object as it is. 404 (named `name`) when there is no object. `update` may
  * warn (validation rules ratcheted on an unchanged value); a refused update still sends those warnings.
  */
-export async function guaranteedUpdate(storage: Storage, gr: GroupResource, key: ObjectKey, name: string, dryRun: boolean, decodeWarnings: string[], update: (cur: KubeObject, warn: (message: string) => void) => KubeObject | null): Promise<WriteResult> {
+export async function guaranteedUpdate(
+  storage: Storage,
+  gr: GroupResource,
+  key: ObjectKey,
+  name: string,
+  dryRun: boolean,
+  decodeWarnings: string[],
+  update: (cur: KubeObject, warn: (message: string) => void) => KubeObject | null,
+): Promise<WriteResult> {
   // Warnings in the order kube records them: decoding, then validation, then the strategy's (finalizers added by
   // this write), from the last attempt.
   let warnings = decodeWarnings;

@@ -37,8 +37,16 @@ describe('evanphx/json-patch v4 patch_test.go', () => {
       '[ { "op": "move", "from": "/foo/waldo", "path": "/qux/thud" } ]',
       '{ "foo": { "bar": "baz" }, "qux": { "corge": "grault", "thud": "fred" } }',
     ],
-    ['{ "foo": [ "all", "grass", "cows", "eat" ] }', '[ { "op": "move", "from": "/foo/1", "path": "/foo/3" } ]', '{ "foo": [ "all", "cows", "eat", "grass" ] }'],
-    ['{ "foo": [ "all", "grass", "cows", "eat" ] }', '[ { "op": "move", "from": "/foo/1", "path": "/foo/2" } ]', '{ "foo": [ "all", "cows", "grass", "eat" ] }'],
+    [
+      '{ "foo": [ "all", "grass", "cows", "eat" ] }',
+      '[ { "op": "move", "from": "/foo/1", "path": "/foo/3" } ]',
+      '{ "foo": [ "all", "cows", "eat", "grass" ] }',
+    ],
+    [
+      '{ "foo": [ "all", "grass", "cows", "eat" ] }',
+      '[ { "op": "move", "from": "/foo/1", "path": "/foo/2" } ]',
+      '{ "foo": [ "all", "cows", "grass", "eat" ] }',
+    ],
     ['{ "foo": "bar" }', '[ { "op": "add", "path": "/child", "value": { "grandchild": { } } } ]', '{ "foo": "bar", "child": { "grandchild": { } } }'],
     ['{ "foo": ["bar"] }', '[ { "op": "add", "path": "/foo/-", "value": ["abc", "def"] } ]', '{ "foo": ["bar", ["abc", "def"]] }'],
     ['{ "foo": "bar", "qux": { "baz": 1, "bar": null } }', '[ { "op": "remove", "path": "/qux/bar" } ]', '{ "foo": "bar", "qux": { "baz": 1 } }'],
@@ -97,26 +105,78 @@ describe('evanphx/json-patch v4 patch_test.go', () => {
   });
 
   const bad: Array<[string, string, string]> = [
-    ['{ "foo": "bar" }', '[ { "op": "add", "path": "/baz/bat", "value": "qux" } ]', 'add operation does not apply: doc is missing path: "/baz/bat": missing value'],
-    ['{ "a": { "b": { "d": 1 } } }', '[ { "op": "remove", "path": "/a/b/c" } ]', "error in remove for path: '/a/b/c': Unable to remove nonexistent key: c: missing value"],
-    ['{ "a": { "b": { "d": 1 } } }', '[ { "op": "move", "from": "/a/b/c", "path": "/a/b/e" } ]', "error in move for path: 'c': Unable to remove nonexistent key: c: missing value"],
-    ['{ "a": { "b": [1] } }', '[ { "op": "remove", "path": "/a/b/1" } ]', "error in remove for path: '/a/b/1': Unable to access invalid index: 1: invalid index referenced"],
-    ['{ "a": { "b": [1] } }', '[ { "op": "move", "from": "/a/b/1", "path": "/a/b/2" } ]', "error in move for path: '1': Unable to access invalid index: 1: invalid index referenced"],
+    [
+      '{ "foo": "bar" }',
+      '[ { "op": "add", "path": "/baz/bat", "value": "qux" } ]',
+      'add operation does not apply: doc is missing path: "/baz/bat": missing value',
+    ],
+    [
+      '{ "a": { "b": { "d": 1 } } }',
+      '[ { "op": "remove", "path": "/a/b/c" } ]',
+      "error in remove for path: '/a/b/c': Unable to remove nonexistent key: c: missing value",
+    ],
+    [
+      '{ "a": { "b": { "d": 1 } } }',
+      '[ { "op": "move", "from": "/a/b/c", "path": "/a/b/e" } ]',
+      "error in move for path: 'c': Unable to remove nonexistent key: c: missing value",
+    ],
+    [
+      '{ "a": { "b": [1] } }',
+      '[ { "op": "remove", "path": "/a/b/1" } ]',
+      "error in remove for path: '/a/b/1': Unable to access invalid index: 1: invalid index referenced",
+    ],
+    [
+      '{ "a": { "b": [1] } }',
+      '[ { "op": "move", "from": "/a/b/1", "path": "/a/b/2" } ]',
+      "error in move for path: '1': Unable to access invalid index: 1: invalid index referenced",
+    ],
     ['{ "foo": "bar" }', '[ { "op": "add", "pathz": "/baz", "value": "qux" } ]', 'add operation failed to decode path: missing value'],
     ['{ "foo": "bar" }', '[ { "op": "add", "path": "", "value": "qux" } ]', 'add operation does not apply: doc is missing path: "": missing value'],
-    ['{ "foo": ["bar","baz"]}', '[ { "op": "replace", "path": "/foo/2", "value": "bum"}]', 'replace operation does not apply: doc is missing key: /foo/2: missing value'],
-    ['{ "foo": ["bar","baz"]}', '[ { "op": "add", "path": "/foo/-4", "value": "bum"}]', "error in add for path: '/foo/-4': Unable to access invalid index: -4: invalid index referenced"],
-    ['{ "name":{ "foo": "bat", "qux": "bum"}}', '[ { "op": "replace", "path": "/foo/bar", "value":"baz"}]', 'replace operation does not apply: doc is missing path: /foo/bar: missing value'],
-    ['{ "foo": ["bar"]}', '[ {"op": "add", "path": "/foo/2", "value": "bum"}]', "error in add for path: '/foo/2': Unable to access invalid index: 2: invalid index referenced"],
+    [
+      '{ "foo": ["bar","baz"]}',
+      '[ { "op": "replace", "path": "/foo/2", "value": "bum"}]',
+      'replace operation does not apply: doc is missing key: /foo/2: missing value',
+    ],
+    [
+      '{ "foo": ["bar","baz"]}',
+      '[ { "op": "add", "path": "/foo/-4", "value": "bum"}]',
+      "error in add for path: '/foo/-4': Unable to access invalid index: -4: invalid index referenced",
+    ],
+    [
+      '{ "name":{ "foo": "bat", "qux": "bum"}}',
+      '[ { "op": "replace", "path": "/foo/bar", "value":"baz"}]',
+      'replace operation does not apply: doc is missing path: /foo/bar: missing value',
+    ],
+    [
+      '{ "foo": ["bar"]}',
+      '[ {"op": "add", "path": "/foo/2", "value": "bum"}]',
+      "error in add for path: '/foo/2': Unable to access invalid index: 2: invalid index referenced",
+    ],
     ['{ "foo": []}', '[ {"op": "remove", "path": "/foo/-"}]', `error in remove for path: '/foo/-': strconv.Atoi: parsing "-": invalid syntax`],
-    ['{ "foo": []}', '[ {"op": "remove", "path": "/foo/-1"}]', "error in remove for path: '/foo/-1': Unable to access invalid index: -1: invalid index referenced"],
-    ['{ "foo": ["bar"]}', '[ {"op": "remove", "path": "/foo/-2"}]', "error in remove for path: '/foo/-2': Unable to access invalid index: -2: invalid index referenced"],
+    [
+      '{ "foo": []}',
+      '[ {"op": "remove", "path": "/foo/-1"}]',
+      "error in remove for path: '/foo/-1': Unable to access invalid index: -1: invalid index referenced",
+    ],
+    [
+      '{ "foo": ["bar"]}',
+      '[ {"op": "remove", "path": "/foo/-2"}]',
+      "error in remove for path: '/foo/-2': Unable to access invalid index: -2: invalid index referenced",
+    ],
     ['{}', '[ {"op":null,"path":""} ]', 'Unexpected kind: unknown'],
     ['{}', '[ {"op":"add","path":null} ]', 'add operation failed to decode path: missing value'],
     ['{}', '[ { "op": "copy", "from": null }]', 'copy operation failed to decode from: operation, missing from field: missing value'],
-    ['{ "foo": ["bar"]}', '[{"op": "copy", "path": "/foo/6666666666", "from": "/"}]', 'error while adding value during copy: Unable to access invalid index: 6666666666: invalid index referenced'],
+    [
+      '{ "foo": ["bar"]}',
+      '[{"op": "copy", "path": "/foo/6666666666", "from": "/"}]',
+      'error while adding value during copy: Unable to access invalid index: 6666666666: invalid index referenced',
+    ],
     // Can't copy into an index greater than the size of the array.
-    ['{ "foo": ["bar"]}', '[{"op": "copy", "path": "/foo/2", "from": "/foo/0"}]', 'error while adding value during copy: Unable to access invalid index: 2: invalid index referenced'],
+    [
+      '{ "foo": ["bar"]}',
+      '[{"op": "copy", "path": "/foo/2", "from": "/foo/0"}]',
+      'error while adding value during copy: Unable to access invalid index: 2: invalid index referenced',
+    ],
     // The accumulated copy size cannot exceed AccumulatedCopySizeLimit: 2 × 51 bytes > 100.
     [
       `{ "foo": ["A", "${A(49)}"] }`,
@@ -124,7 +184,11 @@ describe('evanphx/json-patch v4 patch_test.go', () => {
       'Unable to complete the copy, the accumulated size increase of copy is 102, exceeding the limit 100',
     ],
     // Can't move into an index greater than or equal to the size of the array.
-    ['{ "foo": [ "all", "grass", "cows", "eat" ] }', '[ { "op": "move", "from": "/foo/1", "path": "/foo/4" } ]', "error in move for path: '/foo/4': Unable to access invalid index: 4: invalid index referenced"],
+    [
+      '{ "foo": [ "all", "grass", "cows", "eat" ] }',
+      '[ { "op": "move", "from": "/foo/1", "path": "/foo/4" } ]',
+      "error in move for path: '/foo/4': Unable to access invalid index: 4: invalid index referenced",
+    ],
   ];
   it.each(bad)('BadCases: %s with %s fails', (doc, patch, message) => {
     const e = failure(() => apply(doc, patch));
@@ -134,9 +198,19 @@ describe('evanphx/json-patch v4 patch_test.go', () => {
 
   // TestCases: [doc, patch, passes, failedPath]
   const tests: Array<[string, string, boolean, string]> = [
-    ['{ "baz": "qux", "foo": [ "a", 2, "c" ] }', '[ { "op": "test", "path": "/baz", "value": "qux" }, { "op": "test", "path": "/foo/1", "value": 2 } ]', true, ''],
+    [
+      '{ "baz": "qux", "foo": [ "a", 2, "c" ] }',
+      '[ { "op": "test", "path": "/baz", "value": "qux" }, { "op": "test", "path": "/foo/1", "value": 2 } ]',
+      true,
+      '',
+    ],
     ['{ "baz": "qux" }', '[ { "op": "test", "path": "/baz", "value": "bar" } ]', false, '/baz'],
-    ['{ "baz": "qux", "foo": ["a", 2, "c"] }', '[ { "op": "test", "path": "/baz", "value": "qux" }, { "op": "test", "path": "/foo/1", "value": "c" } ]', false, '/foo/1'],
+    [
+      '{ "baz": "qux", "foo": ["a", 2, "c"] }',
+      '[ { "op": "test", "path": "/baz", "value": "qux" }, { "op": "test", "path": "/foo/1", "value": "c" } ]',
+      false,
+      '/foo/1',
+    ],
     ['{ "baz": "qux" }', '[ { "op": "test", "path": "/foo", "value": 42 } ]', false, '/foo'],
     ['{ "baz": "qux" }', '[ { "op": "test", "path": "/foo", "value": null } ]', true, ''],
     ['{ "foo": null }', '[ { "op": "test", "path": "/foo", "value": null } ]', true, ''],
@@ -173,7 +247,12 @@ describe('evanphx/json-patch v4 patch_test.go', () => {
     ['ComparingNullTrue', '{"foo": null}', '{"foo": null}', true],
     ['ArrayOutOfOrderFalse', '["foo", "bar", "baz"]', '["bar", "baz", "foo"]', false],
     ['ArrayTrue', '["foo", "bar", "baz"]', '["foo", "bar", "baz"]', true],
-    ['NonStringTypesTrue', '{"int": 6, "bool": true, "float": 7.0, "string": "the_string", "null": null}', '{"int": 6, "bool": true, "float": 7.0, "string": "the_string", "null": null}', true],
+    [
+      'NonStringTypesTrue',
+      '{"int": 6, "bool": true, "float": 7.0, "string": "the_string", "null": null}',
+      '{"int": 6, "bool": true, "float": 7.0, "string": "the_string", "null": null}',
+      true,
+    ],
     ['NestedNullFalse', '{"foo": ["an", "array"], "bar": {"an": "object"}}', '{"foo": null, "bar": null}', false],
     ['NullCompareStringFalse', '"foo"', 'null', false],
     ['NullCompareIntFalse', '6', 'null', false],
@@ -192,7 +271,10 @@ describe('evanphx/json-patch v4 behaviours kube clients meet', () => {
   const fails = (patch: unknown, from = doc) => failure(() => apply(from, JSON.stringify(patch), 0)).message;
 
   it('lets kube-rs add its first finalizer: test of a missing member against null passes', () => {
-    const out = run([{ op: 'test', path: '/metadata/finalizers', value: null }, { op: 'add', path: '/metadata/finalizers', value: ['x'] }]);
+    const out = run([
+      { op: 'test', path: '/metadata/finalizers', value: null },
+      { op: 'add', path: '/metadata/finalizers', value: ['x'] },
+    ]);
     expect(out.metadata.finalizers).toEqual(['x']);
     expect(fails([{ op: 'test', path: '/metadata/finalizers', value: ['x'] }])).toBe('testing value /metadata/finalizers failed: test failed');
   });
@@ -208,11 +290,15 @@ describe('evanphx/json-patch v4 behaviours kube clients meet', () => {
   it('adds a missing member on replace and copies null from a missing one, but refuses to remove one', () => {
     expect(run([{ op: 'replace', path: '/metadata/annotations', value: { a: 'b' } }]).metadata.annotations).toEqual({ a: 'b' });
     expect(run([{ op: 'copy', from: '/metadata/nothing', path: '/metadata/copied' }]).metadata).toHaveProperty('copied', null);
-    expect(fails([{ op: 'remove', path: '/metadata/nothing' }])).toBe("error in remove for path: '/metadata/nothing': Unable to remove nonexistent key: nothing: missing value");
+    expect(fails([{ op: 'remove', path: '/metadata/nothing' }])).toBe(
+      "error in remove for path: '/metadata/nothing': Unable to remove nonexistent key: nothing: missing value",
+    );
   });
 
   it('never creates intermediate objects', () => {
-    expect(fails([{ op: 'add', path: '/metadata/annotations/a', value: 'b' }])).toBe('add operation does not apply: doc is missing path: "/metadata/annotations/a": missing value');
+    expect(fails([{ op: 'add', path: '/metadata/annotations/a', value: 'b' }])).toBe(
+      'add operation does not apply: doc is missing path: "/metadata/annotations/a": missing value',
+    );
   });
 
   it('reads array indexes as Go integers and counts negative ones from the end', () => {
@@ -221,7 +307,9 @@ describe('evanphx/json-patch v4 behaviours kube clients meet', () => {
     expect(run([{ op: 'remove', path: '/spec/list/-1' }]).spec.list).toEqual(['a', 'b']);
     expect(run([{ op: 'add', path: '/spec/list/-1', value: 'd' }]).spec.list).toEqual(['a', 'b', 'c', 'd']);
     expect(run([{ op: 'test', path: '/spec/list/-3', value: 'a' }]).spec.list).toEqual(['a', 'b', 'c']);
-    expect(fails([{ op: 'add', path: '/spec/list/x', value: 'd' }])).toBe(`error in add for path: '/spec/list/x': value was not a proper array index: 'x': strconv.Atoi: parsing "x": invalid syntax`);
+    expect(fails([{ op: 'add', path: '/spec/list/x', value: 'd' }])).toBe(
+      `error in add for path: '/spec/list/x': value was not a proper array index: 'x': strconv.Atoi: parsing "x": invalid syntax`,
+    );
     expect(fails([{ op: 'remove', path: '/spec/list/99999999999999999999' }])).toBe(
       `error in remove for path: '/spec/list/99999999999999999999': strconv.Atoi: parsing "99999999999999999999": value out of range`,
     );
@@ -236,7 +324,9 @@ describe('evanphx/json-patch v4 behaviours kube clients meet', () => {
   });
 
   it('fails to move a member into its own child, and moves within an array', () => {
-    expect(fails([{ op: 'move', from: '/metadata', path: '/metadata/inner' }])).toBe('move operation does not apply: doc is missing destination path: /metadata/inner: missing value');
+    expect(fails([{ op: 'move', from: '/metadata', path: '/metadata/inner' }])).toBe(
+      'move operation does not apply: doc is missing destination path: /metadata/inner: missing value',
+    );
     expect(run([{ op: 'move', from: '/spec/list/0', path: '/spec/list/-' }]).spec.list).toEqual(['b', 'c', 'a']);
   });
 
@@ -246,7 +336,9 @@ describe('evanphx/json-patch v4 behaviours kube clients meet', () => {
     expect(fails([{ op: 'frob', path: '/a' }])).toBe('Unexpected kind: frob');
     expect(fails([{ op: 'ADD', path: '/a' }])).toBe('Unexpected kind: ADD');
     expect(fails([{ op: 'move', path: '/a' }])).toBe('move operation failed to decode from: operation, missing from field: missing value');
-    expect(fails([{ op: 'replace', path: 5, value: 1 }])).toBe('replace operation failed to decode path: json: cannot unmarshal number into Go value of type string');
+    expect(fails([{ op: 'replace', path: 5, value: 1 }])).toBe(
+      'replace operation failed to decode path: json: cannot unmarshal number into Go value of type string',
+    );
     expect(fails([{ op: 'test', from: '/a' }])).toBe('test operation failed to decode path: operation missing path field: missing value');
   });
 
@@ -292,12 +384,19 @@ describe('the JSON patch handler (k8s.io/apiserver handlers/patch.go)', () => {
   });
 
   it('answers a JSON type error with 400, worded by the decoder fieldValidation selects', () => {
-    expect(status(() => patchWith('{"op":"add"}')).message).toBe('error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp');
-    expect(status(() => patchWith('{"op":"add"}', { fieldValidation: 'Ignore' })).message).toBe('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+    expect(status(() => patchWith('{"op":"add"}')).message).toBe(
+      'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp',
+    );
+    expect(status(() => patchWith('{"op":"add"}', { fieldValidation: 'Ignore' })).message).toBe(
+      'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+    );
     expect(status(() => patchWith('[1]')).message).toBe('error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp');
-    expect(status(() => patchWith('[1]', { fieldValidation: 'Ignore' })).message).toBe('json: cannot unmarshal number into Go value of type jsonpatch.Operation');
+    expect(status(() => patchWith('[1]', { fieldValidation: 'Ignore' })).message).toBe(
+      'json: cannot unmarshal number into Go value of type jsonpatch.Operation',
+    );
     expect(status(() => patchWith('[{"op":1,"path":"/a"}]', { fieldValidation: 'Strict' }))).toMatchObject({
-      code: 400, message: 'error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.op of type string',
+      code: 400,
+      message: 'error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.op of type string',
     });
     // Without the typed decoding an op that is not a string is only an unknown kind.
     expect(status(() => patchWith('[{"op":1,"path":"/a"}]', { fieldValidation: 'Ignore' })).code).toBe(422);
@@ -310,20 +409,29 @@ describe('the JSON patch handler (k8s.io/apiserver handlers/patch.go)', () => {
   it('answers 413 above 10000 operations', () => {
     const ops = JSON.stringify(Array.from({ length: 10001 }, () => ({ op: 'test', path: '/spec/replicas', value: 1 })));
     expect(status(() => patchWith(ops))).toMatchObject({
-      code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
+      code: 413,
+      reason: 'RequestEntityTooLarge',
+      message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
     });
     expect(() => patchWith(JSON.stringify(JSON.parse(ops).slice(1)))).not.toThrow();
   });
 
   it('answers a failed operation with the bare 422 of errors.NewGenericServerResponse', () => {
     expect(status(() => patchWith('[{"op":"test","path":"/spec/replicas","value":2}]'))).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 422, reason: 'Invalid',
-      message: 'the server rejected our request due to an error in our request', details: {},
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      code: 422,
+      reason: 'Invalid',
+      message: 'the server rejected our request due to an error in our request',
+      details: {},
     });
   });
 
   it('warns about unknown and duplicate members of the operations, or refuses them under Strict', () => {
-    const body = '[{"op":"add","path":"/metadata/labels","value":{"a":"b","a":"c"},"foo":1,"path":"/metadata/labels"},{"Op":"x","op":"test","path":"/spec/replicas","value":1}]';
+    const body =
+      '[{"op":"add","path":"/metadata/labels","value":{"a":"b","a":"c"},"foo":1,"path":"/metadata/labels"},{"Op":"x","op":"test","path":"/spec/replicas","value":1}]';
     const warnings: string[] = [];
     expect(patchWith(body, { warnings })).toMatchObject({ metadata: { labels: { a: 'c' } } });
     expect(warnings).toEqual([
@@ -340,11 +448,18 @@ describe('the JSON patch handler (k8s.io/apiserver handlers/patch.go)', () => {
     const s = status(() => patchWith('[{"op":"add","path":"/metadata/labels","value":{"a":"<b>"},"foo":1}]', { fieldValidation: 'Strict' }));
     const patched = '{"apiVersion":"v","kind":"K","metadata":{"labels":{"a":"\\u003cb\\u003e"},"name":"a"},"spec":{"replicas":1}}';
     const detail = `Invalid value: ${JSON.stringify(patched)}: strict decoding error: json patch unknown field "[0].foo"`;
-    expect(s).toMatchObject({ code: 422, reason: 'Invalid', message: ` "" is invalid: patch: ${detail}`, details: { causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'patch' }] } });
+    expect(s).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message: ` "" is invalid: patch: ${detail}`,
+      details: { causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'patch' }] },
+    });
     // The added value is copied as written (member order, duplicates); the patched object's duplicate comes last.
     const dup = status(() => patchWith('[{"op":"add","path":"/metadata/labels","value":{"b":"x","a":"b","a":"c"},"foo":1}]', { fieldValidation: 'Strict' }));
     expect(dup.message).toContain('\\"labels\\":{\\"b\\":\\"x\\",\\"a\\":\\"b\\",\\"a\\":\\"c\\"}');
-    expect(dup.message).toMatch(/: strict decoding error: json patch duplicate field "\[0\].value.a", json patch unknown field "\[0\].foo", duplicate field "metadata.labels.a"$/);
+    expect(dup.message).toMatch(
+      /: strict decoding error: json patch duplicate field "\[0\].value.a", json patch unknown field "\[0\].foo", duplicate field "metadata.labels.a"$/,
+    );
   });
 
   it('answers 500 where kube-apiserver panics, and still accepts bodies already decoded elsewhere', () => {

@@ -88,7 +88,10 @@ export function equal(a: string, b: string): boolean {
 
 /** Leaf is a scalar with its JSON text; raw null is a value given as JSON null (lazyNode{raw: nil}). */
 class Leaf {
-  constructor(readonly raw: string | null, readonly value: string | number | boolean | null) {}
+  constructor(
+    readonly raw: string | null,
+    readonly value: string | number | boolean | null,
+  ) {}
 }
 
 /**
@@ -97,7 +100,11 @@ class Leaf {
  * library copies an undecoded json.RawMessage. Only a decoded object is ever changed.
  */
 class Obj {
-  constructor(readonly members: Map<string, Slot>, public parsed = false, readonly source?: GoObject) {}
+  constructor(
+    readonly members: Map<string, Slot>,
+    public parsed = false,
+    readonly source?: GoObject,
+  ) {}
 }
 
 /** Arr is an array. */
@@ -362,7 +369,10 @@ function valueOfOp(op: Operation): Slot {
 
 class Applier {
   #copied = 0;
-  constructor(public root: Container, readonly copyLimit: number) {}
+  constructor(
+    public root: Container,
+    readonly copyLimit: number,
+  ) {}
 
   apply(op: Operation): void {
     const kind = kindOf(op);

@@ -74,7 +74,11 @@ type Node =
   | { type: 'recursive' }
   | { type: 'union'; nodes: ListNode[] };
 type ListNode = Extract<Node, { type: 'list' }>;
-interface Param { value: number; known: boolean; derived: boolean }
+interface Param {
+  value: number;
+  known: boolean;
+  derived: boolean;
+}
 
 const newList = (): ListNode => ({ type: 'list', nodes: [] });
 
@@ -432,7 +436,10 @@ class Evaluator {
   private endRange = 0;
   private lastEndNode: Node | undefined;
 
-  constructor(private readonly root: ListNode, private readonly allowMissingKeys: boolean) {}
+  constructor(
+    private readonly root: ListNode,
+    private readonly allowMissingKeys: boolean,
+  ) {}
 
   findResults(data: Value): Value[][] {
     const cur = [data];
@@ -477,18 +484,30 @@ class Evaluator {
 
   private walk(value: Value[], node: Node): Value[] {
     switch (node.type) {
-      case 'list': return this.evalList(value, node);
-      case 'text': return [node.text];
-      case 'field': return this.evalField(value, node.value);
-      case 'array': return this.evalArray(value, node.params);
-      case 'filter': return this.evalFilter(value, node);
-      case 'int': return value.map(() => node.value);
-      case 'bool': return value.map(() => node.value);
-      case 'float': return value.map(() => new GoFloat(node.value));
-      case 'wildcard': return this.evalWildcard(value);
-      case 'recursive': return this.evalRecursive(value);
-      case 'union': return node.nodes.flatMap((list) => this.evalList(value, list));
-      case 'identifier': return this.evalIdentifier(value, node.name);
+      case 'list':
+        return this.evalList(value, node);
+      case 'text':
+        return [node.text];
+      case 'field':
+        return this.evalField(value, node.value);
+      case 'array':
+        return this.evalArray(value, node.params);
+      case 'filter':
+        return this.evalFilter(value, node);
+      case 'int':
+        return value.map(() => node.value);
+      case 'bool':
+        return value.map(() => node.value);
+      case 'float':
+        return value.map(() => new GoFloat(node.value));
+      case 'wildcard':
+        return this.evalWildcard(value);
+      case 'recursive':
+        return this.evalRecursive(value);
+      case 'union':
+        return node.nodes.flatMap((list) => this.evalList(value, list));
+      case 'identifier':
+        return this.evalIdentifier(value, node.name);
     }
   }
 
@@ -672,13 +691,20 @@ function less(a: Value, b: Value): boolean {
 
 function compare(a: Value, b: Value, op: string): boolean {
   switch (op) {
-    case '<': return less(a, b);
-    case '>': return !(less(a, b) || equal(a, b));
-    case '==': return equal(a, b);
-    case '!=': return !equal(a, b);
-    case '<=': return less(a, b) || equal(a, b);
-    case '>=': return !less(a, b);
-    default: throw new JsonPathError(`unrecognized filter operator ${op}`);
+    case '<':
+      return less(a, b);
+    case '>':
+      return !(less(a, b) || equal(a, b));
+    case '==':
+      return equal(a, b);
+    case '!=':
+      return !equal(a, b);
+    case '<=':
+      return less(a, b) || equal(a, b);
+    case '>=':
+      return !less(a, b);
+    default:
+      throw new JsonPathError(`unrecognized filter operator ${op}`);
   }
 }
 
@@ -700,7 +726,10 @@ export function printJsonPathValue(value: unknown): string {
  * U+2029 escaped in strings (Go's HTML-safe default), where JSON.stringify differs. */
 export function goJsonMarshal(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(goJsonMarshal).join(',')}]`;
-  if (isMap(value)) return `{${sortedKeys(value).map((k) => `${goJsonString(k)}:${goJsonMarshal(value[k])}`).join(',')}}`;
+  if (isMap(value))
+    return `{${sortedKeys(value)
+      .map((k) => `${goJsonString(k)}:${goJsonMarshal(value[k])}`)
+      .join(',')}}`;
   if (typeof value === 'string') return goJsonString(value);
   if (typeof value === 'number' && isGoInt(value)) return BigInt(value).toString();
   return JSON.stringify(value ?? null);
@@ -719,7 +748,9 @@ export function formatGoValue(value: unknown, nil = '<nil>'): string {
   if (value instanceof GoFloat) return formatGoFloat(value.value);
   if (Array.isArray(value)) return `[${value.map((v) => formatGoValue(v)).join(' ')}]`;
   const m = value as Record<string, unknown>;
-  return `map[${sortedKeys(m).map((k) => `${k}:${formatGoValue(m[k])}`).join(' ')}]`;
+  return `map[${sortedKeys(m)
+    .map((k) => `${k}:${formatGoValue(m[k])}`)
+    .join(' ')}]`;
 }
 
 /** formatGoFloat is %v of a float64 (strconv 'g', shortest): the shortest digits, in %e form when the decimal

@@ -9,10 +9,31 @@ const text = (labels: Record<string, string> | undefined) =>
 
 describe('labelPrefilter', () => {
   it('passes every object the selector matches, over a grid of selectors and label sets', () => {
-    const selectors = ['tier=web', 'tier==web', 'tier in (web,db)', 'tier!=web', 'tier notin (db)', 'tier', '!tier',
-      'app=a,tier=web', 'example.com/role=x-y_z.1', 'n>1', 'tier in (db)'];
-    const labelSets: (Record<string, string> | undefined)[] = [undefined, {}, { tier: 'web' }, { tier: 'db' }, { tier: 'webx' },
-      { app: 'a', tier: 'web' }, { 'example.com/role': 'x-y_z.1' }, { n: '2' }, { xtier: 'web' }, { tier: '' }];
+    const selectors = [
+      'tier=web',
+      'tier==web',
+      'tier in (web,db)',
+      'tier!=web',
+      'tier notin (db)',
+      'tier',
+      '!tier',
+      'app=a,tier=web',
+      'example.com/role=x-y_z.1',
+      'n>1',
+      'tier in (db)',
+    ];
+    const labelSets: (Record<string, string> | undefined)[] = [
+      undefined,
+      {},
+      { tier: 'web' },
+      { tier: 'db' },
+      { tier: 'webx' },
+      { app: 'a', tier: 'web' },
+      { 'example.com/role': 'x-y_z.1' },
+      { n: '2' },
+      { xtier: 'web' },
+      { tier: '' },
+    ];
     for (const s of selectors) {
       const sel = { label: parseLabelSelector(s) };
       const pre = labelPrefilter(sel);

@@ -47,7 +47,13 @@ export interface Managed {
 
 // stripmeta.go: never owned by anyone (a difference of exact paths: `metadata` itself, not what is under it).
 const STRIP = FieldSet.of([
-  ['f:apiVersion'], ['f:kind'], ['f:metadata'], ...['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'].map((f) => ['f:metadata', `f:${f}`]),
+  ['f:apiVersion'],
+  ['f:kind'],
+  ['f:metadata'],
+  ...['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'].map((f) => [
+    'f:metadata',
+    `f:${f}`,
+  ]),
 ]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -65,7 +71,12 @@ interface Owner {
 
 // managerId is BuildManagerIdentifier: the entry without fields and time, and without apiVersion for an applier.
 function managerId(e: Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
-  return JSON.stringify({ manager: e.manager, operation: e.operation, ...(e.operation === 'Update' ? { apiVersion: e.apiVersion } : {}), ...(e.subresource ? { subresource: e.subresource } : {}) });
+  return JSON.stringify({
+    manager: e.manager,
+    operation: e.operation,
+    ...(e.operation === 'Update' ? { apiVersion: e.apiVersion } : {}),
+    ...(e.subresource ? { subresource: e.subresource } : {}),
+  });
 }
 
 // Paths of field names (what FieldVersions speaks) to and from path elements; other elements ride along tagged.
@@ -113,11 +124,25 @@ function encode(owners: Map<string, Owner>, m: Managed): ManagedFieldsEntry[] {
     }
     if (set.empty()) continue;
     const { manager, operation, apiVersion, time, subresource } = o.entry;
-    out.push({ manager, operation, apiVersion, ...(time ? { time } : {}), fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(set), ...(subresource ? { subresource } : {}) });
+    out.push({
+      manager,
+      operation,
+      apiVersion,
+      ...(time ? { time } : {}),
+      fieldsType: 'FieldsV1',
+      fieldsV1: toFieldsV1(set),
+      ...(subresource ? { subresource } : {}),
+    });
   }
   const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) : 0);
-  return out.sort((a, b) => byteOrder(a.operation, b.operation) || seconds(a.time) - seconds(b.time) || byteOrder(a.manager, b.manager) ||
-    byteOrder(a.apiVersion, b.apiVersion) || byteOrder(a.subresource ?? '', b.subresource ?? ''));
+  return out.sort(
+    (a, b) =>
+      byteOrder(a.operation, b.operation) ||
+      seconds(a.time) - seconds(b.time) ||
+      byteOrder(a.manager, b.manager) ||
+      byteOrder(a.apiVersion, b.apiVersion) ||
+      byteOrder(a.subresource ?? '', b.subresource ?? ''),
+  );
 }
 
 // resetFields are the fields the endpoint's strategy resets: never owned through it. On the main resource that is
@@ -131,7 +156,8 @@ function resetFields(m: Managed, sub: string | undefined, ...objs: (KubeObject |
   return FieldSet.of([...top].map((k) => [`f:${k}`]));
 }
 
-const emptyObject = (obj: KubeObject): KubeObject => ({ ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}), ...(obj.kind ? { kind: obj.kind } : {}), metadata: {} }) as KubeObject;
+const emptyObject = (obj: KubeObject): KubeObject =>
+  ({ ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}), ...(obj.kind ? { kind: obj.kind } : {}), metadata: {} }) as KubeObject;
 
 /**
  * takeOver is Updater.update: what the write changes (the comparison `c`, less reset fields) is taken from every
@@ -165,8 +191,14 @@ function takeOver(owners: Map<string, Owner>, self: string, c: Comparison, ignor
  * managedFields the client's body carried, which replace the stored ones.
  */
 export function trackUpdate(
-  m: Managed, before: KubeObject | undefined, after: KubeObject, manager: string, sub: 'main' | 'status', time: string,
-  subresource: string | undefined = sub === 'status' ? 'status' : undefined, sent?: unknown[],
+  m: Managed,
+  before: KubeObject | undefined,
+  after: KubeObject,
+  manager: string,
+  sub: 'main' | 'status',
+  time: string,
+  subresource: string | undefined = sub === 'status' ? 'status' : undefined,
+  sent?: unknown[],
 ): ManagedFieldsEntry[] {
   const owners = decode(sent ?? before?.metadata.managedFields, m);
   // skipNonAppliedManager: an existing object nobody owns anything of stays untracked (after `[{}]` too, as
@@ -184,7 +216,11 @@ export function trackUpdate(
   const prev = owners.get(self);
   for (const [id, o] of owners) if (o.set.empty() && o.foreign.length === 0) owners.delete(id);
   // ScaleHandler.ToParent rebuilds a /scale writer's entry without its time, as kube-apiserver 1.37 stores it.
-  owners.set(self, { entry: { ...entry, ...(subresource === 'scale' ? {} : { time }) }, set: prev ? prev.set.union(mine) : mine, foreign: prev?.foreign ?? [] });
+  owners.set(self, {
+    entry: { ...entry, ...(subresource === 'scale' ? {} : { time }) },
+    set: prev ? prev.set.union(mine) : mine,
+    foreign: prev?.foreign ?? [],
+  });
   capUpdaters(owners);
   return encode(owners, m);
 }
@@ -222,7 +258,11 @@ function capUpdaters(owners: Map<string, Owner>): void {
       owners.set(bucket, { ...firstOwner, entry: bucketEntry });
     }
     const b = owners.get(bucket) as Owner;
-    owners.set(bucket, { entry: { ...bucketEntry, ...(o.entry.time ? { time: o.entry.time } : {}) }, set: o.set.union(b.set), foreign: [...b.foreign, ...o.foreign] });
+    owners.set(bucket, {
+      entry: { ...bucketEntry, ...(o.entry.time ? { time: o.entry.time } : {}) },
+      set: o.set.union(b.set),
+      foreign: [...b.foreign, ...o.foreign],
+    });
     owners.delete(id);
     length--;
   }
@@ -268,19 +308,30 @@ function prune(merged: unknown, owners: Map<string, Owner>, last: FieldSet | und
  * new object with its managedFields, or throws 409 Conflict listing every conflicting field.
  */
 export function serverSideApply(
-  m: Managed, live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, time: string,
+  m: Managed,
+  live: KubeObject | undefined,
+  applied: KubeObject,
+  manager: string,
+  force: boolean,
+  time: string,
   scope: ApplyScope = { part: 'main' },
 ): KubeObject {
   const { managedFields: _applied, ...appliedMeta } = applied.metadata;
   const appliedValue = { ...applied, metadata: appliedMeta };
   // ObjectToTyped: a configuration that cannot be typed is refused before anything else, as a bare 500. It is the
   // configuration as sent (metadata as decoded), so a field the schema does not declare is one of its errors.
-  const sent = scope.sent !== null && typeof scope.sent === 'object' && !Array.isArray(scope.sent) ? { ...(scope.sent as Record<string, unknown>), metadata: appliedMeta } : appliedValue;
+  const sent =
+    scope.sent !== null && typeof scope.sent === 'object' && !Array.isArray(scope.sent)
+      ? { ...(scope.sent as Record<string, unknown>), metadata: appliedMeta }
+      : appliedValue;
   const untypable = typeErrors(sent, m.type);
   if (untypable) {
     const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
     const gvk = `${group ? `${group}/` : ''}${version}, Kind=${applied.kind ?? ''}`;
-    const e = new StatusError({ code: 500, message: `failed to create typed patch object (${scope.namespace ?? ''}/${appliedMeta.name ?? ''}; ${gvk}): ${untypable}` });
+    const e = new StatusError({
+      code: 500,
+      message: `failed to create typed patch object (${scope.namespace ?? ''}/${appliedMeta.name ?? ''}; ${gvk}): ${untypable}`,
+    });
     // Refused before the body is decoded: no unknown-field warning has been recorded yet.
     e.warnings = [];
     throw e;
@@ -305,7 +356,11 @@ export function serverSideApply(
   owners.set(self, { entry: { ...entry, ...(owners.get(self)?.entry.time ? { time: owners.get(self)?.entry.time } : {}) }, set, foreign: [] });
   const next = prune(merged, owners, last, m) as KubeObject;
   const conflicts = takeOver(owners, self, compare(liveValue, next, m.type), ignored, force);
-  if (conflicts.size > 0) throw applyConflictError([...conflicts].map(([o, s]) => ({ owner: o.entry, paths: inOwnerVersion(s, o, m) })), scope.view);
+  if (conflicts.size > 0)
+    throw applyConflictError(
+      [...conflicts].map(([o, s]) => ({ owner: o.entry, paths: inOwnerVersion(s, o, m) })),
+      scope.view,
+    );
   const mine = owners.get(self) as Owner;
   mine.set = mine.set.difference(STRIP);
   if ((!isDeepStrictEqual(liveValue, next) || !live) && scope.subresource !== 'scale') mine.entry = { ...mine.entry, time };

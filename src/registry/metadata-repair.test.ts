@@ -6,7 +6,11 @@ import { repairStoredMetadata } from './metadata-repair.js';
 const RESOURCE = 'stable.example.com/crontabs';
 const key = (namespace: string, name: string) => ({ resource: RESOURCE, namespace, name });
 // Metadata as an early build stored it: labels that are no map[string]string.
-const stored = (name: string, labels: unknown): KubeObject => ({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name, namespace: 'ns', labels } as KubeObject['metadata'] });
+const stored = (name: string, labels: unknown): KubeObject => ({
+  apiVersion: 'stable.example.com/v1',
+  kind: 'CronTab',
+  metadata: { name, namespace: 'ns', labels } as KubeObject['metadata'],
+});
 const pass = (s: MemoryStorage, stopped = () => false) => repairStoredMetadata(s, { resource: RESOURCE }, key, true, () => undefined, stopped);
 
 describe('repairStoredMetadata', () => {

@@ -28,8 +28,13 @@ const REPAIR_PAGE_SIZE = 500;
  * it), so later starts skip the pass (`skipped`).
  */
 export async function repairStoredMetadata(
-  storage: Storage, objects: KeyPrefix, key: (namespace: string, name: string) => ObjectKey, namespaced: boolean,
-  onRepair: (r: MetadataRepair) => void, stopped: () => boolean, onUnreadable: (o: UnreadableObject) => void = () => undefined,
+  storage: Storage,
+  objects: KeyPrefix,
+  key: (namespace: string, name: string) => ObjectKey,
+  namespaced: boolean,
+  onRepair: (r: MetadataRepair) => void,
+  stopped: () => boolean,
+  onUnreadable: (o: UnreadableObject) => void = () => undefined,
 ): Promise<{ checked: number; repaired: number; unreadable: number; skipped?: true }> {
   const mark = `metadata-repaired/${objects.resource}`;
   if (storage.marked?.(mark)) return { checked: 0, repaired: 0, unreadable: 0, skipped: true };

@@ -43,7 +43,13 @@ export class ObjectCodec {
    *   name, which must be in the object (checkName: 400 `... was undeterminable: name must be provided`).
    * A patch's result fails as patch.go reports it: 422 ` "" is invalid: patch: Invalid value: "<the object>": ...`.
    */
-  decode(body: unknown, namespace: string | undefined, name: string | undefined, fieldValidation: FieldValidation, mode: DecodeMode): { obj: KubeObject; warnings: string[] } {
+  decode(
+    body: unknown,
+    namespace: string | undefined,
+    name: string | undefined,
+    fieldValidation: FieldValidation,
+    mode: DecodeMode,
+  ): { obj: KubeObject; warnings: string[] } {
     const failure = (message: string, unrecognized: boolean, handledAs?: { kind: string; apiVersion: string }) =>
       decodeFailure(body, mode, this.#def.kind, message, unrecognized, handledAs);
     if (body === undefined) throw failure("couldn't get version/kind; json parse error: unexpected end of JSON input", true);

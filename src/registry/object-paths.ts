@@ -9,8 +9,17 @@ type Path = string[];
 
 // Identity and server-owned metadata: not fields of the object's content.
 const SYSTEM_META = new Set([
-  'name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName',
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+  'generateName',
 ]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

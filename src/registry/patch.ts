@@ -82,8 +82,8 @@ const JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024;
  * `kind`, `group` and `name` are not part of these answers: kube-apiserver reports them without any.
  */
 export function jsonPatch(target: unknown, ops: unknown, _kind: string, _group: string, _name: string, opts: JsonPatchOptions = {}): unknown {
-  const body = ops instanceof JsonPatchBody ? ops
-    : decodeJsonPatchBody(typeof ops === 'string' || ops instanceof Uint8Array ? ops : JSON.stringify(ops) ?? '');
+  const body =
+    ops instanceof JsonPatchBody ? ops : decodeJsonPatchBody(typeof ops === 'string' || ops instanceof Uint8Array ? ops : (JSON.stringify(ops) ?? ''));
   const validation = opts.fieldValidation ?? 'Warn';
   let strict: string[] = [];
   if (validation !== 'Ignore') {
@@ -106,7 +106,10 @@ export function jsonPatch(target: unknown, ops: unknown, _kind: string, _group: 
     patched = applyPatch(patch, goMarshal(target), { accumulatedCopySizeLimit: JSON_PATCH_MAX_COPY_BYTES });
   } catch (e) {
     if (e instanceof JsonPatchError) {
-      throw new StatusError({ code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request', details: {} }, { cause: e });
+      throw new StatusError(
+        { code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request', details: {} },
+        { cause: e },
+      );
     }
     if (e instanceof JsonPatchPanic) throw internalError(`json patch: ${e.message}`);
     throw e;
@@ -136,7 +139,16 @@ export function jsonPatch(target: unknown, ops: unknown, _kind: string, _group: 
  * patchObject applies a merge or JSON patch to the JSON of an object of `kind` (a JSON patch through jsonPatch);
  * strict-decoding warnings about a JSON patch itself go to `warnings`. A merge patch must be a JSON object (400).
  */
-export function patchObject(target: KubeObject, type: PatchType, patch: unknown, kind: string, group: string, name: string, fieldValidation: FieldValidation, warnings: string[] = []): unknown {
+export function patchObject(
+  target: KubeObject,
+  type: PatchType,
+  patch: unknown,
+  kind: string,
+  group: string,
+  name: string,
+  fieldValidation: FieldValidation,
+  warnings: string[] = [],
+): unknown {
   if (type === 'application/json-patch+json') return jsonPatch(target, patch, kind, group, name, { fieldValidation, warnings });
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
@@ -158,7 +170,9 @@ export function mergePatchDuplicates(patch: unknown, patched: unknown, fieldVali
   }
   const detail = `Invalid value: ${JSON.stringify(goMarshal(patched))}: strict decoding error: ${strict.join(', ')}`;
   throw new StatusError({
-    code: 422, reason: 'Invalid', message: ` "" is invalid: patch: ${detail}`,
+    code: 422,
+    reason: 'Invalid',
+    message: ` "" is invalid: patch: ${detail}`,
     details: { causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'patch' }] },
   });
 }
@@ -216,7 +230,10 @@ function duplicateKeys(v: GoValue, path: string, report: (path: string) => void)
     const { value, at } = task;
     if (value === null || (value.kind !== 'object' && value.kind !== 'array')) continue;
     const next: Task[] = [];
-    if (value.kind === 'array') value.items.forEach((item, k) => { next.push({ value: item, at: `${at}[${k}]` }); });
+    if (value.kind === 'array')
+      value.items.forEach((item, k) => {
+        next.push({ value: item, at: `${at}[${k}]` });
+      });
     else {
       const seen = new Set<string>();
       for (const [key, member] of value.entries) {

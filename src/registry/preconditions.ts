@@ -31,7 +31,11 @@ export class Preconditions {
    */
   checkUidPrecondition(cur: KubeObject, uid: string | undefined, namespace: string | undefined, name: string): void {
     if (!uid || uid === cur.metadata.uid) return;
-    throw conflict(this.#gr, name, `StorageError: invalid object, Code: 4, Key: ${this.storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.metadata.uid ?? ''}`);
+    throw conflict(
+      this.#gr,
+      name,
+      `StorageError: invalid object, Code: 4, Key: ${this.storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.metadata.uid ?? ''}`,
+    );
   }
 
   /**
@@ -52,10 +56,18 @@ export class Preconditions {
     const p = o.preconditions;
     const gk = { group: this.#def.group, resource: this.#def.kind };
     if (p?.uid !== undefined && p.uid !== cur.metadata.uid) {
-      throw conflict(gk, name, `the UID in the precondition (${p.uid}) does not match the UID in record (${cur.metadata.uid ?? ''}). The object might have been deleted and then recreated`);
+      throw conflict(
+        gk,
+        name,
+        `the UID in the precondition (${p.uid}) does not match the UID in record (${cur.metadata.uid ?? ''}). The object might have been deleted and then recreated`,
+      );
     }
     if (p?.resourceVersion !== undefined && p.resourceVersion !== cur.metadata.resourceVersion) {
-      throw conflict(gk, name, `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${cur.metadata.resourceVersion ?? ''}). The object might have been modified`);
+      throw conflict(
+        gk,
+        name,
+        `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${cur.metadata.resourceVersion ?? ''}). The object might have been modified`,
+      );
     }
   }
 
@@ -65,7 +77,12 @@ export class Preconditions {
    */
   checkPreconditions(cur: KubeObject, o: DeleteOptions, namespace: string | undefined, name: string): void {
     const p = o.preconditions;
-    const fail = (what: string) => conflict(this.#gr, name, `StorageError: invalid object, Code: 4, Key: ${this.storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${what}`);
+    const fail = (what: string) =>
+      conflict(
+        this.#gr,
+        name,
+        `StorageError: invalid object, Code: 4, Key: ${this.storageKeyText(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${what}`,
+      );
     if (p?.uid !== undefined && p.uid !== cur.metadata.uid) throw fail(`UID in precondition: ${p.uid}, UID in object meta: ${cur.metadata.uid ?? ''}`);
     if (p?.resourceVersion !== undefined && p.resourceVersion !== cur.metadata.resourceVersion) {
       throw fail(`ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion ?? ''}`);

@@ -146,7 +146,9 @@ export function servedVersions(kind: KindDefinition): ServedVersion[] {
   const out: ServedVersion[] = [{ definition: storage, storageApiVersion }];
   for (const { definition, conversion } of kind.converted ?? []) {
     const checks: [string, unknown, unknown][] = [
-      ['group', definition.group, storage.group], ['kind', definition.kind, storage.kind], ['plural', definition.plural, storage.plural],
+      ['group', definition.group, storage.group],
+      ['kind', definition.kind, storage.kind],
+      ['plural', definition.plural, storage.plural],
       ['namespaced', definition.namespaced, storage.namespaced],
     ];
     for (const [what, got, want] of checks) {

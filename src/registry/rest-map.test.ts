@@ -49,7 +49,11 @@ describe('buildRestMap', () => {
     const objects = v1?.get('websites') as ResourceStore;
     const status = v1?.get('websites/status') as StatusStore;
     const scale = v1?.get('websites/scale') as ScaleStore;
-    await objects.create('ns', { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'w' }, spec: { git: { repository: 'https://github.com/a/b' } } }, OPTS);
+    await objects.create(
+      'ns',
+      { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'w' }, spec: { git: { repository: 'https://github.com/a/b' } } },
+      OPTS,
+    );
     expect((await scale.get('ns', 'w'))['spec']).toEqual({ replicas: 1 });
     const scaled = await scale.patch('ns', 'w', 'application/merge-patch+json', { spec: { replicas: 3 } }, OPTS);
     expect(scaled.object).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 3 } });
@@ -70,15 +74,23 @@ describe('buildRestMap', () => {
     const storage = new MemoryStorage();
     const map = buildRestMap([website, { storage: flightTicket }, { storage: airport }], storage);
     expect(map.startupTasks.map((t) => t.name)).toEqual([
-      'migrate-storage-version extensions.example.com/websites', 'repair-stored-metadata websites.extensions.example.com',
+      'migrate-storage-version extensions.example.com/websites',
+      'repair-stored-metadata websites.extensions.example.com',
       // FlightTicket's schema has defaults, which a stored object is given as kube's codec gives them on read.
-      'migrate-storage-version testing.example.com/flighttickets', 'repair-stored-metadata flighttickets.testing.example.com',
+      'migrate-storage-version testing.example.com/flighttickets',
+      'repair-stored-metadata flighttickets.testing.example.com',
       'repair-stored-metadata airports.testing.example.com',
     ]);
     // An object an earlier release stored in v1alpha1 is rewritten in the storage version by the migration task.
-    await storage.create({ resource: 'extensions.example.com/websites', namespace: 'ns', name: 'old' }, {
-      apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'old', namespace: 'ns', uid: 'u' }, spec: { gitRepo: 'https://github.com/a/b' },
-    });
+    await storage.create(
+      { resource: 'extensions.example.com/websites', namespace: 'ns', name: 'old' },
+      {
+        apiVersion: 'extensions.example.com/v1alpha1',
+        kind: 'Website',
+        metadata: { name: 'old', namespace: 'ns', uid: 'u' },
+        spec: { gitRepo: 'https://github.com/a/b' },
+      },
+    );
     const lines: string[] = [];
     const log: TaskLog = { info: () => {}, warn: (_f, m) => lines.push(m), error: (_f, m) => lines.push(`error: ${m}`), child: () => log };
     for (const task of map.startupTasks) await task.run({ closing: () => false, log });
@@ -89,7 +101,8 @@ describe('buildRestMap', () => {
     // and its reads and lists no longer convert while waiting for one.
     const again = buildRestMap([website, { storage: flightTicket }, { storage: airport }], storage);
     expect(again.startupTasks.map((t) => t.name)).toEqual([
-      'repair-stored-metadata websites.extensions.example.com', 'repair-stored-metadata flighttickets.testing.example.com',
+      'repair-stored-metadata websites.extensions.example.com',
+      'repair-stored-metadata flighttickets.testing.example.com',
       'repair-stored-metadata airports.testing.example.com',
     ]);
     for (const task of again.startupTasks) await task.run({ closing: () => false, log });

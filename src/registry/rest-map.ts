@@ -108,7 +108,14 @@ function kindStores(kind: KindDefinition, storage: Storage, opts: Omit<StoreOpti
   const stores: ResourceStore[] = [];
   for (const v of versions) {
     const codec = codecs.get(`${v.definition.group}/${v.definition.version}`);
-    if (codec) stores.push(new ResourceStore(v.definition, versionedStorage(storage, codec, () => migration.pending), { ...opts, fieldVersions: fields }));
+    if (codec)
+      stores.push(
+        new ResourceStore(
+          v.definition,
+          versionedStorage(storage, codec, () => migration.pending),
+          { ...opts, fieldVersions: fields },
+        ),
+      );
   }
   const tasks: StartupTask[] = [];
   const storageCodec = codecs.get(versions[0]?.storageApiVersion ?? '');

@@ -33,7 +33,11 @@ export class ScaleSubresource {
       apiVersion: 'autoscaling/v1',
       // A cluster-scoped kind's Scale has no namespace (not an undefined one, which a patch would carry on).
       metadata: {
-        name: m.name, ...(m.namespace === undefined ? {} : { namespace: m.namespace }), uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp,
+        name: m.name,
+        ...(m.namespace === undefined ? {} : { namespace: m.namespace }),
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+        creationTimestamp: m.creationTimestamp,
       },
       spec: { replicas: scale.specReplicas(obj) },
       status: { replicas: scale.statusReplicas(obj), selector: scale.selector(obj) },
@@ -54,7 +58,9 @@ export class ScaleSubresource {
     try {
       const tm = interpretTypeMeta(body);
       if ((tm.kind !== '' && tm.kind !== 'Scale') || (tm.apiVersion !== '' && tm.apiVersion !== 'autoscaling/v1')) {
-        throw fail(`no kind ${JSON.stringify(tm.kind || 'Scale')} is registered for version ${JSON.stringify(tm.apiVersion || 'autoscaling/v1')} in scheme "pkg/runtime/scheme.go:111"`);
+        throw fail(
+          `no kind ${JSON.stringify(tm.kind || 'Scale')} is registered for version ${JSON.stringify(tm.apiVersion || 'autoscaling/v1')} in scheme "pkg/runtime/scheme.go:111"`,
+        );
       }
       scale = decodeScaleBody(body, raw);
     } catch (e) {
@@ -64,7 +70,11 @@ export class ScaleSubresource {
     const warnings: string[] = [];
     const unknown = scale.unknownFields.map((f) => `unknown field ${JSON.stringify(f)}`);
     if (unknown.length && fieldValidation === 'Strict') {
-      throw fail(mode === 'patch' ? `strict decoding error: ${unknown.join(', ')}` : `Scale in version "v1" cannot be handled as a Scale: strict decoding error: ${unknown.join(', ')}`);
+      throw fail(
+        mode === 'patch'
+          ? `strict decoding error: ${unknown.join(', ')}`
+          : `Scale in version "v1" cannot be handled as a Scale: strict decoding error: ${unknown.join(', ')}`,
+      );
     }
     if (fieldValidation === 'Warn') warnings.push(...unknown);
     const got = scale.metadata.name;

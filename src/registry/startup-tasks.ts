@@ -66,10 +66,18 @@ export function migrationTask(storage: Storage, resource: string, codec: Version
         done();
         if (mark && r.unreadable === 0) await storage.mark?.(mark);
         if (r.migrated > 0) {
-          log.warn({
-            resource, checked: r.checked, migrated: r.migrated, ...(r.unreadable ? { unreadable: r.unreadable } : {}), storageVersion: codec.storageApiVersion,
-            elapsedSeconds: r.elapsedSeconds, perSecond: r.perSecond,
-          }, 'migrated stored objects to the storage version');
+          log.warn(
+            {
+              resource,
+              checked: r.checked,
+              migrated: r.migrated,
+              ...(r.unreadable ? { unreadable: r.unreadable } : {}),
+              storageVersion: codec.storageApiVersion,
+              elapsedSeconds: r.elapsedSeconds,
+              perSecond: r.perSecond,
+            },
+            'migrated stored objects to the storage version',
+          );
         }
       } catch (err) {
         if (!closing()) log.error({ err, resource }, `${MIGRATING} failed`);
@@ -91,7 +99,11 @@ export function metadataRepairTask(store: ResourceStore): StartupTask {
       const log = root.child({ resource: store.gr.resource });
       try {
         const done = await store.repairStoredMetadata(
-          (r) => log.warn({ namespace: r.namespace, name: r.name, dropped: r.dropped }, 'repaired stored metadata a Go client could not decode: dropped its malformed fields'),
+          (r) =>
+            log.warn(
+              { namespace: r.namespace, name: r.name, dropped: r.dropped },
+              'repaired stored metadata a Go client could not decode: dropped its malformed fields',
+            ),
           closing,
           // An object that does not decode at all is named once and passed over; the repair goes on past it.
           (o) => logSkippedUnreadable(log, 'checking stored metadata', `${def.group}/${def.version}`, o),

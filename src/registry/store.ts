@@ -15,9 +15,7 @@
  * subresources are stores of their own over this one (status-store.ts, scale-store.ts), and the REST map
  * (rest-map.ts) builds them all for the handlers, which parse the request and call one method.
  */
-import {
-  alreadyExists, conflict, expired, notFound, OBJECT_MODIFIED, StatusError, successStatus, type GroupResource,
-} from '../apis/meta/errors.js';
+import { alreadyExists, conflict, expired, notFound, OBJECT_MODIFIED, StatusError, successStatus, type GroupResource } from '../apis/meta/errors.js';
 import { cloneJson } from '../apis/meta/json-clone.js';
 import type { FieldValidation, KubeObject, ListMeta } from '../apis/meta/types.js';
 import { DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, generateName } from '../apis/meta/validation.js';
@@ -45,7 +43,7 @@ export type { ApplyOptions, CollectionLister, CreateAdmission, DeleteResult, Sel
 // asStatus turns the storage's Expired (history compacted past the request) into 410 Expired, and a corrupt
 // object or a damaged store into kube's 500 (storage-status.ts); other errors pass.
 function asStatus(e: unknown): unknown {
-  return isStorageError(e, 'Expired') ? expired(e.message) : storageStatus(e) ?? e;
+  return isStorageError(e, 'Expired') ? expired(e.message) : (storageStatus(e) ?? e);
 }
 
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -91,7 +89,7 @@ export class ResourceStore {
 
   /** key builds the storage key of an object. */
   key(namespace: string | undefined, name: string): ObjectKey {
-    return { resource: this.#resourceKey, namespace: this.def.namespaced ? namespace ?? '' : '', name };
+    return { resource: this.#resourceKey, namespace: this.def.namespaced ? (namespace ?? '') : '', name };
   }
 
   /**
@@ -130,7 +128,9 @@ export class ResourceStore {
     try {
       const prefilter = filtered ? labelPrefilter(sel) : undefined;
       return await this.#storage.list(this.#prefix(namespace), {
-        ...page, ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}), ...(prefilter ? { prefilter } : {}),
+        ...page,
+        ...(filtered ? { filter: (o: KubeObject) => this.matches(o, sel) } : {}),
+        ...(prefilter ? { prefilter } : {}),
       });
     } catch (e) {
       throw asStatus(e);
@@ -172,10 +172,19 @@ export class ResourceStore {
    * stored data does not decode at all is passed over, and `onUnreadable` hears of it once (the walk goes on).
    */
   async repairStoredMetadata(
-    onRepair: (r: { namespace: string; name: string; dropped: string[] }) => void, stopped: () => boolean = () => false,
+    onRepair: (r: { namespace: string; name: string; dropped: string[] }) => void,
+    stopped: () => boolean = () => false,
     onUnreadable?: (o: UnreadableObject) => void,
   ): Promise<{ checked: number; repaired: number; unreadable: number }> {
-    return repairStoredMetadata(this.#storage, this.#prefix(undefined), (namespace, name) => this.key(namespace, name), this.def.namespaced, onRepair, stopped, onUnreadable);
+    return repairStoredMetadata(
+      this.#storage,
+      this.#prefix(undefined),
+      (namespace, name) => this.key(namespace, name),
+      this.def.namespaced,
+      onRepair,
+      stopped,
+      onUnreadable,
+    );
   }
 
   /**
@@ -227,15 +236,24 @@ export class ResourceStore {
    */
   update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<WriteResult>;
   update(namespace: string | undefined, name: string, body: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult>;
-  async update(namespace: string | undefined, name: string, body: unknown, subOrOpts: Subresource | WriteOptions, maybeOpts?: WriteOptions): Promise<WriteResult> {
+  async update(
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    subOrOpts: Subresource | WriteOptions,
+    maybeOpts?: WriteOptions,
+  ): Promise<WriteResult> {
     const [sub, opts] = partAndOptions(subOrOpts, maybeOpts);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'update');
-    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur, warn) => {
-      // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
-      this.#preconditions.checkUidPrecondition(cur, obj.metadata.uid, namespace, name);
-      this.#preconditions.requireResourceVersion(obj, name);
-      return this.#strategy.prepareUpdate(cur, cloneJson(obj), sub, { kind: 'update', manager: opts.manager }, warn);
-    }));
+    return carryWarnings(
+      warnings,
+      this.#guaranteedUpdate(namespace, name, opts, warnings, (cur, warn) => {
+        // registry/store.go Update: the body's uid is a storage precondition, then a resourceVersion is required.
+        this.#preconditions.checkUidPrecondition(cur, obj.metadata.uid, namespace, name);
+        this.#preconditions.requireResourceVersion(obj, name);
+        return this.#strategy.prepareUpdate(cur, cloneJson(obj), sub, { kind: 'update', manager: opts.manager }, warn);
+      }),
+    );
   }
 
   /**
@@ -245,18 +263,35 @@ export class ResourceStore {
    * is recorded under subresource "status", and a missing object is 404, as kube's status store never creates.
    * Returns created=true on create (201).
    */
-  async apply(namespace: string | undefined, name: string, body: unknown, opts: ApplyOptions, sub: Subresource = 'main'): Promise<WriteResult & { created: boolean }> {
+  async apply(
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    opts: ApplyOptions,
+    sub: Subresource = 'main',
+  ): Promise<WriteResult & { created: boolean }> {
     if (sub === 'status') await this.get(namespace, name);
     checkApplyBody(body, this.apiVersion, this.def.kind);
     const { obj, warnings } = this.#codec.decode(body, namespace, name, opts.fieldValidation, 'apply');
     return carryWarnings(warnings, this.#apply(namespace, name, obj, body, opts, sub, warnings));
   }
 
-  async #apply(namespace: string | undefined, name: string, obj: KubeObject, body: unknown, opts: ApplyOptions, sub: Subresource, warnings: string[]): Promise<WriteResult & { created: boolean }> {
+  async #apply(
+    namespace: string | undefined,
+    name: string,
+    obj: KubeObject,
+    body: unknown,
+    opts: ApplyOptions,
+    sub: Subresource,
+    warnings: string[],
+  ): Promise<WriteResult & { created: boolean }> {
     if (sub === 'main' && this.def.subresources.status) delete obj['status'];
     const sent = (body as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace;
     const namespaceSent = typeof sent === 'string' ? sent : undefined;
-    const scope: ApplyScope = sub === 'status' ? { part: 'status', subresource: 'status', namespace: namespaceSent, sent: body } : { part: 'main', namespace: namespaceSent, sent: body };
+    const scope: ApplyScope =
+      sub === 'status'
+        ? { part: 'status', subresource: 'status', namespace: namespaceSent, sent: body }
+        : { part: 'main', namespace: namespaceSent, sent: body };
     for (let attempt = 0; ; attempt++) {
       const cur = this.#canExist(namespace, name) ? await this.#storage.get(this.key(namespace, name)) : undefined;
       if (!cur) {
@@ -283,18 +318,28 @@ export class ResourceStore {
   /** patch applies a merge or JSON patch to the current object (or, with `sub` 'status', its status) and updates it. */
   patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions): Promise<WriteResult>;
   patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, sub: Subresource, opts: WriteOptions): Promise<WriteResult>;
-  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, subOrOpts: Subresource | WriteOptions, maybeOpts?: WriteOptions): Promise<WriteResult> {
+  async patch(
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    subOrOpts: Subresource | WriteOptions,
+    maybeOpts?: WriteOptions,
+  ): Promise<WriteResult> {
     const [sub, opts] = partAndOptions(subOrOpts, maybeOpts);
     const warnings: string[] = [];
-    return carryWarnings(warnings, this.#guaranteedUpdate(namespace, name, opts, warnings, (cur, warn) => {
-      const patchWarnings: string[] = [];
-      const patched = patchObject(cur, type, patch, this.def.kind, this.def.group, name, opts.fieldValidation, patchWarnings);
-      if (type === 'application/merge-patch+json') mergePatchDuplicates(patch, patched, opts.fieldValidation, patchWarnings);
-      const { obj, warnings: w } = this.#codec.decode(patched, namespace, name, opts.fieldValidation, 'patch');
-      warnings.splice(0, warnings.length, ...patchWarnings, ...w);
-      this.#preconditions.requireResourceVersion(obj, name);
-      return this.#strategy.prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager }, warn);
-    }));
+    return carryWarnings(
+      warnings,
+      this.#guaranteedUpdate(namespace, name, opts, warnings, (cur, warn) => {
+        const patchWarnings: string[] = [];
+        const patched = patchObject(cur, type, patch, this.def.kind, this.def.group, name, opts.fieldValidation, patchWarnings);
+        if (type === 'application/merge-patch+json') mergePatchDuplicates(patch, patched, opts.fieldValidation, patchWarnings);
+        const { obj, warnings: w } = this.#codec.decode(patched, namespace, name, opts.fieldValidation, 'patch');
+        warnings.splice(0, warnings.length, ...patchWarnings, ...w);
+        this.#preconditions.requireResourceVersion(obj, name);
+        return this.#strategy.prepareUpdate(cur, obj, sub, { kind: 'update', manager: opts.manager }, warn);
+      }),
+    );
   }
 
   /**
@@ -303,7 +348,12 @@ export class ResourceStore {
    * write owns its fields (`managed` is what a server-side apply needs), and the result goes through the main
    * resource's update strategy like any update. 404 when the object is missing.
    */
-  async updateFrom(namespace: string | undefined, name: string, opts: WriteOptions, next: (cur: KubeObject, managed: Managed) => { object: KubeObject; own: Ownership }): Promise<WriteResult> {
+  async updateFrom(
+    namespace: string | undefined,
+    name: string,
+    opts: WriteOptions,
+    next: (cur: KubeObject, managed: Managed) => { object: KubeObject; own: Ownership },
+  ): Promise<WriteResult> {
     return this.#guaranteedUpdate(namespace, name, opts, [], (cur, warn) => {
       const { object, own } = next(cur, this.#strategy.managed);
       return this.#strategy.prepareUpdate(cur, object, 'main', own, warn);
@@ -365,7 +415,8 @@ export class ResourceStore {
    */
   async #deleteUnreadable(key: ObjectKey, namespace: string | undefined, name: string, dryRun: boolean): Promise<DeleteResult> {
     const done: DeleteResult = {
-      code: 200, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: this.def.kind }, code: 200 },
+      code: 200,
+      body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: this.def.kind }, code: 200 },
     };
     const refused = () => unsafeDeleteRefused(this.gr, name, this.#preconditions.storageKeyText(namespace, name));
     if (dryRun || !this.#storage.deleteUnreadable) {
@@ -401,7 +452,7 @@ export class ResourceStore {
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential) throw invalidOptions('DeleteOptions', [unsafeDeleteCollection()]);
     const items: KubeObject[] = [];
     let first: ListMeta | undefined;
-    for (let token: string | undefined; ;) {
+    for (let token: string | undefined; ; ) {
       const page = await list(token);
       first ??= page.meta;
       for (const item of page.items) {
@@ -419,7 +470,13 @@ export class ResourceStore {
   }
 
   // #guaranteedUpdate runs tryUpdate atomically against the stored object (or only computes it for dryRun).
-  async #guaranteedUpdate(namespace: string | undefined, name: string, opts: WriteOptions, decodeWarnings: string[], update: (cur: KubeObject, warn: (message: string) => void) => KubeObject | null): Promise<WriteResult> {
+  async #guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    opts: WriteOptions,
+    decodeWarnings: string[],
+    update: (cur: KubeObject, warn: (message: string) => void) => KubeObject | null,
+  ): Promise<WriteResult> {
     return guaranteedUpdate(this.#storage, this.gr, this.#existingKey(namespace, name), name, opts.dryRun, decodeWarnings, update);
   }
 }

@@ -20,7 +20,13 @@ import { mergeTypeOf } from './merge/schema.js';
 import type { ResourceDefinition } from './resource.js';
 
 // The field errors that keep a kind's validation rules from running (customresource strategy.go hasBlockingErr).
-const BLOCKING = new Set<FieldError['type']>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const BLOCKING = new Set<FieldError['type']>([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
 const RULES_NOT_CHECKED = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
 
 /** Subresource is the part of the object a write addresses. */
@@ -99,7 +105,10 @@ export class WriteStrategy {
     }
     // FieldManager.Update: managedFields the client sent (non-empty) are the ones the write starts from, so a client
     // can rewrite them, or drop them all with `[{}]`; absent or empty, the stored ones are kept.
-    const sent = own.kind === 'update' && Array.isArray(incoming.metadata.managedFields) && incoming.metadata.managedFields.length > 0 ? incoming.metadata.managedFields : undefined;
+    const sent =
+      own.kind === 'update' && Array.isArray(incoming.metadata.managedFields) && incoming.metadata.managedFields.length > 0
+        ? incoming.metadata.managedFields
+        : undefined;
     let next: KubeObject;
     if (sub === 'status') {
       // The status endpoint takes only status; metadata and spec stay as stored (but for what apply recorded).
@@ -132,23 +141,39 @@ export class WriteStrategy {
     // An update ratchets (an unchanged invalid value is not refused again); /status validates the status alone.
     const nextValue = next as unknown as Record<string, unknown>;
     const curValue = cur as unknown as Record<string, unknown>;
-    const schemaErrs = sub === 'status' ? this.#schema.defaultAndValidateStatusUpdate(nextValue, curValue) : this.#schema.defaultAndValidateUpdate(nextValue, curValue);
+    const schemaErrs =
+      sub === 'status' ? this.#schema.defaultAndValidateStatusUpdate(nextValue, curValue) : this.#schema.defaultAndValidateUpdate(nextValue, curValue);
     if (sub === 'main' && !isDeepStrictEqual(specOf(next), specOf(cur))) {
       next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
       if (this.#systemStatus) next['status'] = this.#systemStatus(next);
     }
     this.#validate(next, cur, schemaErrs, sub, warn);
     if (own.kind === 'update') {
-      const managedFields = trackUpdate(this.managed, cur, next, own.manager, sub, rfc3339(new Date()), own.subresource ?? (sub === 'status' ? 'status' : undefined), sent);
+      const managedFields = trackUpdate(
+        this.managed,
+        cur,
+        next,
+        own.manager,
+        sub,
+        rfc3339(new Date()),
+        own.subresource ?? (sub === 'status' ? 'status' : undefined),
+        sent,
+      );
       if (managedFields.length > 0) next.metadata.managedFields = managedFields;
       else delete next.metadata.managedFields;
     }
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) throw new DeleteInstead();
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) throw new DeleteInstead();
     return isDeepStrictEqual(next, cur) ? null : next;
   }
 
   // #validate defaults and validates a complete object; every problem is one cause of a single 422.
-  #validate(obj: KubeObject, old: KubeObject | undefined, schemaErrs?: FieldError[], sub: Subresource = 'main', warn: (message: string) => void = () => undefined): void {
+  #validate(
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    schemaErrs?: FieldError[],
+    sub: Subresource = 'main',
+    warn: (message: string) => void = () => undefined,
+  ): void {
     const errs: FieldError[] = [];
     const opts = { namespaced: this.#def.namespaced };
     errs.push(...(old ? validateObjectMetaUpdate(obj.metadata, old.metadata, opts) : validateObjectMetaCreate(obj.metadata, opts)));

@@ -19,15 +19,22 @@ export interface TableOptions {
 }
 
 const NAME_COLUMN: TableColumnDefinition = {
-  name: 'Name', type: 'string', format: 'name', priority: 0,
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  priority: 0,
   description: 'Name must be unique within a namespace. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
 };
 const CRD_NAME_COLUMN: TableColumnDefinition = {
   ...NAME_COLUMN,
-  description: 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+  description:
+    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
 };
 const AGE_COLUMN: TableColumnDefinition = {
-  name: 'Age', type: 'string', format: '', priority: 0,
+  name: 'Age',
+  type: 'string',
+  format: '',
+  priority: 0,
   description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
 };
 
@@ -47,7 +54,11 @@ export function columnsFor(def: ResourceDefinition): Columns {
 
 function buildColumns(def: ResourceDefinition): Columns {
   const toDef = (c: PrinterColumn<KubeObject>): TableColumnDefinition => ({
-    name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority,
+    name: c.name,
+    type: c.type,
+    format: c.format ?? '',
+    description: c.description,
+    priority: c.priority,
   });
   const narrow = def.printerColumns.filter((c) => c.priority === 0);
   const wide = def.printerColumns.filter((c) => c.priority > 0);
@@ -72,7 +83,12 @@ export function toTable(def: ResourceDefinition, objects: KubeObject[], listMeta
   const { defs, cells } = columnsFor(def);
   const rows: TableRow[] = objects.map((o) => {
     // An absent cell is empty; a null one stays null, as a CRD column's cell with no value is (tableconvertor.go).
-    const row: TableRow = { cells: cells.map((c) => { const v = c(o); return v === undefined ? '' : v; }) };
+    const row: TableRow = {
+      cells: cells.map((c) => {
+        const v = c(o);
+        return v === undefined ? '' : v;
+      }),
+    };
     if (opts.includeObject === 'Object') row.object = o;
     else if (opts.includeObject === 'Metadata') {
       row.object = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${opts.version}`, metadata: o.metadata };

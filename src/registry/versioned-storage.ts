@@ -14,7 +14,16 @@ import type { UnreadableObject } from '../storage/corrupt-object.js';
 import { isStorageError, StorageError } from '../storage/errors.js';
 import { countUnder, currentPages, progressReporter, type WalkPhase, type WalkProgress } from '../storage/walk.js';
 import type {
-  ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
+  ChangeEvent,
+  DeleteCheck,
+  KeyPrefix,
+  ListRequest,
+  ListResult,
+  ObjectKey,
+  Storage,
+  UpdateFn,
+  WatchHandle,
+  WatchSink,
 } from '../storage/interface.js';
 import type { FieldVersions } from './managed-fields.js';
 import type { ServedVersion } from './resource.js';
@@ -58,9 +67,7 @@ export function versionCodecs(versions: readonly ServedVersion[], defaults?: (ob
       storageApiVersion,
       ...(defaults ? { defaults } : {}),
       toStorage: toStorageForm,
-      fromStorage: conversion
-        ? (obj) => (obj.apiVersion === apiVersion ? obj : { ...conversion.fromStorage(toStorageForm(obj)), apiVersion })
-        : toStorageForm,
+      fromStorage: conversion ? (obj) => (obj.apiVersion === apiVersion ? obj : { ...conversion.fromStorage(toStorageForm(obj)), apiVersion }) : toStorageForm,
     });
   }
   return out;
@@ -78,7 +85,11 @@ export function versionedStorage(inner: Storage, codec: VersionCodec, migrating:
 
 // StorageVersionView serves the storage version: stored objects are already in it, except an earlier release's.
 class StorageVersionView implements Storage {
-  constructor(protected readonly inner: Storage, protected readonly codec: VersionCodec, protected readonly migrating: () => boolean) {}
+  constructor(
+    protected readonly inner: Storage,
+    protected readonly codec: VersionCodec,
+    protected readonly migrating: () => boolean,
+  ) {}
 
   // Converted objects and events are remembered per stored one, so that every watcher of this version gets the same
   // converted event (its encoding is shared) and a stored object is converted once however often it is read.
@@ -159,10 +170,12 @@ class StorageVersionView implements Storage {
   }
 
   async update(key: ObjectKey, tryUpdate: UpdateFn): Promise<KubeObject> {
-    return this.out(await this.inner.update(key, (cur) => {
-      const next = tryUpdate(this.out(cur));
-      return next === null ? null : this.in(next);
-    }));
+    return this.out(
+      await this.inner.update(key, (cur) => {
+        const next = tryUpdate(this.out(cur));
+        return next === null ? null : this.in(next);
+      }),
+    );
   }
 
   async delete(key: ObjectKey, check?: DeleteCheck): Promise<KubeObject> {
@@ -245,8 +258,12 @@ const MIGRATION_BATCH = 100;
  * ends it.
  */
 export async function migrateStorageVersion(
-  storage: Storage, resource: string, codec: VersionCodec, stopped: () => boolean = () => false,
-  onProgress?: (p: WalkProgress, phase: WalkPhase) => void, onUnreadable: (o: UnreadableObject) => void = () => undefined,
+  storage: Storage,
+  resource: string,
+  codec: VersionCodec,
+  stopped: () => boolean = () => false,
+  onProgress?: (p: WalkProgress, phase: WalkPhase) => void,
+  onUnreadable: (o: UnreadableObject) => void = () => undefined,
 ): Promise<{ checked: number; migrated: number; unreadable: number; elapsedSeconds?: number; perSecond?: number }> {
   let checked = 0;
   let migrated = 0;

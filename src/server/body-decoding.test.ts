@@ -5,12 +5,26 @@ import { decodeJsonBody, decodeYamlBody, goMediaType, unsupportedBody, type Body
 
 describe('goMediaType: mime.ParseMediaType', () => {
   it.each<[string, string | undefined]>([
-    ['application/json', 'application/json'], ['application/json;', 'application/json'], ['application/json; charset=utf-8', 'application/json'],
-    ['application/json ; charset = utf-8', 'application/json'], ['APPLICATION/JSON', 'application/json'], ['application/json; charset="utf-8"', 'application/json'],
-    ['application', 'application'], ['application/json;charset=utf-8;', 'application/json'], ['*/*', '*/*'], ['text/plain', 'text/plain'],
-    ['application/json; charset', undefined], ['application/json;;', undefined], ['application/json; charset="', undefined],
-    ['application/json;a=1;a=2', undefined], ['application/', undefined], ['/json', undefined], ['application/json/x', undefined],
-    ['application/json; foo=bar baz', undefined], ['', undefined], ['application/json, text/plain', undefined],
+    ['application/json', 'application/json'],
+    ['application/json;', 'application/json'],
+    ['application/json; charset=utf-8', 'application/json'],
+    ['application/json ; charset = utf-8', 'application/json'],
+    ['APPLICATION/JSON', 'application/json'],
+    ['application/json; charset="utf-8"', 'application/json'],
+    ['application', 'application'],
+    ['application/json;charset=utf-8;', 'application/json'],
+    ['*/*', '*/*'],
+    ['text/plain', 'text/plain'],
+    ['application/json; charset', undefined],
+    ['application/json;;', undefined],
+    ['application/json; charset="', undefined],
+    ['application/json;a=1;a=2', undefined],
+    ['application/', undefined],
+    ['/json', undefined],
+    ['application/json/x', undefined],
+    ['application/json; foo=bar baz', undefined],
+    ['', undefined],
+    ['application/json, text/plain', undefined],
   ])('%j', (input, want) => {
     expect(goMediaType(input)).toBe(want);
   });
@@ -45,10 +59,13 @@ describe('decodeJsonBody and decodeYamlBody', () => {
   });
 
   it('word failures per role', () => {
-    expect(message(() => decodeJsonBody('{"a":}', { role: 'delete' }, JSON.parse))).toBe("couldn't get version/kind; json parse error: invalid character '}' looking for beginning of value");
+    expect(message(() => decodeJsonBody('{"a":}', { role: 'delete' }, JSON.parse))).toBe(
+      "couldn't get version/kind; json parse error: invalid character '}' looking for beginning of value",
+    );
     expect(message(() => decodeJsonBody('{"a":}', { role: 'merge-patch' }, JSON.parse))).toBe('invalid JSON patch');
-    expect(message(() => decodeJsonBody('{"kind":"Other","apiVersion":"x/v9","n":-1e400}', WEBSITE, JSON.parse)))
-      .toBe('Other in version "v9" cannot be handled as a Website: json: cannot unmarshal number -1e400 into Go value of type float64');
+    expect(message(() => decodeJsonBody('{"kind":"Other","apiVersion":"x/v9","n":-1e400}', WEBSITE, JSON.parse))).toBe(
+      'Other in version "v9" cannot be handled as a Website: json: cannot unmarshal number -1e400 into Go value of type float64',
+    );
     expect(message(() => decodeYamlBody('a: *nope\n', { role: 'apply' }))).toBe("error encoding patch: yaml: unknown anchor 'nope' referenced");
     expect(message(() => decodeYamlBody('a: .nan\n', { role: 'other' }))).toBe('json: unsupported value: NaN');
   });
@@ -59,6 +76,8 @@ describe('decodeJsonBody and decodeYamlBody', () => {
       if (Object.hasOwn(v, '__proto__')) throw new SyntaxError('Object contains forbidden prototype property');
       return v;
     };
-    expect(message(() => decodeJsonBody('{"__proto__":{}}', WEBSITE, strict))).toBe('the request body was refused: Object contains forbidden prototype property');
+    expect(message(() => decodeJsonBody('{"__proto__":{}}', WEBSITE, strict))).toBe(
+      'the request body was refused: Object contains forbidden prototype property',
+    );
   });
 });

@@ -88,7 +88,12 @@ export function goMediaType(v: string): string | undefined {
   }
 }
 
-const PATCH_TYPES = new Set(['application/merge-patch+json', 'application/json-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json']);
+const PATCH_TYPES = new Set([
+  'application/merge-patch+json',
+  'application/json-patch+json',
+  'application/apply-patch+yaml',
+  'application/strategic-merge-patch+json',
+]);
 
 /**
  * unsupportedBody is kube's 415 for the Content-Type of a body other than a PATCH's (negotiation
@@ -97,7 +102,12 @@ const PATCH_TYPES = new Set(['application/merge-patch+json', 'application/json-p
  * parses but is not decoded here is refused once the body is read (server.ts): refused before, the body unread, an
  * HTTP/2 stream would be reset, which costs kube-apiserver's proxy its client's connection.
  */
-export function unsupportedBody(method: string, contentType: string | undefined, listed: readonly string[], decoded: readonly string[] = listed): StatusError | undefined {
+export function unsupportedBody(
+  method: string,
+  contentType: string | undefined,
+  listed: readonly string[],
+  decoded: readonly string[] = listed,
+): StatusError | undefined {
   if (method === 'PATCH' || contentType === undefined || contentType === '') return undefined;
   const mt = goMediaType(contentType);
   if (mt === undefined || PATCH_TYPES.has(mt)) return unsupportedMediaType(listed, decoded);
@@ -177,7 +187,9 @@ function jsonFailure(text: string, role: BodyRole): StatusError {
   const why = jsonSyntaxError(text) ?? 'unexpected end of JSON input';
   switch (role.role) {
     case 'object':
-      return badRequest(`the object provided is unrecognized (must be of type ${role.kind}): couldn't get version/kind; json parse error: ${why} (${summarizeData(Buffer.from(text, 'utf8'))})`);
+      return badRequest(
+        `the object provided is unrecognized (must be of type ${role.kind}): couldn't get version/kind; json parse error: ${why} (${summarizeData(Buffer.from(text, 'utf8'))})`,
+      );
     case 'merge-patch':
       return badRequest('invalid JSON patch');
     default:
@@ -215,7 +227,11 @@ const YAML_MAX_ALIAS_COUNT = 100;
 
 /** YamlProblem is why a YAML text was refused, in go-yaml's words (`line` is 1-based, when known). */
 class YamlProblem extends Error {
-  constructor(readonly kind: 'syntax' | 'depth' | 'aliasing' | 'json', message: string, readonly line?: number) {
+  constructor(
+    readonly kind: 'syntax' | 'depth' | 'aliasing' | 'json',
+    message: string,
+    readonly line?: number,
+  ) {
     super(message);
   }
 }
@@ -235,7 +251,9 @@ export function decodeYamlBody(text: string, role: BodyRole): unknown {
           ? failWith(`error decoding patch: error converting YAML to JSON: yaml: ${e.message}`)
           : failWith(`error encoding patch: ${where}${e.message}`);
       case 'object':
-        return failWith(`the object provided is unrecognized (must be of type ${role.kind}): ${where}${e.message} (${summarizeData(Buffer.from(text, 'utf8'))})`);
+        return failWith(
+          `the object provided is unrecognized (must be of type ${role.kind}): ${where}${e.message} (${summarizeData(Buffer.from(text, 'utf8'))})`,
+        );
       default:
         return failWith(`${where}${e.message}`);
     }

@@ -92,7 +92,8 @@ function statusForParseError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }
     case 'HPE_INVALID_METHOD': {
       // A well-formed request with a method Node does not know (Go accepts any token): MethodNotAllowed.
       const line = err.rawPacket?.subarray(0, 8192).toString('latin1').split('\n')[0] ?? '';
-      if (REQUEST_LINE.test(line)) return new StatusError({ code: 405, reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' });
+      if (REQUEST_LINE.test(line))
+        return new StatusError({ code: 405, reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' });
       return badRequest('malformed HTTP request');
     }
     case 'HPE_INVALID_VERSION':

@@ -35,15 +35,18 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  */
 export function createDualServer(tlsOptions: Record<string, unknown>, http1: Http1Options, maxStreams: number, handler: Handler): NetServer {
   const headers = http2HeaderOptions();
-  const server = http2.createSecureServer({
-    noDelay: true,
-    ...tlsOptions,
-    allowHTTP1: true,
-    maxHeaderListPairs: headers.maxHeaderListPairs,
-    settings: { maxConcurrentStreams: maxStreams, ...headers.settings },
-  }, ((req: Http2ServerRequest, res: Http2ServerResponse) => {
-    if (!answerTooLarge(req, res)) handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
-  }) as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
+  const server = http2.createSecureServer(
+    {
+      noDelay: true,
+      ...tlsOptions,
+      allowHTTP1: true,
+      maxHeaderListPairs: headers.maxHeaderListPairs,
+      settings: { maxConcurrentStreams: maxStreams, ...headers.settings },
+    },
+    ((req: Http2ServerRequest, res: Http2ServerResponse) => {
+      if (!answerTooLarge(req, res)) handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+    }) as (req: Http2ServerRequest, res: Http2ServerResponse) => void,
+  );
   Object.assign(server, http1);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session: ServerHttp2Session) => {
@@ -67,4 +70,3 @@ export function createDualServer(tlsOptions: Record<string, unknown>, http1: Htt
   });
   return server as unknown as NetServer;
 }
-

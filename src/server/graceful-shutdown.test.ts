@@ -52,7 +52,13 @@ describe('GracefulShutdown through the handler chain', () => {
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['x-content-type-options']).toBe('nosniff');
     expect(refused.json()).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'apiserver is shutting down', reason: 'ServiceUnavailable', code: 503,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'apiserver is shutting down',
+      reason: 'ServiceUnavailable',
+      code: 503,
     });
     // A watch is refused the same way (WithWatchTerminationDuringShutdown).
     expect((await app.inject({ method: 'GET', url: `${COLLECTION}?watch=1` })).statusCode).toBe(503);
@@ -107,8 +113,9 @@ describe('GracefulShutdown through the handler chain', () => {
       expect(report.cutOff).toBe(1);
       // The bound, then at most the grace for answers of writes that committed as the storage closed.
       expect(performance.now() - t0).toBeLessThan(200 + 1000 + 500);
-      await expect(storage.create({ resource: 'testing.example.com/flighttickets', namespace: 'default', name: 'late' }, ticket('late', 'default')))
-        .rejects.toThrow('storage is closed');
+      await expect(
+        storage.create({ resource: 'testing.example.com/flighttickets', namespace: 'default', name: 'late' }, ticket('late', 'default')),
+      ).rejects.toThrow('storage is closed');
       await begun;
     } finally {
       rmSync(dir, { recursive: true, force: true });

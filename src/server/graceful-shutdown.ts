@@ -217,7 +217,8 @@ export class GracefulShutdown {
 
     // The storage stops taking writes before anything still running could be cut off; writes begun finish first.
     const cutOff = drained ? 0 : this.#inFlight.size;
-    if (!drained) this.#logger.warn({ inFlight: cutOff, drainTimeoutMs: s.drainTimeoutMs }, 'requests still running at the shutdown bound: storage closes to them');
+    if (!drained)
+      this.#logger.warn({ inFlight: cutOff, drainTimeoutMs: s.drainTimeoutMs }, 'requests still running at the shutdown bound: storage closes to them');
     await this.#storage.close();
     if (!drained) await this.#drain(ANSWER_GRACE_MS);
     for (const sock of this.#sockets) this.#endSocket(sock);
@@ -250,8 +251,7 @@ export class GracefulShutdown {
       // a GOAWAY, which is what Go's http2 server makes of that header.
       if (entry.session) goAway(entry.session);
       else reply.header('connection', 'close');
-      reply.code(429).header('retry-after', '5').header('x-content-type-options', 'nosniff')
-        .type('text/plain; charset=utf-8').send(`${RETRY_AFTER_MESSAGE}\n`);
+      reply.code(429).header('retry-after', '5').header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8').send(`${RETRY_AFTER_MESSAGE}\n`);
       return true;
     }
     if (this.#reached('notAccepting')) {

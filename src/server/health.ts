@@ -17,7 +17,11 @@ export interface HealthCheck {
  * watches are still served and a restart frees no space, so liveness stays ok. `storage` fails only when the
  * storage cannot work again until the process restarts (lmdb's MDB_PANIC), which is what a liveness probe is for.
  */
-export function storageChecks(storage: { writable?(): boolean; readable?(): boolean; needsRestart?(): boolean }): { live: HealthCheck; ready: HealthCheck; read: HealthCheck } {
+export function storageChecks(storage: { writable?(): boolean; readable?(): boolean; needsRestart?(): boolean }): {
+  live: HealthCheck;
+  ready: HealthCheck;
+  read: HealthCheck;
+} {
   return {
     live: { name: 'storage', check: () => !(storage.needsRestart?.() ?? false) },
     ready: { name: 'storage-readiness', check: () => storage.writable?.() ?? true },
@@ -53,7 +57,13 @@ export function registerHealthRoutes(app: FastifyInstance, ready: HealthCheck[],
       reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff');
       if (!failed && req.query.verbose === undefined) return 'ok';
       const lines = results.map((r) => (r.excluded ? `[+]${r.name} excluded: ok` : r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
-      if (unknown.size) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unknown].sort().map((n) => `"${n}"`).join(',')}`);
+      if (unknown.size)
+        lines.push(
+          `warn: some health checks cannot be excluded: no matches for ${[...unknown]
+            .sort()
+            .map((n) => `"${n}"`)
+            .join(',')}`,
+        );
       const name = path.slice(1);
       lines.push(failed ? `${name} check failed` : `${name} check passed`);
       reply.code(failed ? 500 : 200);

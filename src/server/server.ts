@@ -17,7 +17,15 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
-  badRequest, forbidden, internalError, notFoundPath, serviceUnavailable, StatusError, tooLarge, unauthorized, unsupportedMediaType,
+  badRequest,
+  forbidden,
+  internalError,
+  notFoundPath,
+  serviceUnavailable,
+  StatusError,
+  tooLarge,
+  unauthorized,
+  unsupportedMediaType,
 } from '../apis/meta/errors.js';
 import type { Authentication } from '../auth/authentication.js';
 import { allowAuthenticated, forbiddenMessage, type Authorizer } from '../auth/authorizer.js';
@@ -39,7 +47,13 @@ import { storageStatus } from '../registry/storage-status.js';
 import type { Storage } from '../storage/interface.js';
 import { GracefulShutdown, type ShutdownReport, type ShutdownSettings } from './graceful-shutdown.js';
 import {
-  clientErrorHandler, closeGently, frameworkErrors, httpParserOptions, installClientErrors, largeUnreadBody, unsupportedMethod,
+  clientErrorHandler,
+  closeGently,
+  frameworkErrors,
+  httpParserOptions,
+  installClientErrors,
+  largeUnreadBody,
+  unsupportedMethod,
 } from './client-errors.js';
 import { createDualServer, HTTP2_MAX_STREAMS } from './connections.js';
 import { installHttp2ResponseHeaders } from './http2-response-headers.js';
@@ -162,7 +176,11 @@ export function createServer(cfg: ServerConfig): ApiServer {
       const { headersTimeout = 0, requestTimeout = 0, connectionsCheckingInterval = 0 } = nodeTimeouts.https;
       const http1 = { ...httpParserOptions, headersTimeout, requestTimeout, connectionsCheckingInterval, keepAliveTimeout: timeouts.keepAliveTimeoutMs };
       const maxStreams = cfg.http2?.maxStreamsPerConnection || HTTP2_MAX_STREAMS;
-      Object.assign(opts, { http2: true, https: h2tls, serverFactory: (handler: Parameters<typeof createDualServer>[3]) => createDualServer(h2tls, http1, maxStreams, handler) });
+      Object.assign(opts, {
+        http2: true,
+        https: h2tls,
+        serverFactory: (handler: Parameters<typeof createDualServer>[3]) => createDualServer(h2tls, http1, maxStreams, handler),
+      });
     }
   }
   const app = Fastify(opts) as unknown as FastifyInstance;
@@ -329,12 +347,14 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
   type Done = (err: Error | null, body?: unknown) => void;
   // secure-json-parse underneath: __proto__ and constructor keys are refused (400).
   const json = app.getDefaultJsonParser('error', 'error') as unknown as (req: FastifyRequest, body: string, done: Done) => void;
-  const parseWith = (req: FastifyRequest) => (text: string): unknown => {
-    let out: { err: Error | null; value?: unknown } = { err: null };
-    json(req, text, (err, value) => (out = { err, value }));
-    if (out.err) throw out.err;
-    return out.value;
-  };
+  const parseWith =
+    (req: FastifyRequest) =>
+    (text: string): unknown => {
+      let out: { err: Error | null; value?: unknown } = { err: null };
+      json(req, text, (err, value) => (out = { err, value }));
+      if (out.err) throw out.err;
+      return out.value;
+    };
   // Bodies are read with kube-apiserver's answers for text it cannot read, bounded in depth (body-decoding.ts),
   // once their Content-Type passed kube's negotiation.
   const roleOf = bodyRoleOf(kinds);
@@ -343,8 +363,10 @@ function registerBodyParsers(app: FastifyInstance, kinds: readonly ResourceDefin
     // body of a type not decoded is refused unread, as kube does (and Go closes an HTTP/1.1 connection rather than
     // read more than 256 KiB of it); a small one is read first, below, so the connection and an HTTP/2 stream stay.
     const ct = req.headers['content-type'];
-    const refused = req.is404 ? undefined
-      : unsupportedBody(req.method, ct, KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) ?? (largeUnreadBody(req.raw) ? undecodedType(req.method, ct, KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) : undefined);
+    const refused = req.is404
+      ? undefined
+      : (unsupportedBody(req.method, ct, KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) ??
+        (largeUnreadBody(req.raw) ? undecodedType(req.method, ct, KUBE_MEDIA_TYPES, BODY_MEDIA_TYPES) : undefined));
     done(refused ?? null, payload);
   });
   const decodeJson = (req: FastifyRequest, body: string | Buffer, done: Done) => {

@@ -6,20 +6,39 @@ import { nodeTimeoutOptions, parseGoDuration } from './timeouts.js';
 
 describe('parseGoDuration', () => {
   it.each<[string, bigint | string]>([
-    ['0', 0n], ['-0', 0n], ['1s', 1_000_000_000n], ['1.5h', 5_400_000_000_000n], ['-2m3s', -123_000_000_000n], ['+5ms', 5_000_000n],
-    ['1us', 1000n], ['1µs', 1000n], ['1μs', 1000n], ['300ns', 300n], ['.5s', 500_000_000n], ['5.s', 5_000_000_000n],
-    ['9223372036854775807ns', 9223372036854775807n], ['1.0000000000000000001s', 1_000_000_000n], ['0.0000000001s', 0n],
-    ['abc', 'time: invalid duration "abc"'], ['5', 'time: missing unit in duration "5"'], ['5y', 'time: unknown unit "y" in duration "5y"'],
-    ['', 'time: invalid duration ""'], ['1h2', 'time: missing unit in duration "1h2"'], ['.', 'time: invalid duration "."'], ['-', 'time: invalid duration "-"'],
-    ['9223372036854775808ns', 'time: invalid duration "9223372036854775808ns"'], ['2562048h', 'time: invalid duration "2562048h"'],
-    ['"q"s', 'time: invalid duration "\\"q\\"s"'], ['1e3s', 'time: unknown unit "e" in duration "1e3s"'],
+    ['0', 0n],
+    ['-0', 0n],
+    ['1s', 1_000_000_000n],
+    ['1.5h', 5_400_000_000_000n],
+    ['-2m3s', -123_000_000_000n],
+    ['+5ms', 5_000_000n],
+    ['1us', 1000n],
+    ['1µs', 1000n],
+    ['1μs', 1000n],
+    ['300ns', 300n],
+    ['.5s', 500_000_000n],
+    ['5.s', 5_000_000_000n],
+    ['9223372036854775807ns', 9223372036854775807n],
+    ['1.0000000000000000001s', 1_000_000_000n],
+    ['0.0000000001s', 0n],
+    ['abc', 'time: invalid duration "abc"'],
+    ['5', 'time: missing unit in duration "5"'],
+    ['5y', 'time: unknown unit "y" in duration "5y"'],
+    ['', 'time: invalid duration ""'],
+    ['1h2', 'time: missing unit in duration "1h2"'],
+    ['.', 'time: invalid duration "."'],
+    ['-', 'time: invalid duration "-"'],
+    ['9223372036854775808ns', 'time: invalid duration "9223372036854775808ns"'],
+    ['2562048h', 'time: invalid duration "2562048h"'],
+    ['"q"s', 'time: invalid duration "\\"q\\"s"'],
+    ['1e3s', 'time: unknown unit "e" in duration "1e3s"'],
   ])('%j', (input, want) => {
     expect(parseGoDuration(input)).toBe(want);
   });
 });
 
 describe('the connection limits', () => {
-  it('default to kube-apiserver\'s and can be set', () => {
+  it("default to kube-apiserver's and can be set", () => {
     const d = parseOptions([], {});
     if (d.kind !== 'ok') throw new Error(JSON.stringify(d));
     expect([d.options.requestTimeoutMs, d.options.readHeaderTimeoutMs, d.options.keepAliveTimeoutMs]).toEqual([60_000, 32_000, 90_000]);

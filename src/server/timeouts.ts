@@ -60,7 +60,12 @@ export function nodeTimeoutOptions(t: TimeoutSettings): { https: Record<string, 
   const check = Math.max(10, Math.min(30_000, Math.floor(Math.min(t.readHeaderTimeoutMs, t.requestTimeoutMs) / 8)));
   const backstop = t.requestTimeoutMs + 1000 + check;
   return {
-    https: { headersTimeout: Math.min(t.readHeaderTimeoutMs, backstop), requestTimeout: backstop, connectionsCheckingInterval: check, handshakeTimeout: t.readHeaderTimeoutMs },
+    https: {
+      headersTimeout: Math.min(t.readHeaderTimeoutMs, backstop),
+      requestTimeout: backstop,
+      connectionsCheckingInterval: check,
+      handshakeTimeout: t.readHeaderTimeoutMs,
+    },
     fastify: { keepAliveTimeout: t.keepAliveTimeoutMs, requestTimeout: backstop },
   };
 }
@@ -147,7 +152,14 @@ function postTimeoutLogger(log: FastifyBaseLogger): FastifyBaseLogger {
 
 // Go's time.ParseDuration units, in nanoseconds.
 const UNITS: Record<string, bigint> = {
-  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
 };
 const MAX_DURATION = (1n << 63n) - 1n;
 

@@ -16,7 +16,7 @@ async function createMany(s: Storage, n: number, ns = 'ns', prefix = 'o'): Promi
   }
 }
 
-describe.each(backends)('%s storage: the change feed\'s replay batches and positions', (_name, make) => {
+describe.each(backends)("%s storage: the change feed's replay batches and positions", (_name, make) => {
   it('reads changes committed during a paced replay from the history and turns live once caught up, with nothing missing or repeated', async () => {
     const s = make();
     await createMany(s, 1300);
@@ -48,7 +48,11 @@ describe.each(backends)('%s storage: the change feed\'s replay batches and posit
     sink.ungate();
     await vi.waitFor(() => expect(sink.revisions).toEqual(range(101, 1305)));
     expect(sink.events.slice(-5).map((e) => [e.type, e.key.name])).toEqual([
-      ['MODIFIED', 'o5'], ['DELETED', 'o1200'], ['ADDED', 'x'], ['MODIFIED', 'o7'], ['DELETED', 'o8'],
+      ['MODIFIED', 'o5'],
+      ['DELETED', 'o1200'],
+      ['ADDED', 'x'],
+      ['MODIFIED', 'o7'],
+      ['DELETED', 'o8'],
     ]);
     expect(h.position()).toBe(1305);
     // Live now: further changes arrive directly.
@@ -86,7 +90,6 @@ describe.each(backends)('%s storage: the change feed\'s replay batches and posit
     expect(h2.position()).toBe(5);
     h2.stop();
   });
-
 });
 
 describe('memory storage: a replay whose history is dropped under it', () => {
@@ -112,8 +115,12 @@ describe('memory storage: a replay whose history is dropped under it', () => {
 function feedWith(opts: { capacity?: number } = {}) {
   const history = new MemoryHistory(0, opts.capacity ?? 100_000);
   const feed = new ChangeFeed(0, history);
-  const event = (revision: number, ns = 'ns'): ChangeEvent =>
-    ({ type: 'ADDED', key: key(ns, `o${revision}`), revision, object: { metadata: { namespace: ns, name: `o${revision}`, resourceVersion: String(revision) } } });
+  const event = (revision: number, ns = 'ns'): ChangeEvent => ({
+    type: 'ADDED',
+    key: key(ns, `o${revision}`),
+    revision,
+    object: { metadata: { namespace: ns, name: `o${revision}`, resourceVersion: String(revision) } },
+  });
   const commit = (revision: number, ns = 'ns') => {
     const e = event(revision, ns);
     history.append(e);
@@ -144,7 +151,6 @@ describe('ChangeFeed ordering', () => {
     expect(feed.lastDelivered).toBe(5);
   });
 
-
   it('never delivers a revision twice, even when it is published again', () => {
     const { feed, event } = feedWith();
     const sink = new Recorder();
@@ -159,7 +165,12 @@ describe('ChangeFeed ordering', () => {
   it('keeps delivering to the other subscribers when one sink throws', () => {
     const { feed, commit } = feedWith();
     const good = new Recorder();
-    feed.subscribe(ALL, 0, { onEvent: () => { throw new Error('broken client'); }, onError: () => undefined });
+    feed.subscribe(ALL, 0, {
+      onEvent: () => {
+        throw new Error('broken client');
+      },
+      onError: () => undefined,
+    });
     feed.subscribe(ALL, 0, good);
     commit(1);
     commit(2);

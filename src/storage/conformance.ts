@@ -38,8 +38,10 @@ const NAMESPACES = ['a', 'b', 'c'] as const;
 const NAMES = ['n0', 'n1', 'n2', 'n3', 'n4', 'n5'] as const;
 
 const key = (namespace: string, name: string, resource = R): ObjectKey => ({ resource, namespace, name });
-const obj = (namespace: string, name: string, labels: Record<string, string> = {}, spec: Record<string, unknown> = {}): KubeObject =>
-  ({ metadata: { namespace, name, labels }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec } });
+const obj = (namespace: string, name: string, labels: Record<string, string> = {}, spec: Record<string, unknown> = {}): KubeObject => ({
+  metadata: { namespace, name, labels },
+  spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec },
+});
 const rv = (o: KubeObject) => Number(o.metadata.resourceVersion);
 const names = (r: ListResult) => r.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 const positionOf = (o: KubeObject) => ({ namespace: o.metadata.namespace as string, name: o.metadata.name as string });
@@ -134,7 +136,12 @@ async function pages(s: Storage, prefix: KeyPrefix, req: Omit<ListRequest, 'revi
     await between();
     // The position a page tells goes with the next one, as a continue token carries it.
     const position = last.position === undefined ? {} : { position: last.position };
-    last = await s.list(prefix, { ...req, revision: (out[0] as ListResult).revision, after: positionOf(last.items[last.items.length - 1] as KubeObject), ...position });
+    last = await s.list(prefix, {
+      ...req,
+      revision: (out[0] as ListResult).revision,
+      after: positionOf(last.items[last.items.length - 1] as KubeObject),
+      ...position,
+    });
     out.push(last);
     expect(out.length).toBeLessThan(200);
   }
@@ -233,8 +240,16 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         const a = await s.create(key('ns', 'a'), obj('ns', 'a'));
         const sink = new Recorder();
         const h = s.watch(ALL, rv(a), sink);
-        await expect(s.update(key('ns', 'a'), () => { throw new Error('no'); })).rejects.toThrow('no');
-        await expect(s.delete(key('ns', 'a'), () => { throw new Error('precondition'); })).rejects.toThrow('precondition');
+        await expect(
+          s.update(key('ns', 'a'), () => {
+            throw new Error('no');
+          }),
+        ).rejects.toThrow('no');
+        await expect(
+          s.delete(key('ns', 'a'), () => {
+            throw new Error('precondition');
+          }),
+        ).rejects.toThrow('precondition');
         const same = await s.update(key('ns', 'a'), () => null);
         expect(same).toEqual(a);
         expect(s.currentRevision()).toBe(rv(a));
@@ -307,8 +322,14 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         expect(await at(r2)).toEqual([['site', r2, 2]]);
         expect(await at(r3)).toEqual([]);
         expect(await at(r4)).toEqual([['other', r4, undefined]]);
-        expect(await at(r5)).toEqual([['other', r4, undefined], ['site', r5, 5]]);
-        expect(await at(r6)).toEqual([['other', r4, undefined], ['site', r6, 6]]);
+        expect(await at(r5)).toEqual([
+          ['other', r4, undefined],
+          ['site', r5, 5],
+        ]);
+        expect(await at(r6)).toEqual([
+          ['other', r4, undefined],
+          ['site', r6, 6],
+        ]);
         expect((await s.list(ALL, { revision: r3 })).revision).toBe(r3);
       });
 
@@ -340,7 +361,10 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
           const got = await pages(s, ALL, { limit }, async () => {
             for (let i = 0; i < 3; i++) await mutate(s, rand);
           });
-          expect(got.flatMap((p) => p.items), `limit ${limit}`).toEqual(snapshot.items);
+          expect(
+            got.flatMap((p) => p.items),
+            `limit ${limit}`,
+          ).toEqual(snapshot.items);
           got.forEach((p, i) => {
             expect(p.revision).toBe(snapshot.revision);
             expect(p.items.length).toBe(i < got.length - 1 ? limit : snapshot.items.length - limit * (got.length - 1));
@@ -386,7 +410,12 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         // Carrying each page's position gives the same pages and counts, without counting what follows.
         if (first.position !== undefined) {
           expect(first.position).toBe(5);
-          const viaPosition = await s.list(ALL, { revision: first.revision, after: positionOf(first.items[4] as KubeObject), position: first.position, limit: 5 });
+          const viaPosition = await s.list(ALL, {
+            revision: first.revision,
+            after: positionOf(first.items[4] as KubeObject),
+            position: first.position,
+            limit: 5,
+          });
           expect(viaPosition).toMatchObject({ ...second, position: 10 });
           const thirdViaPosition = await s.list(ALL, { revision: first.revision, after: positionOf(second.items[4] as KubeObject), position: 10, limit: 7 });
           expect(thirdViaPosition).toMatchObject({ ...third, position: 17 });
@@ -471,7 +500,10 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         const got = await pages(s, b, { limit: 4 }, async () => {
           for (let i = 0; i < 4; i++) await mutate(s, rand);
         });
-        expect(got.map(names)).toEqual([['b/n0', 'b/n1', 'b/n2', 'b/n3'], ['b/n4', 'b/n5']]);
+        expect(got.map(names)).toEqual([
+          ['b/n0', 'b/n1', 'b/n2', 'b/n3'],
+          ['b/n4', 'b/n5'],
+        ]);
         expect(got[0]).toMatchObject({ more: true, remaining: 2 });
         // Positions count within the prefix: the namespace's objects, not those of namespaces before it.
         if (got[0]?.position !== undefined) expect(got[0].position).toBe(4);
@@ -564,8 +596,12 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
           expect({ ...text, items: [], encoded: undefined }).toEqual({ ...plain, items: [], encoded: undefined });
         }
         // At the older revision, b is its earlier state and c still exists.
-        expect(objectsOf(await s.list(ns, { revision: old, encoded: true })).map((o) => [o.metadata.name, (o['spec'] as { text: string }).text]))
-          .toEqual([['a', 'é a "quoted"'], ['b', 'é b "quoted"'], ['c', 'é c "quoted"'], ['d', 'é d "quoted"']]);
+        expect(objectsOf(await s.list(ns, { revision: old, encoded: true })).map((o) => [o.metadata.name, (o['spec'] as { text: string }).text])).toEqual([
+          ['a', 'é a "quoted"'],
+          ['b', 'é b "quoted"'],
+          ['c', 'é c "quoted"'],
+          ['d', 'é d "quoted"'],
+        ]);
         // With a filter (and a prefilter on the text), encoded or not, the same objects.
         const filter = (o: KubeObject) => o.metadata.name !== 'x';
         const notX = Buffer.from('"name":"x"');
@@ -590,7 +626,9 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         const m1 = await s.update(key('ns', 'o1'), (c) => ({ ...c, spec: { v: 2 } }));
         const d2 = await s.delete(key('ns', 'o2'));
         const written = [
-          ...o, m1, d2,
+          ...o,
+          m1,
+          d2,
           await s.create(key('ns', 'o2'), obj('ns', 'o2', {}, { again: true })),
           await s.create(key('other', 'x'), obj('other', 'x')),
           await s.create(key('ns', 'elsewhere', OTHER), obj('ns', 'elsewhere')),
@@ -614,12 +652,34 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         const revs = all.map((e) => e.revision);
         expect(revs).toEqual([...revs].sort((a, b) => a - b));
         expect(new Set(revs).size).toBe(12);
-        expect(all.slice(0, 9).map((e) => [e.type, e.key.namespace, e.key.name]).sort()).toEqual([
-          ['ADDED', 'ns', 'o0'], ['ADDED', 'ns', 'o1'], ['ADDED', 'ns', 'o2'], ['ADDED', 'ns', 'o2'], ['ADDED', 'ns', 'o3'], ['ADDED', 'ns', 'o4'],
-          ['ADDED', 'other', 'x'], ['DELETED', 'ns', 'o2'], ['MODIFIED', 'ns', 'o1'],
+        expect(
+          all
+            .slice(0, 9)
+            .map((e) => [e.type, e.key.namespace, e.key.name])
+            .sort(),
+        ).toEqual([
+          ['ADDED', 'ns', 'o0'],
+          ['ADDED', 'ns', 'o1'],
+          ['ADDED', 'ns', 'o2'],
+          ['ADDED', 'ns', 'o2'],
+          ['ADDED', 'ns', 'o3'],
+          ['ADDED', 'ns', 'o4'],
+          ['ADDED', 'other', 'x'],
+          ['DELETED', 'ns', 'o2'],
+          ['MODIFIED', 'ns', 'o1'],
         ]);
-        expect(all.slice(5, 9).map((e) => [e.type, e.key.name])).toEqual([['MODIFIED', 'o1'], ['DELETED', 'o2'], ['ADDED', 'o2'], ['ADDED', 'x']]);
-        expect(all.slice(9).map((e) => `${e.type} ${e.key.name} ${e.revision}`).sort()).toEqual(last.map((x, i) => `${['MODIFIED', 'DELETED', 'ADDED'][i]} ${x.metadata.name} ${rv(x)}`).sort());
+        expect(all.slice(5, 9).map((e) => [e.type, e.key.name])).toEqual([
+          ['MODIFIED', 'o1'],
+          ['DELETED', 'o2'],
+          ['ADDED', 'o2'],
+          ['ADDED', 'x'],
+        ]);
+        expect(
+          all
+            .slice(9)
+            .map((e) => `${e.type} ${e.key.name} ${e.revision}`)
+            .sort(),
+        ).toEqual(last.map((x, i) => `${['MODIFIED', 'DELETED', 'ADDED'][i]} ${x.metadata.name} ${rv(x)}`).sort());
         // Events carry the objects as stored: MODIFIED and DELETED the state before, DELETED the deletion's revision.
         const modified = all[5] as ChangeEvent;
         expect(modified.object).toEqual(m1);
@@ -645,7 +705,11 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         const note = (o: KubeObject, resource = R) => written.push({ revision: rv(o), resource });
         for (const r of await createMany(s, 1300)) written.push({ revision: r, resource: R });
         const from = (written[99] as { revision: number }).revision;
-        const expected = () => written.filter((w) => w.resource === R && w.revision > from).map((w) => w.revision).sort((a, b) => a - b);
+        const expected = () =>
+          written
+            .filter((w) => w.resource === R && w.revision > from)
+            .map((w) => w.revision)
+            .sort((a, b) => a - b);
         const sink = new Recorder(true);
         const h = s.watch(ALL, from, sink);
         // Whatever has been delivered, the position never claims a change the sink was not given.
@@ -670,7 +734,12 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
         note(await s.create(key('ns', 'late'), obj('ns', 'late')));
         await vi.waitFor(() => expect(sink.revisions).toEqual(expected()));
         await vi.waitFor(() => expect(h.position()).toBeGreaterThanOrEqual(expected().at(-1) as number));
-        expect(sink.events.slice(-4).map((e) => [e.type, e.key.name])).toEqual([['DELETED', 'o1204'], ['MODIFIED', 'o5'], ['DELETED', 'o1205'], ['ADDED', 'late']]);
+        expect(sink.events.slice(-4).map((e) => [e.type, e.key.name])).toEqual([
+          ['DELETED', 'o1204'],
+          ['MODIFIED', 'o5'],
+          ['DELETED', 'o1205'],
+          ['ADDED', 'late'],
+        ]);
         expect(sink.errors).toEqual([]);
         h.stop();
       });

@@ -51,11 +51,12 @@ export class CorruptObjectError extends StorageError {
 
   constructor(kind: 'read' | 'list' | 'deleted', objects: readonly UnreadableObject[], more = false) {
     const first = objects[0] as UnreadableObject;
-    const message = kind === 'read'
-      ? storageErrorText(first)
-      : kind === 'deleted'
-        ? `saw a DELETED event, but object data is corrupt - ${first.reason}`
-        : `unable to transform or decode ${objects.length}${more ? '+' : ''} objects: {${objects.map((o) => `\n\t${storageErrorText(o)}`).join('')}\n}`;
+    const message =
+      kind === 'read'
+        ? storageErrorText(first)
+        : kind === 'deleted'
+          ? `saw a DELETED event, but object data is corrupt - ${first.reason}`
+          : `unable to transform or decode ${objects.length}${more ? '+' : ''} objects: {${objects.map((o) => `\n\t${storageErrorText(o)}`).join('')}\n}`;
     super('CorruptObject', message, kind === 'list' ? undefined : first.key);
     this.name = 'CorruptObjectError';
     this.kind = kind;

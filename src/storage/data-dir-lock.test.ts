@@ -52,7 +52,9 @@ async function holdInChild(dir: string) {
     child.stdout.on('data', (b: Buffer) => b.toString().includes('locked') && res());
     child.on('exit', (code) => rej(new Error(`the child exited with ${code} before locking`)));
   });
-  return { pid: child.pid as number, exitCleanly: () => {
+  return {
+    pid: child.pid as number,
+    exitCleanly: () => {
       child.stdin.write('exit\n');
       return exited;
     },
@@ -83,7 +85,11 @@ describe('lockDataDir', () => {
     const dir = dataDir();
     const lock = lockDataDir(dir);
     const e = refusal(dir);
-    expect(e.message).toMatch(new RegExp(`^data directory ${dir} is in use by process ${process.pid} on host ${hostname()} \\(started [^)]+\\): stop it first, or use another --data-dir$`));
+    expect(e.message).toMatch(
+      new RegExp(
+        `^data directory ${dir} is in use by process ${process.pid} on host ${hostname()} \\(started [^)]+\\): stop it first, or use another --data-dir$`,
+      ),
+    );
     lock.release();
   });
 

@@ -26,8 +26,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, fstatSync, fsyncSync, futimesSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync,
-  rmSync, statSync, writeSync,
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  futimesSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -62,7 +73,8 @@ export class DataDirInUse extends Error {
   ) {
     const remote = holder !== undefined && holder.hostname !== hostname();
     const who = holder ? `process ${holder.pid} on host ${holder.hostname} (started ${holder.startedAt})` : `an unreadable lock file ${lockFile}`;
-    const wait = holder === undefined || remote ? ` (a lock from another host, or unreadable, is taken over once not refreshed for ${LOCK_STALE_MS / 1000} s)` : '';
+    const wait =
+      holder === undefined || remote ? ` (a lock from another host, or unreadable, is taken over once not refreshed for ${LOCK_STALE_MS / 1000} s)` : '';
     super(`data directory ${dataDir} is in use by ${who}: stop it first, or use another --data-dir${wait}`);
     this.name = 'DataDirInUse';
   }
@@ -261,8 +273,11 @@ function self(): LockHolder {
   const boot = bootId();
   const start = procStart(process.pid);
   return {
-    pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(),
-    ...(boot ? { bootId: boot } : {}), ...(start ? { procStart: start } : {}),
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: new Date().toISOString(),
+    ...(boot ? { bootId: boot } : {}),
+    ...(start ? { procStart: start } : {}),
   };
 }
 

@@ -13,7 +13,15 @@ import type { ObjectKey } from './interface.js';
  * structure failed a read (lmdb's MDB_CORRUPTED, MDB_PAGE_NOTFOUND), nothing a request can fix.
  */
 export type StorageErrorCode =
-  | 'KeyNotFound' | 'KeyExists' | 'Expired' | 'TooLarge' | 'Conflict' | 'Unavailable' | 'CorruptObject' | 'InvalidObject' | 'Damaged';
+  | 'KeyNotFound'
+  | 'KeyExists'
+  | 'Expired'
+  | 'TooLarge'
+  | 'Conflict'
+  | 'Unavailable'
+  | 'CorruptObject'
+  | 'InvalidObject'
+  | 'Damaged';
 
 /** StorageError is thrown (or rejected) by every Storage implementation. */
 export class StorageError extends Error {

@@ -14,7 +14,10 @@ function etcd3Watcher(start: number) {
   return w;
 }
 
-const answer = (revisions: number[], header: number) => ({ header: { revision: String(header) }, events: revisions.map((r) => ({ kv: { mod_revision: String(r) } })) });
+const answer = (revisions: number[], header: number) => ({
+  header: { revision: String(header) },
+  events: revisions.map((r) => ({ kv: { mod_revision: String(r) } })),
+});
 
 describe('resumeFrom', () => {
   it('resumes after the last revision handled, not after the header of the last answer (ahead while catching up)', () => {
@@ -33,7 +36,7 @@ describe('resumeFrom', () => {
     expect(w.request.start_revision).toBe('14');
   });
 
-  it('moves on to a progress notification\'s revision once the owner has taken it (every change up to it was sent)', () => {
+  it("moves on to a progress notification's revision once the owner has taken it (every change up to it was sent)", () => {
     const w = etcd3Watcher(11);
     let handled = 13;
     w.on('data', (res: ReturnType<typeof answer>) => {

@@ -23,4 +23,3 @@ export function resumeFrom(w: EventEmitter, at: () => number): void {
   w.on('connected', fix);
   w.on('disconnected', fix);
 }
-

@@ -24,9 +24,7 @@ import { resumeFrom } from './etcd-resume.js';
 import { StorageError } from './errors.js';
 import { MemoryHistory } from './history.js';
 import { RevisionWaiters } from './revision-waiters.js';
-import type {
-  ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
-} from './interface.js';
+import type { ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink } from './interface.js';
 
 /** EtcdStorageOptions are the --etcd-* flags. */
 export interface EtcdStorageOptions {
@@ -102,13 +100,16 @@ function rangeEnd(prefix: Buffer): Buffer {
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`no answer from etcd within ${ms} ms`)), ms);
-    p.then((v) => {
-      clearTimeout(t);
-      resolve(v);
-    }, (e: unknown) => {
-      clearTimeout(t);
-      reject(e);
-    });
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }
 
@@ -160,7 +161,9 @@ export class EtcdStorage implements Storage {
   private constructor(o: EtcdStorageOptions) {
     const options: IOptions = {
       hosts: o.servers,
-      ...(o.tls ? { credentials: { rootCertificate: o.tls.ca, ...(o.tls.key ? { privateKey: o.tls.key } : {}), ...(o.tls.cert ? { certChain: o.tls.cert } : {}) } } : {}),
+      ...(o.tls
+        ? { credentials: { rootCertificate: o.tls.ca, ...(o.tls.key ? { privateKey: o.tls.key } : {}), ...(o.tls.cert ? { certChain: o.tls.cert } : {}) } }
+        : {}),
     };
     this.#options = options;
     this.#client = new Etcd3(options);
@@ -180,7 +183,12 @@ export class EtcdStorage implements Storage {
     s.#mirrorFrom = start;
     s.#history = new MemoryHistory(start, o.historyEvents ?? DEFAULT_HISTORY_EVENTS);
     s.#feed = new ChangeFeed(start, s.#history);
-    const w = await s.#client.watch().prefix(prefix).startRevision(String(start + 1)).withPreviousKV().create();
+    const w = await s.#client
+      .watch()
+      .prefix(prefix)
+      .startRevision(String(start + 1))
+      .withPreviousKV()
+      .create();
     w.on('data', (res) => {
       for (const ev of res.events) {
         // A resumed watch may repeat what it delivered already (never skips, see resumeFrom).
@@ -213,8 +221,10 @@ export class EtcdStorage implements Storage {
       // One keys-only read of the newest key under the prefix: health, etcd's revision, and progress (below).
       // Bounded by a timer rather than a gRPC deadline: etcd3 answers a deadline error by resetting the channel,
       // which would end the watch stream on it too.
-      withTimeout(s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true }),
-        HEALTH_DEADLINE_MS).then(
+      withTimeout(
+        s.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), sort_order: 'Descend', sort_target: 'Mod', limit: 1, keys_only: true }),
+        HEALTH_DEADLINE_MS,
+      ).then(
         (r) => {
           s.#healthy = true;
           const revision = Number(r.header.revision);
@@ -267,8 +277,6 @@ export class EtcdStorage implements Storage {
     return enc(`${this.#prefix}${prefix.resource}/${prefix.namespace ? `${prefix.namespace}/` : ''}`);
   }
 
-
-
   // #textOf is a mirrored object's JSON text, made once from its stored value.
   #textOf(e: MirrorEntry): Buffer {
     if (!e.text) {
@@ -300,7 +308,10 @@ export class EtcdStorage implements Storage {
       return prev ? { type: 'DELETED', key, revision, object: this.#decode(prev, kv.mod_revision), prevObject: this.#decode(prev) } : undefined;
     }
     return {
-      type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED', key, revision, object: this.#decode(kv),
+      type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED',
+      key,
+      revision,
+      object: this.#decode(kv),
       ...(prev ? { prevObject: this.#decode(prev) } : {}),
     };
   }
@@ -359,8 +370,10 @@ export class EtcdStorage implements Storage {
     if (revision > this.#revision) {
       // A write outside our prefix moves etcd's revision without an event here: ask once.
       const prefix = enc(this.#prefix);
-      this.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true })
-        .then((r) => this.#seen(Number(r.header.revision)), () => undefined);
+      this.#client.kv.range({ key: prefix, range_end: rangeEnd(prefix), count_only: true }).then(
+        (r) => this.#seen(Number(r.header.revision)),
+        () => undefined,
+      );
     }
     return this.#waiting.wait(revision, this.#revision, timeoutMs);
   }
@@ -402,31 +415,35 @@ export class EtcdStorage implements Storage {
       for (const g of batch) g.reject(new StorageError('Unavailable', `etcd did not answer a read within ${GET_TIMEOUT_MS} ms`));
       this.#flushGets();
     }, GET_TIMEOUT_MS);
-    const read = batch.length === 1
-      ? this.#client.kv.range({ key: (batch[0] as PendingGet).key }).then((r) => ({ revision: r.header.revision, results: [r.kvs as KV[]] }))
-      : this.#client.kv.txn({ compare: [], success: batch.map((g) => ({ request_range: { key: g.key } })), failure: [] })
-        .then((r) => ({ revision: r.header.revision, results: r.responses.map((x) => (x.response_range?.kvs ?? []) as KV[]) }));
-    read.then(
-      ({ revision, results }) => {
-        if (!settle()) return;
-        this.#seen(Number(revision));
-        batch.forEach((g, i) => {
-          const kv = results[i]?.[0];
-          try {
-            g.resolve(kv && this.#decode(kv));
-          } catch (e) {
-            g.reject(e);
-          }
-        });
-      },
-      (e: unknown) => {
-        if (!settle()) return;
-        for (const g of batch) g.reject(e);
-      },
-    ).finally(() => {
-      // The timer has moved on already if it fired.
-      if (!byTimer) this.#flushGets();
-    });
+    const read =
+      batch.length === 1
+        ? this.#client.kv.range({ key: (batch[0] as PendingGet).key }).then((r) => ({ revision: r.header.revision, results: [r.kvs as KV[]] }))
+        : this.#client.kv
+            .txn({ compare: [], success: batch.map((g) => ({ request_range: { key: g.key } })), failure: [] })
+            .then((r) => ({ revision: r.header.revision, results: r.responses.map((x) => (x.response_range?.kvs ?? []) as KV[]) }));
+    read
+      .then(
+        ({ revision, results }) => {
+          if (!settle()) return;
+          this.#seen(Number(revision));
+          batch.forEach((g, i) => {
+            const kv = results[i]?.[0];
+            try {
+              g.resolve(kv && this.#decode(kv));
+            } catch (e) {
+              g.reject(e);
+            }
+          });
+        },
+        (e: unknown) => {
+          if (!settle()) return;
+          for (const g of batch) g.reject(e);
+        },
+      )
+      .finally(() => {
+        // The timer has moved on already if it fired.
+        if (!byTimer) this.#flushGets();
+      });
   }
 
   async list(prefix: KeyPrefix, req: ListRequest = {}): Promise<ListResult> {
@@ -513,7 +530,7 @@ export class EtcdStorage implements Storage {
     if (req.after) {
       // The first entry past the position (binary search: the entries are sorted by key).
       const after = this.#key({ resource: prefix.resource, ...req.after }).toString('utf8');
-      for (let hi = entries.length; i < hi;) {
+      for (let hi = entries.length; i < hi; ) {
         const mid = (i + hi) >>> 1;
         if ((entries[mid] as [string, MirrorEntry])[0] <= after) i = mid + 1;
         else hi = mid;
@@ -531,7 +548,11 @@ export class EtcdStorage implements Storage {
       if (limit && (text ? encoded.length : items.length) === limit) {
         const more = i < entries.length - 1;
         return {
-          items, revision: listRevision, more, last, ...(text ? { encoded } : {}),
+          items,
+          revision: listRevision,
+          more,
+          last,
+          ...(text ? { encoded } : {}),
           ...(more && !req.filter ? { remaining: entries.length - 1 - i } : {}),
         };
       }
@@ -557,9 +578,11 @@ export class EtcdStorage implements Storage {
     let last: ObjectKey | undefined;
     for (;;) {
       const batch = req.filter ? Math.max(limit, FILTERED_BATCH) : limit;
-      const r = await this.#client.kv.range({ key: start, range_end: end, ...(revision ? { revision } : {}), ...(batch ? { limit: batch } : {}) }).catch((e: unknown) => {
-        throw asStorageError(e, revision);
-      });
+      const r = await this.#client.kv
+        .range({ key: start, range_end: end, ...(revision ? { revision } : {}), ...(batch ? { limit: batch } : {}) })
+        .catch((e: unknown) => {
+          throw asStorageError(e, revision);
+        });
       this.#seen(Number(r.header.revision));
       revision ??= Number(r.header.revision);
       const kvs = r.kvs as KV[];
@@ -572,7 +595,10 @@ export class EtcdStorage implements Storage {
         if (limit && items.length === limit) {
           const more = i < kvs.length - 1 || r.more;
           return {
-            items, revision, more, last,
+            items,
+            revision,
+            more,
+            last,
             ...(more && !req.filter ? { remaining: Number(r.count) - (i + 1) } : {}),
           };
         }
@@ -662,54 +688,65 @@ export class EtcdStorage implements Storage {
       if (creating) return;
       const w = watcher;
       watcher = undefined;
-      void (cancel && w ? w.cancel() : Promise.resolve()).catch(() => undefined).finally(() => {
-        this.#directClients.delete(client);
-        client.close();
-      });
+      void (cancel && w ? w.cancel() : Promise.resolve())
+        .catch(() => undefined)
+        .finally(() => {
+          this.#directClients.delete(client);
+          client.close();
+        });
     };
     const fail = (err: Error, cancel: boolean) => {
       if (stopped) return;
       end(cancel);
       sink.onError(err);
     };
-    client.watch().prefix(this.#collection(prefix)).startRevision(String(fromRevision + 1)).withPreviousKV().create().then((w) => {
-      creating = false;
-      watcher = w;
-      if (stopped) {
-        end(true);
-        return;
-      }
-      w.on('data', (res) => {
-        if (stopped) return;
-        for (const ev of res.events) {
-          if (Number(ev.kv.mod_revision) <= position) continue;
-          const key = this.#keyOf(ev.kv.key);
-          const change = key && this.#change(ev as WatchEvent, key);
-          if (!change) continue;
-          const revision = change.revision;
-          position = revision;
-          sink.onEvent(change);
-        }
-        // A progress notification (no events) moves the position a BOOKMARK may carry.
-        const head = Number(res.header.revision);
-        this.#seen(head);
-        if (res.events.length === 0 && head > position) position = head;
-      });
-      resumeFrom(w, () => position);
-      w.on('error', (err: Error) => {
-        // etcd has ended this watch. etcd cancels a watch from a compacted revision with compact_revision set and no
-        // reason (etcd3 words it "Watcher canceled: "); any other reason is named.
-        watcher = undefined;
-        if (/compacted|^Watcher canceled: ?$/.test(err.message)) {
-          this.#compacted = Math.max(this.#compacted, fromRevision + 1);
-          fail(new StorageError('Expired', `too old resource version: ${fromRevision}`), false);
-        } else fail(err, false);
-      });
-    }, (err: unknown) => {
-      creating = false;
-      if (stopped) end(false);
-      else fail(asStorageError(err, fromRevision) as Error, false);
-    });
+    client
+      .watch()
+      .prefix(this.#collection(prefix))
+      .startRevision(String(fromRevision + 1))
+      .withPreviousKV()
+      .create()
+      .then(
+        (w) => {
+          creating = false;
+          watcher = w;
+          if (stopped) {
+            end(true);
+            return;
+          }
+          w.on('data', (res) => {
+            if (stopped) return;
+            for (const ev of res.events) {
+              if (Number(ev.kv.mod_revision) <= position) continue;
+              const key = this.#keyOf(ev.kv.key);
+              const change = key && this.#change(ev as WatchEvent, key);
+              if (!change) continue;
+              const revision = change.revision;
+              position = revision;
+              sink.onEvent(change);
+            }
+            // A progress notification (no events) moves the position a BOOKMARK may carry.
+            const head = Number(res.header.revision);
+            this.#seen(head);
+            if (res.events.length === 0 && head > position) position = head;
+          });
+          resumeFrom(w, () => position);
+          w.on('error', (err: Error) => {
+            // etcd has ended this watch. etcd cancels a watch from a compacted revision with compact_revision set and no
+            // reason (etcd3 words it "Watcher canceled: "); any other reason is named.
+            watcher = undefined;
+            if (/compacted|^Watcher canceled: ?$/.test(err.message)) {
+              this.#compacted = Math.max(this.#compacted, fromRevision + 1);
+              fail(new StorageError('Expired', `too old resource version: ${fromRevision}`), false);
+            } else fail(err, false);
+          });
+        },
+        (err: unknown) => {
+          creating = false;
+          if (stopped) end(false);
+          else fail(asStorageError(err, fromRevision) as Error, false);
+        },
+      );
     return {
       position: () => position,
       stop: () => {

@@ -268,9 +268,15 @@ async function replaceableRevision(dataDir: string): Promise<number> {
   checkDataFile(dataDir);
   const layout = openLayout(dataDir);
   try {
-    const readers = layout.root.readerList().split('\n').map((l) => /^\s*(\d+)\s/.exec(l)?.[1]).filter((p) => p !== undefined);
+    const readers = layout.root
+      .readerList()
+      .split('\n')
+      .map((l) => /^\s*(\d+)\s/.exec(l)?.[1])
+      .filter((p) => p !== undefined);
     if (readers.length) {
-      throw new BackupError(`the database in ${dataDir} is open in process ${[...new Set(readers)].join(', ')} (a running server?): stop it before replacing its store`);
+      throw new BackupError(
+        `the database in ${dataDir} is open in process ${[...new Set(readers)].join(', ')} (a running server?): stop it before replacing its store`,
+      );
     }
     return layout.meta.get(META_KEYS.revision) ?? 0;
   } finally {
@@ -340,7 +346,8 @@ function parseLine(line: string, lineNo: number): unknown {
 
 function checkHeader(v: unknown): BackupHeader {
   if (!isRecord(v) || v['kind'] !== BACKUP_KIND) throw new BackupError(`not a website-apiserver backup (the first line has no "kind":"${BACKUP_KIND}")`);
-  if (v['version'] !== BACKUP_VERSION) throw new BackupError(`backup format version ${JSON.stringify(v['version'])} is not supported (this build reads ${BACKUP_VERSION})`);
+  if (v['version'] !== BACKUP_VERSION)
+    throw new BackupError(`backup format version ${JSON.stringify(v['version'])} is not supported (this build reads ${BACKUP_VERSION})`);
   const revision = v['revision'];
   const objects = v['objects'];
   if (!Number.isSafeInteger(revision) || (revision as number) < 0) throw new BackupError('the header has no valid revision');

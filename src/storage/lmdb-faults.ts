@@ -100,7 +100,15 @@ export async function faultCause(e: unknown): Promise<Error> {
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(resolve, CAUSE_WAIT_MS, undefined);
   });
-  const cause = pending ? await Promise.race([pending.then(() => undefined, (c: unknown) => c), late]) : undefined;
+  const cause = pending
+    ? await Promise.race([
+        pending.then(
+          () => undefined,
+          (c: unknown) => c,
+        ),
+        late,
+      ])
+    : undefined;
   clearTimeout(timer);
   if (cause instanceof Error) return cause;
   return new Error(e instanceof Error ? e.message : String(e));
@@ -127,7 +135,10 @@ export function guardBatchStart(root: { committed: PromiseLike<unknown> }): void
   setImmediate(() => {
     guarded.delete(root);
     // Both handlers: lmdb's `committed` calls the fulfilment handler unconditionally in one of its branches.
-    root.committed.then(() => undefined, (e: unknown) => void isCommitFault(e));
+    root.committed.then(
+      () => undefined,
+      (e: unknown) => void isCommitFault(e),
+    );
   });
 }
 
@@ -285,7 +296,10 @@ export class WriteHealth {
 
   /** flushed waits for lmdb's `flushed` after a commit of ours succeeded, released by a later commit failure. */
   flushed(flush: PromiseLike<unknown>): Promise<void> {
-    return this.commit(() => Promise.resolve(), () => flush);
+    return this.commit(
+      () => Promise.resolve(),
+      () => flush,
+    );
   }
 
   /** close stops probing. */

@@ -28,7 +28,11 @@ export const DATA_FILE = 'data.mdb';
 
 /** StoreDamaged refuses a store that cannot be opened safely; its message is one line for an operator. */
 export class StoreDamaged extends Error {
-  constructor(readonly dataFile: string, readonly problem: string, dataDir: string) {
+  constructor(
+    readonly dataFile: string,
+    readonly problem: string,
+    dataDir: string,
+  ) {
     super(`${dataFile} is damaged: ${problem}: restore it from a backup (website-apiserver restore --from FILE --data-dir ${dataDir} --replace)`);
     this.name = 'StoreDamaged';
   }
@@ -125,7 +129,10 @@ function parseMeta(b: Buffer, page: number): Meta | string {
   const freeRoot = b.readBigUInt64LE(m + META.dbs + DB.root);
   const mainRoot = b.readBigUInt64LE(m + META.dbs + DB.size + DB.root);
   if (lastPage < 1n || lastPage > 1n << 48n) return `last page ${lastPage}`;
-  for (const [name, root] of [['free-page tree', freeRoot], ['main tree', mainRoot]] as const) {
+  for (const [name, root] of [
+    ['free-page tree', freeRoot],
+    ['main tree', mainRoot],
+  ] as const) {
     if (root !== P_INVALID && (root < 2n || root > lastPage)) return `its ${name} root is page ${root}, past its last page ${lastPage}`;
   }
   return { page, pageSize, lastPage, txnid: b.readBigUInt64LE(m + META.txnid), freeRoot, mainRoot };
@@ -177,9 +184,17 @@ export interface HistoryState {
 export function checkHistory(dataDir: string, s: HistoryState): void {
   const file = join(dataDir, DATA_FILE);
   if (s.newestEvent !== undefined && s.newestEvent > s.revision) {
-    throw new StoreDamaged(file, `its revision counter (${s.revision}) is behind the newest event of its history (${s.newestEvent}), so resourceVersions would be handed out again`, dataDir);
+    throw new StoreDamaged(
+      file,
+      `its revision counter (${s.revision}) is behind the newest event of its history (${s.newestEvent}), so resourceVersions would be handed out again`,
+      dataDir,
+    );
   }
   if (s.compacted > s.revision) {
-    throw new StoreDamaged(file, `its revision counter (${s.revision}) is behind its compacted revision (${s.compacted}), so resourceVersions would be handed out again`, dataDir);
+    throw new StoreDamaged(
+      file,
+      `its revision counter (${s.revision}) is behind its compacted revision (${s.compacted}), so resourceVersions would be handed out again`,
+      dataDir,
+    );
   }
 }

@@ -29,7 +29,11 @@ export function monitorStore(store: MonitoredStore, log: StoreLog, fields: objec
   let crowded = false;
   const check = () => {
     const readable = store.readable();
-    if (!readable && !unreadable) log.error({ ...fields, fault: store.readFault }, 'storage cannot serve reads: requests answer 500 and /readyz fails (storage-read) until a read succeeds');
+    if (!readable && !unreadable)
+      log.error(
+        { ...fields, fault: store.readFault },
+        'storage cannot serve reads: requests answer 500 and /readyz fails (storage-read) until a read succeeds',
+      );
     else if (readable && unreadable) log.info(fields, 'storage serves reads again');
     unreadable = !readable;
     let slots: ReaderSlots;
@@ -40,7 +44,10 @@ export function monitorStore(store: MonitoredStore, log: StoreLog, fields: objec
     }
     const full = slots.held >= Math.floor(slots.max * READERS_WARN);
     if (full && !crowded) {
-      log.warn({ ...fields, ...slots }, `lmdb reader slots nearly exhausted: ${slots.held} of ${slots.max} held (a read transaction left open, or many processes reading the store); reads fail with MDB_READERS_FULL once all are`);
+      log.warn(
+        { ...fields, ...slots },
+        `lmdb reader slots nearly exhausted: ${slots.held} of ${slots.max} held (a read transaction left open, or many processes reading the store); reads fail with MDB_READERS_FULL once all are`,
+      );
     } else if (!full && crowded) log.info({ ...fields, ...slots }, 'lmdb reader slots back to normal');
     crowded = full;
   };

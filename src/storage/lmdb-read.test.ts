@@ -52,7 +52,10 @@ describe('lmdb reads close their read transactions', () => {
   const pageKinds: [string, ListRequest][] = [
     ['a first page', { limit: 5 }],
     ['a page as stored JSON (Table, metadata and plain lists)', { limit: 5, encoded: true }],
-    ['a page with a label filter and its prefilter', { limit: 3, filter: (o) => o.metadata.labels?.tier === 'odd', prefilter: (b) => Buffer.from(b).includes('"odd"'), encoded: true }],
+    [
+      'a page with a label filter and its prefilter',
+      { limit: 3, filter: (o) => o.metadata.labels?.tier === 'odd', prefilter: (b) => Buffer.from(b).includes('"odd"'), encoded: true },
+    ],
     ['a page with a filter only', { limit: 3, filter: (o) => o.metadata.labels?.tier === 'even' }],
   ];
   for (const [what, req] of pageKinds) {

@@ -119,8 +119,16 @@ export interface ReaderSlots {
 export function readerSlots(root: RootDatabase): ReaderSlots {
   // mdb_reader_list prints a header and one line per held slot: pid, thread, and the snapshot's txnid ('-' when
   // the slot is kept for reuse but holds no snapshot).
-  const lines = root.readerList().split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
-  const txnids = lines.map((l) => l.split(/\s+/)[2]).filter((t): t is string => t !== undefined && t !== '-').map(Number);
+  const lines = root
+    .readerList()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const txnids = lines
+    .map((l) => l.split(/\s+/)[2])
+    .filter((t): t is string => t !== undefined && t !== '-')
+    .map(Number);
   const stats = root.getStats() as { maxReaders?: number; lastTxnId?: number };
   const last = stats.lastTxnId ?? 0;
   const oldestLag = txnids.length ? Math.max(0, last - Math.min(...txnids)) : 0;

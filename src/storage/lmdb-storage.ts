@@ -34,16 +34,22 @@ import { cloneJson } from '../apis/meta/json-clone.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
 import {
-  checkDecoded, corruptReason, CorruptObjectError, damaged, decodeStored, framedAsObject, framingReason, isCorruptObject, isDamage,
+  checkDecoded,
+  corruptReason,
+  CorruptObjectError,
+  damaged,
+  decodeStored,
+  framedAsObject,
+  framingReason,
+  isCorruptObject,
+  isDamage,
   UnreadableCollector,
 } from './corrupt-object.js';
 import { StorageError } from './errors.js';
 import { checkDataFile, checkHistory } from './lmdb-integrity.js';
 import { describeFault, faultCause, guardBatchStart, isCommitFault, isFatal, WriteHealth } from './lmdb-faults.js';
 import type { History } from './history.js';
-import type {
-  ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink,
-} from './interface.js';
+import type { ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink } from './interface.js';
 import { keyString, keyTuple } from './keys.js';
 import { drain, pageStats, readerSlots, readScope, type PageStats, type ReaderSlots, type ReadScope } from './lmdb-read.js';
 import { readList, type SnapshotView } from './snapshot.js';
@@ -187,7 +193,13 @@ export class LmdbStorage implements Storage {
     this.#path = opts.path;
     // A damaged file is refused before lmdb maps it (a page past its end is SIGBUS, a bad meta page SIGSEGV).
     checkDataFile(opts.path);
-    ({ root: this.#root, objects: this.#objects, objectsText: this.#objectsText, events: this.#events, meta: this.#meta } = openLayout(opts.path, false, opts.mapSize));
+    ({
+      root: this.#root,
+      objects: this.#objects,
+      objectsText: this.#objectsText,
+      events: this.#events,
+      meta: this.#meta,
+    } = openLayout(opts.path, false, opts.mapSize));
     this.#historyEvents = opts.historyEvents ?? 100_000;
     this.#historyAgeMs = opts.historyAgeMs ?? 15 * 60_000;
     this.#health = new WriteHealth({
@@ -600,11 +612,16 @@ export class LmdbStorage implements Storage {
   // #scanText is #scan yielding each object's stored JSON bytes in place of the object (see list); bytes not framed
   // as a JSON object go to `unreadable`. `keyOf` learns each item's key when a filter decodes them later.
   #scanText(
-    scope: ReadScope, prefix: KeyPrefix, after: ObjectKey | undefined, unreadable: UnreadableCollector, keyOf?: WeakMap<Uint8Array, ObjectKey>,
+    scope: ReadScope,
+    prefix: KeyPrefix,
+    after: ObjectKey | undefined,
+    unreadable: UnreadableCollector,
+    keyOf?: WeakMap<Uint8Array, ObjectKey>,
   ): Iterable<{ key: ObjectKey; object: KubeObject }> {
     const { start, end } = range(prefix, after);
     const skip = after ? keyString(after) : undefined;
-    return scope.range(this.#objectsText, { start, end })
+    return scope
+      .range(this.#objectsText, { start, end })
       .map(({ key, value }) => ({ key: { resource: key[0], namespace: key[1], name: key[2] }, object: value as unknown as KubeObject }))
       .filter(({ key, object }) => {
         if (skip !== undefined && keyString(key) === skip) return false;
@@ -670,13 +687,16 @@ export class LmdbStorage implements Storage {
     let outcome: Outcome | undefined;
     try {
       try {
-        await this.#health.commit(() => {
-          const queued = this.#root.transaction(() => {
-            outcome = this.#decideAndPut(k, key, decide);
-          });
-          guardBatchStart(this.#root);
-          return queued;
-        }, () => this.#root.flushed);
+        await this.#health.commit(
+          () => {
+            const queued = this.#root.transaction(() => {
+              outcome = this.#decideAndPut(k, key, decide);
+            });
+            guardBatchStart(this.#root);
+            return queued;
+          },
+          () => this.#root.flushed,
+        );
       } catch (e) {
         throw await this.#failedWrite(e, key, outcome);
       }
@@ -725,9 +745,8 @@ export class LmdbStorage implements Storage {
         for (const c of countKeysOf(k)) this.#meta.put(c, (this.#meta.get(c) ?? 0) + delta);
       }
     });
-    const event: ChangeEvent = d.type === 'ADDED'
-      ? { type: d.type, key, revision, object }
-      : { type: d.type, key, revision, object, prevObject: d.prev as KubeObject };
+    const event: ChangeEvent =
+      d.type === 'ADDED' ? { type: d.type, key, revision, object } : { type: d.type, key, revision, object, prevObject: d.prev as KubeObject };
     return { type: 'CHANGED', event, entry };
   }
 
@@ -755,9 +774,13 @@ function encodeItems(items: readonly unknown[]): Uint8Array[] {
 // prefilteredRequest is a filtered request whose items may be stored bytes: bytes that fail the prefilter are
 // rejected undecoded, the others decoded once (decoded() gives the object of an item the filter kept).
 function prefilteredRequest(
-  req: ListRequest, filter: (o: KubeObject) => boolean, prefilter: (json: Uint8Array) => boolean, keyOf: WeakMap<Uint8Array, ObjectKey>,
+  req: ListRequest,
+  filter: (o: KubeObject) => boolean,
+  prefilter: (json: Uint8Array) => boolean,
+  keyOf: WeakMap<Uint8Array, ObjectKey>,
 ): {
-  req: ListRequest; decoded: (item: KubeObject) => KubeObject;
+  req: ListRequest;
+  decoded: (item: KubeObject) => KubeObject;
 } {
   const objects = new WeakMap<Uint8Array, KubeObject>();
   const decoded = (item: KubeObject): KubeObject => {

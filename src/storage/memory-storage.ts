@@ -53,14 +53,18 @@ export class MemoryStorage implements Storage {
 
   async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
     const sorted = () => [...this.#objects.values()].filter((e) => inPrefix(e.key, prefix)).sort((a, b) => compareKeys(a.key, b.key));
-    const r = readList({
-      revision: this.#revision,
-      compacted: this.#history.compacted(),
-      scan: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0),
-      count: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0).length,
-      total: () => sorted().length,
-      events: (after, upTo) => this.#history.range(after, upTo, Infinity),
-    }, prefix, req);
+    const r = readList(
+      {
+        revision: this.#revision,
+        compacted: this.#history.compacted(),
+        scan: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0),
+        count: (_p, after) => sorted().filter((e) => !after || compareKeys(e.key, after) > 0).length,
+        total: () => sorted().length,
+        events: (after, upTo) => this.#history.range(after, upTo, Infinity),
+      },
+      prefix,
+      req,
+    );
     return { ...r, items: r.items.map((o) => cloneJson(o)) };
   }
 

@@ -67,7 +67,7 @@ export function readList(view: SnapshotView, prefix: KeyPrefix, req: ListRequest
       // The object at the snapshot is one whose data did not decode (removed since by an unsafe delete): the list
       // fails, as a list of the current state holding it does.
       else if (e.unreadable !== undefined) throw new CorruptObjectError('list', [{ key: e.key, reason: e.unreadable }]);
-      else overrides.set(k, { key: e.key, atSnapshot: e.type === 'ADDED' ? null : e.prevObject ?? null, existsNow: e.type !== 'DELETED' });
+      else overrides.set(k, { key: e.key, atSnapshot: e.type === 'ADDED' ? null : (e.prevObject ?? null), existsNow: e.type !== 'DELETED' });
     }
   }
   const changed = [...overrides.values()].filter((o) => !after || compareKeys(o.key, after) > 0).sort((a, b) => compareKeys(a.key, b.key));

@@ -21,7 +21,9 @@ afterEach(() => {
 /** fillIncompressible creates 4,000 objects in namespace ns with 1 KB of random text each (compression cannot shrink it). */
 async function fillIncompressible(s: LmdbStorage): Promise<void> {
   for (let b = 0; b < 4; b++) {
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => s.create(key('ns', `o${b}-${i}`), obj(`o${b}-${i}`, { spec: { filler: randomBytes(750).toString('base64') } }))));
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => s.create(key('ns', `o${b}-${i}`), obj(`o${b}-${i}`, { spec: { filler: randomBytes(750).toString('base64') } }))),
+    );
   }
 }
 
@@ -32,7 +34,9 @@ describe('lmdb map', () => {
     dirs.push(d);
     const s = new LmdbStorage({ path: d, mapSize: 2 ** 30, compactionIntervalMs: 0 });
     await fillIncompressible(s);
-    const mappings = readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.endsWith(join(d, 'data.mdb')));
+    const mappings = readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((l) => l.endsWith(join(d, 'data.mdb')));
     expect(mappings).toHaveLength(1);
     // Several MB written: lmdb-js alone (a 128 KB start, doubling) would have remapped several times.
     const size = statSync(join(d, 'data.mdb')).size;
@@ -69,7 +73,12 @@ describe('lmdb storage persistence', () => {
     expect(next.metadata.resourceVersion).toBe('51');
     // The history is persisted too: a watch from before the reopen replays what followed.
     const replayed: number[] = [];
-    const h = s2.watch({ resource: R }, 10, { onEvent: (e) => replayed.push(e.revision), onError: (e) => { throw e; } });
+    const h = s2.watch({ resource: R }, 10, {
+      onEvent: (e) => replayed.push(e.revision),
+      onError: (e) => {
+        throw e;
+      },
+    });
     await vi.waitFor(() => expect(replayed).toEqual(Array.from({ length: 41 }, (_, i) => i + 11)));
     h.stop();
     await s2.close();

@@ -13,7 +13,12 @@ describe('progressReporter', () => {
   it('reports at the start, at most every interval with count, rate and ETA, and gives the figures at the end', () => {
     let now = 0;
     const lines: [string, WalkProgress][] = [];
-    const p = progressReporter(1000, (w, phase) => lines.push([phase, w]), 5000, () => now);
+    const p = progressReporter(
+      1000,
+      (w, phase) => lines.push([phase, w]),
+      5000,
+      () => now,
+    );
     for (let i = 0; i < 10; i++) {
       now += 1000;
       p.add(100, 50);
@@ -40,7 +45,10 @@ describe('currentPages over a store holding objects that do not decode', () => {
     dirs.push(dir);
     const first = new LmdbStorage({ path: dir, compactionIntervalMs: 0 });
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
-      await first.create({ resource: RESOURCE, namespace: 'n', name }, { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name, namespace: 'n' } });
+      await first.create(
+        { resource: RESOURCE, namespace: 'n', name },
+        { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name, namespace: 'n' } },
+      );
     }
     await first.close();
     const layout = openLayout(dir);
@@ -58,9 +66,22 @@ describe('currentPages over a store holding objects that do not decode', () => {
       for (const size of [1, 2, 3, 500]) {
         const told: UnreadableObject[] = [];
         const seen: string[] = [];
-        for await (const page of currentPages(s, { resource: RESOURCE }, size, () => false, (o) => told.push(o))) seen.push(...names(page));
+        for await (const page of currentPages(
+          s,
+          { resource: RESOURCE },
+          size,
+          () => false,
+          (o) => told.push(o),
+        ))
+          seen.push(...names(page));
         expect(seen, `page size ${size}`).toEqual(['a', 'b', 'd', 'f']);
-        expect(told.map((o) => o.key), `page size ${size}`).toEqual([{ resource: RESOURCE, namespace: 'n', name: 'c' }, { resource: RESOURCE, namespace: 'n', name: 'e' }]);
+        expect(
+          told.map((o) => o.key),
+          `page size ${size}`,
+        ).toEqual([
+          { resource: RESOURCE, namespace: 'n', name: 'c' },
+          { resource: RESOURCE, namespace: 'n', name: 'e' },
+        ]);
         expect(told[0]?.reason).toMatch(/^object not decodable revision=0: /);
         expect(told[1]?.reason).toBe('object not decodable revision=0: not a JSON object: number');
       }
@@ -76,7 +97,7 @@ describe('currentPages over a store holding objects that do not decode', () => {
     }
   });
 
-  it('fails as a client\'s list does without onUnreadable, and skipUnreadable changes nothing for a client\'s list', async () => {
+  it("fails as a client's list does without onUnreadable, and skipUnreadable changes nothing for a client's list", async () => {
     const s = await aStore();
     try {
       const walk = async () => {
@@ -94,7 +115,14 @@ describe('currentPages over a store holding objects that do not decode', () => {
   it('still fails on any other error', async () => {
     const failing = { list: async () => Promise.reject(new StorageError('Unavailable', 'disk gone')) } as unknown as Storage;
     const walk = async () => {
-      for await (const page of currentPages(failing, { resource: RESOURCE }, 10, () => false, () => undefined)) void page;
+      for await (const page of currentPages(
+        failing,
+        { resource: RESOURCE },
+        10,
+        () => false,
+        () => undefined,
+      ))
+        void page;
     };
     await expect(walk()).rejects.toThrow('disk gone');
   });

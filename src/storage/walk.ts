@@ -20,13 +20,22 @@ import { keyString } from './keys.js';
  * an object fails the walk, as it fails a client's list. Any other error fails the walk either way.
  */
 export async function* currentPages(
-  storage: Storage, prefix: KeyPrefix, pageSize: number, stopped: () => boolean, onUnreadable?: (o: UnreadableObject) => void,
+  storage: Storage,
+  prefix: KeyPrefix,
+  pageSize: number,
+  stopped: () => boolean,
+  onUnreadable?: (o: UnreadableObject) => void,
 ): AsyncGenerator<KubeObject[]> {
   let after: { namespace: string; name: string } | undefined;
   const told = new Set<string>();
   while (!stopped()) {
-    const page = await storage.list(prefix, { limit: pageSize, noRemaining: true, ...(after ? { after } : {}), ...(onUnreadable ? { skipUnreadable: true } : {}) });
-    for (const o of onUnreadable ? page.unreadable ?? [] : []) {
+    const page = await storage.list(prefix, {
+      limit: pageSize,
+      noRemaining: true,
+      ...(after ? { after } : {}),
+      ...(onUnreadable ? { skipUnreadable: true } : {}),
+    });
+    for (const o of onUnreadable ? (page.unreadable ?? []) : []) {
       const k = keyString(o.key);
       if (told.has(k)) continue;
       told.add(k);
@@ -61,7 +70,12 @@ export type WalkPhase = 'start' | 'progress';
  * of a million objects takes minutes, and an operator watching the log must see it move); `end()` gives the final
  * figures for the caller's own last line.
  */
-export function progressReporter(total: number, report: (p: WalkProgress, phase: WalkPhase) => void, everyMs = 5000, now: () => number = () => performance.now()): {
+export function progressReporter(
+  total: number,
+  report: (p: WalkProgress, phase: WalkPhase) => void,
+  everyMs = 5000,
+  now: () => number = () => performance.now(),
+): {
   add(checked: number, changed: number): void;
   end(): WalkProgress;
 } {

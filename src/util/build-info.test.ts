@@ -24,8 +24,17 @@ function tree(name: string, files: Record<string, string>): string {
 describe('gitCommit', () => {
   it('reads a detached HEAD, a loose branch and a packed one', () => {
     expect(gitCommit(tree('detached', { '.git/HEAD': `${A}\n` }))).toBe(A);
-    expect(gitCommit(tree('loose', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/refs/heads/main': `${B}\n`, '.git/packed-refs': `${C} refs/heads/main\n` }))).toBe(B);
-    expect(gitCommit(tree('packed', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/packed-refs': `# pack-refs with: peeled fully-peeled sorted\n${A} refs/heads/other\n${C} refs/heads/main\n^${B}\n` }))).toBe(C);
+    expect(
+      gitCommit(tree('loose', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/refs/heads/main': `${B}\n`, '.git/packed-refs': `${C} refs/heads/main\n` })),
+    ).toBe(B);
+    expect(
+      gitCommit(
+        tree('packed', {
+          '.git/HEAD': 'ref: refs/heads/main\n',
+          '.git/packed-refs': `# pack-refs with: peeled fully-peeled sorted\n${A} refs/heads/other\n${C} refs/heads/main\n^${B}\n`,
+        }),
+      ),
+    ).toBe(C);
   });
 
   it('follows a .git file to a worktree whose refs are in the common directory', () => {

@@ -28,7 +28,9 @@ export function answerRaw(res: RawResponse, code: number, status: object, close:
   const body = JSON.stringify(status);
   (res as Noted)[ANSWER] = { status: status as Record<string, unknown>, body };
   (res as ServerResponse).writeHead(code, {
-    'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(close ? { connection: 'close' } : {}),
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...(close ? { connection: 'close' } : {}),
   });
   res.end(body);
 }

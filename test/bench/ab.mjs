@@ -71,10 +71,15 @@ async function runLoad(main, objects, createBlocks = 1) {
       await stage(name, count, async (i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`w${first + i}`, VERSION) }), 201));
     }
     await stage('get', objects * 10, async (i) => expectStatus(await client.request('GET', `${COLLECTION}/w${i % objects}`), 200));
-    await stage('merge patch', objects * 2, async (i) => expectStatus(await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
-      body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
-      contentType: 'application/merge-patch+json',
-    }), 200));
+    await stage('merge patch', objects * 2, async (i) =>
+      expectStatus(
+        await client.request('PATCH', `${COLLECTION}/w${i % objects}`, {
+          body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
+          contentType: 'application/merge-patch+json',
+        }),
+        200,
+      ),
+    );
     // Whole-collection lists, sent as stored text (v1) or converted text (v1alpha1): per-list figures.
     await stage('list', LISTS, async () => {
       const r = await client.request('GET', COLLECTION);
@@ -142,7 +147,11 @@ async function main() {
       useVersion(side);
       const run = await runLoad(mains[side], objects, createBlocks);
       runs[side].push(run);
-      console.error(`round ${i} ${side}: ${Object.entries(run).map(([k, f]) => `${k} ${Math.round(f.perSecond)}/s ${Math.round(f.cpuUs)} µs`).join(', ')}`);
+      console.error(
+        `round ${i} ${side}: ${Object.entries(run)
+          .map(([k, f]) => `${k} ${Math.round(f.perSecond)}/s ${Math.round(f.cpuUs)} µs`)
+          .join(', ')}`,
+      );
     }
   }
   console.log(`A: ${mains.A} (${versions.A})\nB: ${mains.B} (${versions.B})\n${rounds} rounds, ${objects} objects, medians\n\n${summary(runs.A, runs.B)}`);

@@ -37,7 +37,12 @@ function parse(argv) {
     if (k === 'only') only = (argv[i + 1] ?? '').split(',');
     else if (k === 'verb' && ['get', 'create', 'patch'].includes(argv[i + 1] ?? '')) verb = argv[i + 1] ?? verb;
     else if (k in o) /** @type {Record<string, number>} */ (o)[k] = Number(argv[i + 1]);
-    else throw new Error(`unknown flag ${argv[i]}; flags: ${Object.keys(o).map((x) => `--${x} N`).join(' ')} --only ${only.join(',')}`);
+    else
+      throw new Error(
+        `unknown flag ${argv[i]}; flags: ${Object.keys(o)
+          .map((x) => `--${x} N`)
+          .join(' ')} --only ${only.join(',')}`,
+      );
   }
   return { ...o, only, verb };
 }
@@ -49,21 +54,31 @@ function parse(argv) {
  */
 function sockets(port, state) {
   const out = execFileSync('ss', ['-Htn', 'state', state, `( sport = :${port} )`], { encoding: 'utf8' });
-  return out.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/).pop() ?? '');
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/).pop() ?? '');
 }
-
 
 /**
  * timeWait counts the TIME-WAIT sockets of connections to or from our port: the side that closes first keeps one.
  * @param {number} port
  */
-const timeWait = (port) => execFileSync('ss', ['-Htn', 'state', 'time-wait', `( sport = :${port} or dport = :${port} )`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+const timeWait = (port) =>
+  execFileSync('ss', ['-Htn', 'state', 'time-wait', `( sport = :${port} or dport = :${port} )`], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean).length;
 
 async function main() {
   const o = parse(process.argv.slice(2));
-  const binDir = execFileSync('bash', [join(REPO, 'test', 'e2e', 'scripts', 'build-binaries.sh')], {
-    env: { ...process.env, E2E_BUILD_CHECK_ONLY: '1' }, encoding: 'utf8',
-  }).trim().split('\n').pop() ?? '';
+  const binDir =
+    execFileSync('bash', [join(REPO, 'test', 'e2e', 'scripts', 'build-binaries.sh')], {
+      env: { ...process.env, E2E_BUILD_CHECK_ONLY: '1' },
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .pop() ?? '';
   const work = mkdtempSync(join(tmpdir(), 'website-probe-'));
   const log = (/** @type {string} */ m) => process.stderr.write(`[probe] ${m}\n`);
   const shared = await startAggregatedPlane(work, binDir, log);
@@ -83,7 +98,9 @@ async function main() {
     // The same objects in both stores (ours-direct reads ours').
     for (const [id, p] of Object.entries(paths).filter(([k]) => k !== 'ours-direct')) {
       const c = httpClient(p.url, p.tls, o.concurrency);
-      const r = await runOps(o.objects, o.concurrency, async (i) => expectStatus(await c.request('POST', `/apis/${p.group}/v1/namespaces/probe/websites`, { body: websiteBody(`p-${i}`, 'v1', p.group) }), 201));
+      const r = await runOps(o.objects, o.concurrency, async (i) =>
+        expectStatus(await c.request('POST', `/apis/${p.group}/v1/namespaces/probe/websites`, { body: websiteBody(`p-${i}`, 'v1', p.group) }), 201),
+      );
       if (r.errors) throw new Error(`${id}: creates failed: ${r.firstError}`);
       await c.close();
     }
@@ -92,29 +109,47 @@ async function main() {
         const c = httpClient(p.url, p.tls, o.concurrency);
         const peers = new Set();
         let maxEstablished = 0;
-        const sample = id === 'ours-aggregated' ? setInterval(() => {
-          const now = sockets(port, 'established');
-          maxEstablished = Math.max(maxEstablished, now.length);
-          for (const peer of now) peers.add(peer);
-        }, 100) : undefined;
+        const sample =
+          id === 'ours-aggregated'
+            ? setInterval(() => {
+                const now = sockets(port, 'established');
+                maxEstablished = Math.max(maxEstablished, now.length);
+                for (const peer of now) peers.add(peer);
+              }, 100)
+            : undefined;
         const timeWaitBefore = timeWait(port);
         const pids = { ours: ours.pid?.(), 'kube-apiserver': shared.plane.pids.apiserver, etcd: shared.plane.pids.etcd };
         const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuMs(pid)]));
         const collection = `/apis/${p.group}/v1/namespaces/probe/websites`;
         /** @type {(i: number) => Promise<string | undefined>} */
-        const op = {
-          get: async (/** @type {number} */ i) => expectStatus(await c.request('GET', `${collection}/p-${i % o.objects}`), 200),
-          // Names unique per round and path, so every create is new.
-          create: async (/** @type {number} */ i) => expectStatus(await c.request('POST', collection, { body: websiteBody(`c${round}-${id}-${i}`, 'v1', p.group) }), 201),
-          patch: async (/** @type {number} */ i) => expectStatus(await c.request('PATCH', `${collection}/p-${i % o.objects}`, { body: { metadata: { labels: { n: String(i) } } }, contentType: 'application/merge-patch+json' }), 200),
-        }[o.verb] ?? (async () => 'unknown verb');
+        const op =
+          {
+            get: async (/** @type {number} */ i) => expectStatus(await c.request('GET', `${collection}/p-${i % o.objects}`), 200),
+            // Names unique per round and path, so every create is new.
+            create: async (/** @type {number} */ i) =>
+              expectStatus(await c.request('POST', collection, { body: websiteBody(`c${round}-${id}-${i}`, 'v1', p.group) }), 201),
+            patch: async (/** @type {number} */ i) =>
+              expectStatus(
+                await c.request('PATCH', `${collection}/p-${i % o.objects}`, {
+                  body: { metadata: { labels: { n: String(i) } } },
+                  contentType: 'application/merge-patch+json',
+                }),
+                200,
+              ),
+          }[o.verb] ?? (async () => 'unknown verb');
         const r = await runOps(o.gets, o.concurrency, op);
         clearInterval(sample);
-        const perRequest = Object.entries(pids).map(([k, pid]) => `${k} ${Math.round(((processCpuMs(pid) - (cpu0[k] ?? NaN)) / o.gets) * 1000)}`).join(', ');
+        const perRequest = Object.entries(pids)
+          .map(([k, pid]) => `${k} ${Math.round(((processCpuMs(pid) - (cpu0[k] ?? NaN)) / o.gets) * 1000)}`)
+          .join(', ');
         await c.close();
         const t = throughput(r);
-        const conns = sample ? `; our port: max ${maxEstablished} established, ${peers.size} distinct peers, time-wait ${timeWaitBefore} → ${timeWait(port)}` : '';
-        process.stdout.write(`round ${round} ${id}: ${o.verb} c${o.concurrency} ${t.value} req/s, p50 ${t.p50Ms} ms, p99 ${t.p99Ms} ms, errors ${t.errors}; CPU µs/request: ${perRequest}${conns}\n`);
+        const conns = sample
+          ? `; our port: max ${maxEstablished} established, ${peers.size} distinct peers, time-wait ${timeWaitBefore} → ${timeWait(port)}`
+          : '';
+        process.stdout.write(
+          `round ${round} ${id}: ${o.verb} c${o.concurrency} ${t.value} req/s, p50 ${t.p50Ms} ms, p99 ${t.p99Ms} ms, errors ${t.errors}; CPU µs/request: ${perRequest}${conns}\n`,
+        );
       }
     }
     await twin.stop();

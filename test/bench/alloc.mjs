@@ -81,11 +81,12 @@ async function inspector() {
   });
   return {
     /** @param {string} method @param {object} [params] @returns {Promise<any>} */
-    call: (method, params = {}) => new Promise((ok, fail) => {
-      const n = ++id;
-      pending.set(n, (m) => (m.error ? fail(new Error(`${method}: ${m.error.message}`)) : ok(m.result)));
-      ws.send(JSON.stringify({ id: n, method, params }));
-    }),
+    call: (method, params = {}) =>
+      new Promise((ok, fail) => {
+        const n = ++id;
+        pending.set(n, (m) => (m.error ? fail(new Error(`${method}: ${m.error.message}`)) : ok(m.result)));
+        ws.send(JSON.stringify({ id: n, method, params }));
+      }),
     close: () => ws.close(),
   };
 }
@@ -111,25 +112,39 @@ async function main() {
   const client = httpClient(target.url, target.tls, CONCURRENCY);
   const devtools = await inspector();
   try {
-    const create = (/** @type {string} */ prefix) => async (/** @type {number} */ i) => expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`${prefix}${i}`, VERSION) }), 201);
+    const create = (/** @type {string} */ prefix) => async (/** @type {number} */ i) =>
+      expectStatus(await client.request('POST', COLLECTION, { body: websiteBody(`${prefix}${i}`, VERSION) }), 201);
     await runOps(count, CONCURRENCY, create('warm'));
     /** @type {Record<string, (i: number) => Promise<string | void>>} */
     const ops = {
       create: create('w'),
       get: async (i) => expectStatus(await client.request('GET', `${COLLECTION}/warm${i % count}`), 200),
-      patch: async (i) => expectStatus(await client.request('PATCH', `${COLLECTION}/warm${i % count}`, {
-        body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
-        contentType: 'application/merge-patch+json',
-      }), 200),
+      patch: async (i) =>
+        expectStatus(
+          await client.request('PATCH', `${COLLECTION}/warm${i % count}`, {
+            body: { metadata: { labels: { patched: String(i) } }, spec: { replicas: (i % 5) + 1 } },
+            contentType: 'application/merge-patch+json',
+          }),
+          200,
+        ),
     };
     await devtools.call('HeapProfiler.enable');
-    await devtools.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await devtools.call('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
     const r = await runOps(count, CONCURRENCY, /** @type {(i: number) => Promise<string | void>} */ (ops[workload]));
     if (r.errors > 0) throw new Error(`${r.errors} requests failed, first: ${r.firstError}`);
     const { profile } = await devtools.call('HeapProfiler.stopSampling');
     const { total, self, inclusive } = summarize(profile.head);
-    const rows = (/** @type {Map<string, number>} */ m, /** @type {(k: string) => boolean} */ keep) => [...m].filter(([k]) => keep(k)).sort((a, b) => b[1] - a[1]).slice(0, top)
-      .map(([k, v]) => `${String(Math.round(v / count)).padStart(8)} B  ${k}`).join('\n');
+    const rows = (/** @type {Map<string, number>} */ m, /** @type {(k: string) => boolean} */ keep) =>
+      [...m]
+        .filter(([k]) => keep(k))
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, top)
+        .map(([k, v]) => `${String(Math.round(v / count)).padStart(8)} B  ${k}`)
+        .join('\n');
     const ours = (/** @type {string} */ k) => /^\S+ [a-z-]+\/[\w./-]+\.js:/.test(k) && !/^\S+ (fastify|lmdb|pino|ajv|find-my-way|avvio|prom-client)\//.test(k);
     console.log(`${workload} × ${count} (${process.env.BENCH_OURS_MAIN}): ${Math.round(total / count)} bytes allocated per request (sampled)\n`);
     console.log(`allocated by (self):\n${rows(self, () => true)}\n`);

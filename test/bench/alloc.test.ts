@@ -12,7 +12,11 @@ describe('bench allocation profile summary', () => {
   it('totals self bytes per function and inclusive bytes once per stack, recursion included', () => {
     const leaf = { callFrame: frame('walk', 'file:///d/dist/a.js'), selfSize: 100, children: [] };
     const recursive = { callFrame: frame('walk', 'file:///d/dist/a.js'), selfSize: 50, children: [leaf] };
-    const head = { callFrame: frame('(root)', ''), selfSize: 0, children: [{ callFrame: frame('handler', 'file:///d/dist/b.js'), selfSize: 10, children: [recursive] }] };
+    const head = {
+      callFrame: frame('(root)', ''),
+      selfSize: 0,
+      children: [{ callFrame: frame('handler', 'file:///d/dist/b.js'), selfSize: 10, children: [recursive] }],
+    };
     const s = summarize(head);
     expect(s.total).toBe(160);
     expect(s.self.get('walk a.js:1')).toBe(150);

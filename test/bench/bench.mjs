@@ -47,7 +47,13 @@ const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
  */
 function recordHead(mode, started, machine, parameters, targets) {
   return {
-    schema: 1, mode, date: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, parameters, targets,
+    schema: 1,
+    mode,
+    date: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    parameters,
+    targets,
     // Other work on the machine (1, 5 and 15 min load averages) shows in every wall-clock figure.
     loadAverage: { start: LOAD_AT_START, end: load() },
   };
@@ -91,15 +97,23 @@ const PARAMS = {
 /** @param {string[]} argv */
 function parseFlags(argv) {
   const flags = {
-    mode: /** @type {'quick' | 'full'} */ ('full'), targets: ALL_TARGETS, crd: 'auto', out: '', scale: 0, memoryLimit: '',
-    kind: 'website', crdFile: '', mix: false, dataDir: '',
+    mode: /** @type {'quick' | 'full'} */ ('full'),
+    targets: ALL_TARGETS,
+    crd: 'auto',
+    out: '',
+    scale: 0,
+    memoryLimit: '',
+    kind: 'website',
+    crdFile: '',
+    mix: false,
+    dataDir: '',
   };
   let targetsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const eq = a.indexOf('=');
     const name = eq < 0 ? a : a.slice(0, eq);
-    const value = () => (eq < 0 ? argv[++i] ?? '' : a.slice(eq + 1));
+    const value = () => (eq < 0 ? (argv[++i] ?? '') : a.slice(eq + 1));
     if (name === '--quick') flags.mode = 'quick';
     else if (name === '--targets') [flags.targets, targetsGiven] = [value().split(',').filter(Boolean), true];
     // --scale takes an optional count: `--scale`, `--scale 20000`, `--scale=20000`.
@@ -111,7 +125,10 @@ function parseFlags(argv) {
     else if (name === '--crd-file') flags.crdFile = value();
     else if (name === '--mix') flags.mix = true;
     else if (name === '--data-dir') flags.dataDir = resolve(value());
-    else throw new Error(`unknown flag ${a}; usage: npm run bench -- [--quick | --mix | --scale [N] [--kind website|crd] [--crd-file PATH] [--memory-limit Q|off] [--data-dir DIR]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`);
+    else
+      throw new Error(
+        `unknown flag ${a}; usage: npm run bench -- [--quick | --mix | --scale [N] [--kind website|crd] [--crd-file PATH] [--memory-limit Q|off] [--data-dir DIR]] [--targets ${ALL_TARGETS.join(',')}] [--crd auto|build|off] [--out BASE]`,
+      );
   }
   if (!['website', 'crd'].includes(flags.kind)) throw new Error('--kind must be website or crd');
   if ((flags.kind !== 'website' || flags.crdFile) && !flags.scale) throw new Error('--kind and --crd-file apply to --scale only');
@@ -128,7 +145,8 @@ function parseFlags(argv) {
     flags.out ||= join(REPO, '.cache', 'bench', `scale-${flags.kind === 'crd' ? 'crd-' : ''}${flags.scale}`);
     // The container's limit, unless told otherwise.
     flags.memoryLimit ||= manifests.SERVER_RESOURCES.limits.memory;
-    if (flags.memoryLimit !== 'off' && !(parseQuantity(flags.memoryLimit) > 0)) throw new Error(`--memory-limit: ${flags.memoryLimit} is not a memory quantity (512Mi, 1Gi) or off`);
+    if (flags.memoryLimit !== 'off' && !(parseQuantity(flags.memoryLimit) > 0))
+      throw new Error(`--memory-limit: ${flags.memoryLimit} is not a memory quantity (512Mi, 1Gi) or off`);
   } else if (flags.memoryLimit) {
     throw new Error('--memory-limit applies to --scale only');
   }
@@ -178,7 +196,10 @@ async function main() {
   // The CRD baseline, ours on etcd and the aggregated pair need the e2e build's binaries (kube-apiserver, etcd).
   if (flags.targets.some((t) => NEED_BINARIES.includes(t)) && flags.crd !== 'off') {
     binDir = e2eBinaries(flags.crd);
-    if (!binDir) notes.push('The CRD baseline, ours on etcd and the aggregated pair were skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).');
+    if (!binDir)
+      notes.push(
+        'The CRD baseline, ours on etcd and the aggregated pair were skipped: the e2e binaries are not built (`npm run bench -- --crd build` builds them, about 7 minutes once).',
+      );
   }
   const cpu = cpus();
   const machine = {
@@ -233,12 +254,14 @@ async function standardRun(flags, binDir, machine, work, log, notes, started) {
   const starters = {
     ours: () => startOurs(join(work, 'ours')),
     ceiling: () => startCeiling(join(work, 'ceiling')),
-    ...(binDir ? {
-      crd: () => startCrd(join(work, 'crd'), binDir, log),
-      'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir),
-      'ours-aggregated': async () => startOursAggregated(await sharedPlane()),
-      'crd-aggregated': async () => startCrdTwin(await sharedPlane()),
-    } : {}),
+    ...(binDir
+      ? {
+          crd: () => startCrd(join(work, 'crd'), binDir, log),
+          'ours-etcd': () => startOursEtcd(join(work, 'ours-etcd'), binDir),
+          'ours-aggregated': async () => startOursAggregated(await sharedPlane()),
+          'crd-aggregated': async () => startCrdTwin(await sharedPlane()),
+        }
+      : {}),
   };
   const lastAggregated = flags.targets.filter((t) => AGGREGATED.includes(t)).pop();
   const workloads = workloadList(params);
@@ -247,19 +270,26 @@ async function standardRun(flags, binDir, machine, work, log, notes, started) {
   /** @type {{id: string, label: string}[]} */
   const targets = [];
   try {
-    await eachTarget(flags.targets, starters, log, async (id, target) => {
-      for (const [w, f] of Object.entries(await runAll(target, params, log))) (byWorkload[w] ??= {})[id] = f;
-    }, async (id) => {
-      if (id === lastAggregated) await stopShared();
-    }, targets);
+    await eachTarget(
+      flags.targets,
+      starters,
+      log,
+      async (id, target) => {
+        for (const [w, f] of Object.entries(await runAll(target, params, log))) (byWorkload[w] ??= {})[id] = f;
+      },
+      async (id) => {
+        if (id === lastAggregated) await stopShared();
+      },
+      targets,
+    );
   } finally {
     await stopShared();
   }
 
   notes.push(
     'Each target runs alone on the machine, reached directly on its port over TLS with a client certificate, by the same undici client (keep-alive, the same concurrency).',
-    'The aggregated pair shares one kube-apiserver + etcd (fsync on): ours-aggregated is our server (lmdb) delegated behind an APIService, as kubectl and controllers reach it; crd-aggregated is the same CRD under the group crd.example.com, since our APIService owns extensions.example.com there. Both are reached at kube-apiserver\'s URL with one system:masters client certificate (no authorization calls, no priority-and-fairness queueing), one after the other. Their RSS counts kube-apiserver with our server, and kube-apiserver with etcd for the CRD.',
-    'The informer sync lists every object in pages of 500 following continue, then opens a watch from the list\'s resourceVersion with bookmarks allowed; its figure is the time until the watch answered 200 (the ceiling ignores limit and answers one page).',
+    "The aggregated pair shares one kube-apiserver + etcd (fsync on): ours-aggregated is our server (lmdb) delegated behind an APIService, as kubectl and controllers reach it; crd-aggregated is the same CRD under the group crd.example.com, since our APIService owns extensions.example.com there. Both are reached at kube-apiserver's URL with one system:masters client certificate (no authorization calls, no priority-and-fairness queueing), one after the other. Their RSS counts kube-apiserver with our server, and kube-apiserver with etcd for the CRD.",
+    "The informer sync lists every object in pages of 500 following continue, then opens a watch from the list's resourceVersion with bookmarks allowed; its figure is the time until the watch answered 200 (the ceiling ignores limit and answers one page).",
     'Durability is equal: every target acknowledges a write after it is synced to disk (lmdb synced commits; etcd with fsync).',
     'The CRD carries the same schema as our kind, plus patterns for the git URL and branch rules our kind checks in code; kube-apiserver runs without kube-controller-manager.',
     'Watch latency is from the create\'s 201 reaching the client to the ADDED event reaching each watcher, all in one client process; an event that arrives before its 201 counts as 0 ms (hence p50s of 0). Writes are open-loop at the target rate; "writes/s" is the rate the server actually sustained, and "delivered" the share of (event, watcher) pairs that arrived: a server may end watchers it finds too slow.',
@@ -279,8 +309,14 @@ async function standardRun(flags, binDir, machine, work, log, notes, started) {
   log(`wrote ${flags.out}.json, .md and .svg in ${results.durationSeconds} s`);
   // A target that could not run a workload fails the run; so does any wrong answer from our own server.
   /** @param {string} t @param {any} f */
-  const bad = (t, f) => 'error' in f || ((t === 'ours' || t.startsWith('ours-')) && (f.errors > 0 || f.writeErrors > 0 || f.duplicates > 0 || (f.delivered !== undefined && f.delivered < 1)));
-  const failed = workloads.flatMap((w) => Object.entries(byWorkload[w.id] ?? {}).filter(([t, f]) => bad(t, f)).map(([t]) => `${w.id}/${t}`));
+  const bad = (t, f) =>
+    'error' in f ||
+    ((t === 'ours' || t.startsWith('ours-')) && (f.errors > 0 || f.writeErrors > 0 || f.duplicates > 0 || (f.delivered !== undefined && f.delivered < 1)));
+  const failed = workloads.flatMap((w) =>
+    Object.entries(byWorkload[w.id] ?? {})
+      .filter(([t, f]) => bad(t, f))
+      .map(([t]) => `${w.id}/${t}`),
+  );
   if (failed.length) {
     log(`failed: ${failed.join(', ')}`);
     process.exitCode = 1;
@@ -350,7 +386,9 @@ async function scaleRun(flags, binDir, machine, work, log) {
         return startOurs(oursDir, variant);
       }
       log(`ours runs in the cgroup v${cgroup.version} ${cgroup.path}, memory limited to ${flags.memoryLimit}, no swap`);
-      cgroupNotes.push(`ours ran in a memory cgroup (v${cgroup.version}) limited to ${flags.memoryLimit} without swap, as a container with that memory limit (\`--memory-limit\`, by default the StatefulSet's); the cgroup row's value is the highest anonymous memory sampled each second, peakMiB the kernel's peak of anonymous and file pages together (page cache counts towards the limit and is reclaimed at it).`);
+      cgroupNotes.push(
+        `ours ran in a memory cgroup (v${cgroup.version}) limited to ${flags.memoryLimit} without swap, as a container with that memory limit (\`--memory-limit\`, by default the StatefulSet's); the cgroup row's value is the highest anonymous memory sampled each second, peakMiB the kernel's peak of anonymous and file pages together (page cache counts towards the limit and is reclaimed at it).`,
+      );
       try {
         const target = await startOurs(oursDir, { ...variant, cgroup });
         return {
@@ -371,22 +409,50 @@ async function scaleRun(flags, binDir, machine, work, log) {
   const figures = {};
   /** @type {{id: string, label: string}[]} */
   const targets = [];
-  await eachTarget(flags.targets, starters, log, async (id, target) => {
-    const reuse = id === 'ours' && flags.dataDir ? { filled, record: (/** @type {Record<string, unknown>} */ fill) => writeFilled(flags.dataDir, { objects: flags.scale, kind: kind.title, date: new Date().toISOString(), loadAverage: loadavg().map((x) => Math.round(x * 10) / 10), fill }) } : undefined;
-    for (const [f, v] of Object.entries(await runScale(target, params, log, kind, reuse))) (figures[f] ??= {})[id] = v;
-  }, async () => {}, targets);
+  await eachTarget(
+    flags.targets,
+    starters,
+    log,
+    async (id, target) => {
+      const reuse =
+        id === 'ours' && flags.dataDir
+          ? {
+              filled,
+              record: (/** @type {Record<string, unknown>} */ fill) =>
+                writeFilled(flags.dataDir, {
+                  objects: flags.scale,
+                  kind: kind.title,
+                  date: new Date().toISOString(),
+                  loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
+                  fill,
+                }),
+            }
+          : undefined;
+      for (const [f, v] of Object.entries(await runScale(target, params, log, kind, reuse))) (figures[f] ??= {})[id] = v;
+    },
+    async () => {},
+    targets,
+  );
   const results = {
     ...recordHead('scale', started, machine, { ...params, memoryLimit, ...(crdKind ? { crdFile: basename(crdKind.file) } : {}) }, targets),
     objects: flags.scale,
     kind: kind.title,
     figures,
     notes: [
-      ...(crdKind ? [`The kind is ${crdKind.kind} (${crdKind.group}/${crdKind.version}) from ${basename(crdKind.file)} (${crdKind.celRules} CEL rules), served with --crd; objects are its example${crdKind.examples.length === 1 ? '' : 's'} in turn, named and labelled for the run.`] : []),
+      ...(crdKind
+        ? [
+            `The kind is ${crdKind.kind} (${crdKind.group}/${crdKind.version}) from ${basename(crdKind.file)} (${crdKind.celRules} CEL rules), served with --crd; objects are its example${crdKind.examples.length === 1 ? '' : 's'} in turn, named and labelled for the run.`,
+          ]
+        : []),
       'Objects are spread evenly over 100 namespaces; each has a label bucket=b0..b3, the selector list asks for bucket=b1 in one namespace.',
       'get: one request at a time per connection, `concurrency` connections; page: one pager reading every page of a cluster-wide list at limit 500; rss after the lists.',
-      'dataMdb counts the mappings of data.mdb in the server process; disk is the data directory\'s allocated blocks divided by N.',
+      "dataMdb counts the mappings of data.mdb in the server process; disk is the data directory's allocated blocks divided by N.",
       ...cgroupNotes,
-      ...(filled ? [`The store was filled by an earlier run (${filled.date}, load average ${filled.loadAverage.join('/')} at its end) and kept with --data-dir; this run measured it without filling it again, so its fill row is that run's and the memory rows start from a server that had not written them.`] : []),
+      ...(filled
+        ? [
+            `The store was filled by an earlier run (${filled.date}, load average ${filled.loadAverage.join('/')} at its end) and kept with --data-dir; this run measured it without filling it again, so its fill row is that run's and the memory rows start from a server that had not written them.`,
+          ]
+        : []),
     ],
   };
   mkdirSync(dirname(flags.out), { recursive: true });
@@ -414,7 +480,8 @@ async function scaleRun(flags, binDir, machine, work, log) {
 function readFilled(dir, objects, kind) {
   const file = join(dir, 'filled.json');
   if (!existsSync(file)) {
-    if (existsSync(join(dir, 'data'))) throw new Error(`${dir} has a store but no filled.json (its fill did not finish): remove it or choose another --data-dir`);
+    if (existsSync(join(dir, 'data')))
+      throw new Error(`${dir} has a store but no filled.json (its fill did not finish): remove it or choose another --data-dir`);
     return undefined;
   }
   const f = /** @type {Filled} */ (JSON.parse(readFileSync(file, 'utf8')));
@@ -448,41 +515,62 @@ async function mixRun(flags, binDir, machine, work, log) {
     startOurs(join(work, `mix-${id}`), { id, label: `website-apiserver (lmdb), ${label}`, args, dataDir: '' });
   /** @type {Record<string, () => Promise<import('./targets.mjs').Target>>} */
   const starters = {
-    ours: () => ours('ours', 'the six CRDs served with --crd', kinds.map((k) => `--crd=${k.file}`)),
+    ours: () =>
+      ours(
+        'ours',
+        'the six CRDs served with --crd',
+        kinds.map((k) => `--crd=${k.file}`),
+      ),
     'ours-nocel': () => ours('ours-nocel', 'the six CRDs without their CEL rules', [`--crd=${plain}`]),
-    ...(binDir ? {
-      crd: () => startCrd(join(work, 'mix-crd'), binDir, log, { id: 'crd', label: 'the six CRDs', crds: kinds.map((k) => k.crd) }),
-      'crd-nocel': () => startCrd(join(work, 'mix-crd-nocel'), binDir, log, { id: 'crd-nocel', label: 'the six CRDs without their CEL rules', crds: kinds.map((k) => withoutCel(k.crd)) }),
-    } : {}),
+    ...(binDir
+      ? {
+          crd: () => startCrd(join(work, 'mix-crd'), binDir, log, { id: 'crd', label: 'the six CRDs', crds: kinds.map((k) => k.crd) }),
+          'crd-nocel': () =>
+            startCrd(join(work, 'mix-crd-nocel'), binDir, log, {
+              id: 'crd-nocel',
+              label: 'the six CRDs without their CEL rules',
+              crds: kinds.map((k) => withoutCel(k.crd)),
+            }),
+        }
+      : {}),
   };
   // A control plane takes some 30 s to start and fill: the quick run (CI) measures ours alone, unless --mix asks
   // for the workload by itself; kube's own cost of CEL takes a second plane, the full run only.
   const kube = flags.targets.includes('crd') && (flags.mode === 'full' || flags.mix);
-  const ids = [
-    ...(flags.targets.includes('ours') ? ['ours', 'ours-nocel'] : []),
-    ...(kube ? ['crd', ...(flags.mode === 'full' ? ['crd-nocel'] : [])] : []),
-  ];
+  const ids = [...(flags.targets.includes('ours') ? ['ours', 'ours-nocel'] : []), ...(kube ? ['crd', ...(flags.mode === 'full' ? ['crd-nocel'] : [])] : [])];
   /** @type {Record<string, Record<string, Record<string, any>>>} */
   const figures = {};
   /** @type {{id: string, label: string}[]} */
   const targets = [];
-  await eachTarget(ids, starters, log, async (id, target) => {
-    figures[id] = await runMix(target, kinds, p, log, { rules: !id.endsWith('-nocel') });
-  }, async () => {}, targets);
-  const record = mixRecord({
-    ...recordHead('crd-mix', started, machine, { ...p, kinds: kinds.length }, targets),
-    mode: 'crd-mix',
-    schema: 1,
-    machine,
-    parameters: { ...p, kinds: kinds.length },
-    notes: [
-      'The targets run one after the other (what else ran on the machine shows in the load average), each reached on its own port over TLS with a client certificate by the same undici client; kube-apiserver has a system:masters certificate (no authorization calls, no priority-and-fairness queueing) and runs without kube-controller-manager; etcd and lmdb both sync each write to disk.',
-      'Objects are the CRDs\' .example.yaml documents in turn (from the shared corpus, read in place), each named and labelled (bucket b0..b3) for the run, spread over 4 namespaces (GatewayClass is cluster-scoped); the update is a merge patch of a label and a spec field the kind\'s rules check; a selector list asks for bucket=b1 in one namespace (all of them for GatewayClass) and its size is checked.',
-      'The mixed stage: concurrent clients, op j on kind j mod 6; of every five rounds two create new objects, two merge-patch existing ones, one lists by label selector.',
-      '-nocel targets serve the same CRDs with every x-kubernetes-validations removed (structural schema, defaults, list types and formats kept): the difference is CEL\'s cost. Their refusals stage does not run (nothing refuses).',
-      ...(binDir ? [] : ['kube-apiserver + etcd did not run: the e2e binaries are not built (`npm run bench -- --crd build`).']),
-    ],
-  }, kinds, mixStages(p), figures);
+  await eachTarget(
+    ids,
+    starters,
+    log,
+    async (id, target) => {
+      figures[id] = await runMix(target, kinds, p, log, { rules: !id.endsWith('-nocel') });
+    },
+    async () => {},
+    targets,
+  );
+  const record = mixRecord(
+    {
+      ...recordHead('crd-mix', started, machine, { ...p, kinds: kinds.length }, targets),
+      mode: 'crd-mix',
+      schema: 1,
+      machine,
+      parameters: { ...p, kinds: kinds.length },
+      notes: [
+        'The targets run one after the other (what else ran on the machine shows in the load average), each reached on its own port over TLS with a client certificate by the same undici client; kube-apiserver has a system:masters certificate (no authorization calls, no priority-and-fairness queueing) and runs without kube-controller-manager; etcd and lmdb both sync each write to disk.',
+        "Objects are the CRDs' .example.yaml documents in turn (from the shared corpus, read in place), each named and labelled (bucket b0..b3) for the run, spread over 4 namespaces (GatewayClass is cluster-scoped); the update is a merge patch of a label and a spec field the kind's rules check; a selector list asks for bucket=b1 in one namespace (all of them for GatewayClass) and its size is checked.",
+        'The mixed stage: concurrent clients, op j on kind j mod 6; of every five rounds two create new objects, two merge-patch existing ones, one lists by label selector.',
+        "-nocel targets serve the same CRDs with every x-kubernetes-validations removed (structural schema, defaults, list types and formats kept): the difference is CEL's cost. Their refusals stage does not run (nothing refuses).",
+        ...(binDir ? [] : ['kube-apiserver + etcd did not run: the e2e binaries are not built (`npm run bench -- --crd build`).']),
+      ],
+    },
+    kinds,
+    mixStages(p),
+    figures,
+  );
   mkdirSync(dirname(flags.mixOut), { recursive: true });
   writeFileSync(`${flags.mixOut}.json`, `${JSON.stringify(record, null, 2)}\n`);
   const md = mixMarkdown(record);
@@ -490,9 +578,11 @@ async function mixRun(flags, binDir, machine, work, log) {
   process.stdout.write(md);
   log(`wrote ${flags.mixOut}.json and .md in ${record.durationSeconds} s`);
   // Any stage a target could not run fails the run; so does any request ours answered wrongly.
-  const failed = Object.entries(figures).flatMap(([t, byStage]) => Object.entries(byStage)
-    .filter(([, f]) => 'error' in f || (t.startsWith('ours') && f.errors > 0))
-    .map(([st]) => `crd-mix ${st}/${t}`));
+  const failed = Object.entries(figures).flatMap(([t, byStage]) =>
+    Object.entries(byStage)
+      .filter(([, f]) => 'error' in f || (t.startsWith('ours') && f.errors > 0))
+      .map(([st]) => `crd-mix ${st}/${t}`),
+  );
   if (failed.length) {
     log(`failed: ${failed.join(', ')}`);
     process.exitCode = 1;

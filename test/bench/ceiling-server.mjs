@@ -226,8 +226,14 @@ function range(ns) {
  */
 function status(f, name) {
   return {
-    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: f.message, reason: f.reason,
-    details: { ...(name ? { name } : {}), group: GROUP, kind: 'websites' }, code: f.code,
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: f.message,
+    reason: f.reason,
+    details: { ...(name ? { name } : {}), group: GROUP, kind: 'websites' },
+    code: f.code,
   };
 }
 
@@ -291,7 +297,11 @@ function list(ns, req, reply) {
     txn.done();
   }
   // Sent, not returned: a sync handler's return value would be sent a second time.
-  reply.send((req.headers.accept ?? '').includes('as=Table') ? table(items, rv) : { apiVersion: API_VERSION, kind: 'WebsiteList', metadata: { resourceVersion: rv }, items });
+  reply.send(
+    (req.headers.accept ?? '').includes('as=Table')
+      ? table(items, rv)
+      : { apiVersion: API_VERSION, kind: 'WebsiteList', metadata: { resourceVersion: rv }, items },
+  );
 }
 
 app.get(`${BASE}/websites`, (/** @type {import('fastify').FastifyRequest<{ Querystring: ListQuery }>} */ req, reply) => {
@@ -311,7 +321,8 @@ app.post(`${BASE}/namespaces/:ns/websites`, async (/** @type {import('fastify').
   const obj = /** @type {Obj} */ (body);
   obj.metadata = { ...obj.metadata, namespace: ns, uid: randomUUID(), creationTimestamp: rfc3339(), generation: 1 };
   const r = await write([ns, name], (cur) =>
-    cur ? new Failure(409, 'AlreadyExists', `websites.${GROUP} "${name}" already exists`) : { type: 'ADDED', object: obj });
+    cur ? new Failure(409, 'AlreadyExists', `websites.${GROUP} "${name}" already exists`) : { type: 'ADDED', object: obj },
+  );
   return r instanceof Failure ? reply.code(r.code).send(status(r, name)) : reply.code(201).send(r);
 });
 
@@ -321,25 +332,28 @@ app.get(`${BASE}/namespaces/:ns/websites/:name`, async (/** @type {import('fasti
   return obj ? reply.send(obj) : reply.code(404).send(status(notFound(name), name));
 });
 
-app.patch(`${BASE}/namespaces/:ns/websites/:name`, async (/** @type {import('fastify').FastifyRequest<{ Params: NameParams, Body: unknown }>} */ req, reply) => {
-  const { ns, name } = req.params;
-  if (!(req.headers['content-type'] ?? '').startsWith('application/merge-patch+json')) {
-    const f = new Failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: ${req.headers['content-type']}`);
-    return reply.code(415).send(status(f, name));
-  }
-  const patch = req.body;
-  const r = await write([ns, name], (cur) => {
-    if (!cur) return notFound(name);
-    const next = /** @type {Obj} */ (mergePatch(cur, patch));
-    if (!isObject(next.metadata)) next.metadata = {};
-    // Identity and system fields stay the stored ones, whatever the patch says.
-    const m = cur.metadata;
-    next.metadata = { ...next.metadata, name: m.name, namespace: m.namespace, uid: m.uid, creationTimestamp: m.creationTimestamp, generation: m.generation };
-    if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) next.metadata.generation = (m.generation ?? 1) + 1;
-    return { type: 'MODIFIED', object: next };
-  });
-  return r instanceof Failure ? reply.code(r.code).send(status(r, name)) : reply.send(r);
-});
+app.patch(
+  `${BASE}/namespaces/:ns/websites/:name`,
+  async (/** @type {import('fastify').FastifyRequest<{ Params: NameParams, Body: unknown }>} */ req, reply) => {
+    const { ns, name } = req.params;
+    if (!(req.headers['content-type'] ?? '').startsWith('application/merge-patch+json')) {
+      const f = new Failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: ${req.headers['content-type']}`);
+      return reply.code(415).send(status(f, name));
+    }
+    const patch = req.body;
+    const r = await write([ns, name], (cur) => {
+      if (!cur) return notFound(name);
+      const next = /** @type {Obj} */ (mergePatch(cur, patch));
+      if (!isObject(next.metadata)) next.metadata = {};
+      // Identity and system fields stay the stored ones, whatever the patch says.
+      const m = cur.metadata;
+      next.metadata = { ...next.metadata, name: m.name, namespace: m.namespace, uid: m.uid, creationTimestamp: m.creationTimestamp, generation: m.generation };
+      if (JSON.stringify(next.spec) !== JSON.stringify(cur.spec)) next.metadata.generation = (m.generation ?? 1) + 1;
+      return { type: 'MODIFIED', object: next };
+    });
+    return r instanceof Failure ? reply.code(r.code).send(status(r, name)) : reply.send(r);
+  },
+);
 
 app.delete(`${BASE}/namespaces/:ns/websites/:name`, async (/** @type {import('fastify').FastifyRequest<{ Params: NameParams }>} */ req, reply) => {
   const { ns, name } = req.params;

@@ -65,7 +65,10 @@ function thisSystem() {
  * @returns {{version: 1 | 2, parent: string} | string}
  */
 export function locateMemoryHierarchy(sys) {
-  const mounts = sys.mounts.split('\n').map((l) => l.split(' ')).filter((f) => f.length >= 4);
+  const mounts = sys.mounts
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f.length >= 4);
   const v2 = mounts.find((f) => f[2] === 'cgroup2')?.[1];
   if (v2) {
     try {
@@ -75,9 +78,14 @@ export function locateMemoryHierarchy(sys) {
     }
   }
   const v1 = mounts.find((f) => f[2] === 'cgroup' && (f[3] ?? '').split(',').includes('memory'))?.[1];
-  if (!v1) return v2 ? `the cgroup v2 hierarchy at ${v2} has no memory controller and there is no cgroup v1 memory hierarchy` : 'no cgroup file system is mounted';
+  if (!v1)
+    return v2 ? `the cgroup v2 hierarchy at ${v2} has no memory controller and there is no cgroup v1 memory hierarchy` : 'no cgroup file system is mounted';
   // "4:memory:/some/path": this process's cgroup in that hierarchy, if its directory is visible.
-  const own = sys.self.split('\n').map((l) => l.split(':')).find((f) => (f[1] ?? '').split(',').includes('memory'))?.[2] ?? '/';
+  const own =
+    sys.self
+      .split('\n')
+      .map((l) => l.split(':'))
+      .find((f) => (f[1] ?? '').split(',').includes('memory'))?.[2] ?? '/';
   const parent = join(v1, own);
   return { version: 1, parent: existsSync(parent) ? parent : v1 };
 }
@@ -156,17 +164,27 @@ export function openMemoryCgroup(name, limit, sys = thisSystem()) {
         const events = parseKeyed(read('memory.events'));
         const peak = optional('memory.peak');
         return {
-          usage: Number(read('memory.current')), peak: peak === undefined ? undefined : Number(peak),
-          oomKills: events.oom_kill, limitHits: events.max,
-          anon: stat.anon ?? 0, file: stat.file ?? 0, fileMapped: stat.file_mapped ?? 0, shmem: stat.shmem ?? 0,
+          usage: Number(read('memory.current')),
+          peak: peak === undefined ? undefined : Number(peak),
+          oomKills: events.oom_kill,
+          limitHits: events.max,
+          anon: stat.anon ?? 0,
+          file: stat.file ?? 0,
+          fileMapped: stat.file_mapped ?? 0,
+          shmem: stat.shmem ?? 0,
         };
       }
       const oom = parseKeyed(optional('memory.oom_control') ?? '');
       return {
-        usage: Number(read('memory.usage_in_bytes')), peak: Number(read('memory.max_usage_in_bytes')),
+        usage: Number(read('memory.usage_in_bytes')),
+        peak: Number(read('memory.max_usage_in_bytes')),
         // Without swap memory+swap is charged first and fails first: its failcnt counts what memory's does not.
-        oomKills: oom.oom_kill, limitHits: Number(read('memory.failcnt')) + Number(optional('memory.memsw.failcnt') ?? 0),
-        anon: stat.rss ?? 0, file: stat.cache ?? 0, fileMapped: stat.mapped_file ?? 0, shmem: stat.shmem ?? 0,
+        oomKills: oom.oom_kill,
+        limitHits: Number(read('memory.failcnt')) + Number(optional('memory.memsw.failcnt') ?? 0),
+        anon: stat.rss ?? 0,
+        file: stat.cache ?? 0,
+        fileMapped: stat.mapped_file ?? 0,
+        shmem: stat.shmem ?? 0,
       };
     },
     remove: async () => {

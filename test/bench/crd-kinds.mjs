@@ -34,7 +34,11 @@ export function readCrdKind(file) {
   const crd = YAML.parse(readFileSync(file, 'utf8'));
   if (crd?.kind !== 'CustomResourceDefinition') throw new Error(`${file}: not a CustomResourceDefinition`);
   const exampleFile = file.replace(/\.ya?ml$/, '.example.yaml');
-  const docs = existsSync(exampleFile) ? YAML.parseAllDocuments(readFileSync(exampleFile, 'utf8')).map((d) => d.toJS()).filter(Boolean) : [];
+  const docs = existsSync(exampleFile)
+    ? YAML.parseAllDocuments(readFileSync(exampleFile, 'utf8'))
+        .map((d) => d.toJS())
+        .filter(Boolean)
+    : [];
   /** @type {Record<string, any>[]} */
   const examples = docs.filter((d) => d.kind === crd.spec.names.kind);
   /** @type {{name: string, served: boolean, storage: boolean, schema?: {openAPIV3Schema?: unknown}}[]} */

@@ -26,13 +26,20 @@ describe('CRD-defined kinds for the benchmark', () => {
     expect(plain.spec.versions.map((v: any) => countRules(v.schema.openAPIV3Schema))).toEqual([0, 0]);
     // Only the x-kubernetes-validations keys went: removing them from the original text gives the copy.
     const strip = (o: unknown): unknown =>
-      Array.isArray(o) ? o.map(strip) : o && typeof o === 'object'
-        ? Object.fromEntries(Object.entries(o).filter(([key]) => key !== 'x-kubernetes-validations').map(([key, v]) => [key, strip(v)])) : o;
+      Array.isArray(o)
+        ? o.map(strip)
+        : o && typeof o === 'object'
+          ? Object.fromEntries(
+              Object.entries(o)
+                .filter(([key]) => key !== 'x-kubernetes-validations')
+                .map(([key, v]) => [key, strip(v)]),
+            )
+          : o;
     expect(plain).toEqual(strip(k.crd));
     expect(JSON.stringify(plain)).not.toContain('x-kubernetes-validations');
   });
 
-  it('makes objects from the examples in turn, named and labelled, without the example\'s namespace', () => {
+  it("makes objects from the examples in turn, named and labelled, without the example's namespace", () => {
     const k = readCrdKind(corpus('cert-manager.io_certificates.yaml'));
     const a = objectOf(k, 'c-1', { app: 'bench', bucket: 'b1' }, 0);
     const b = objectOf(k, 'c-2', { app: 'bench' }, 1);
@@ -57,7 +64,7 @@ describe('CRD-defined kinds for the benchmark', () => {
 });
 
 describe('scale run of a CRD-defined kind', () => {
-  it('stores the CRD\'s objects, labelled for the selector, under its own paths', () => {
+  it("stores the CRD's objects, labelled for the selector, under its own paths", () => {
     const kind = crdScaleKind(readCrdKind(join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml')));
     expect(kind.all).toBe('/apis/stable.example.com/v1/crontabs');
     expect(kind.collection('scale-07')).toBe('/apis/stable.example.com/v1/namespaces/scale-07/crontabs');
@@ -71,9 +78,13 @@ describe('scale run of a CRD-defined kind', () => {
     expect(() => crdScaleKind(readCrdKind(corpus('gateway.networking.k8s.io_gatewayclasses.yaml')))).toThrow(/cluster-scoped/);
   });
 
-  it('reports each figure against the issue\'s target for it', () => {
+  it("reports each figure against the issue's target for it", () => {
     const md = scaleMarkdown({
-      objects: 1000, kind: 'CronTabs', date: 'd', machine: { cpus: 2, cpuModel: 'x', node: 'v20' }, loadAverage: { start: [1, 2, 3], end: [4, 5, 6] },
+      objects: 1000,
+      kind: 'CronTabs',
+      date: 'd',
+      machine: { cpus: 2, cpuModel: 'x', node: 'v20' },
+      loadAverage: { start: [1, 2, 3], end: [4, 5, 6] },
       targets: [{ id: 'ours', label: 'ours' }],
       figures: {
         get: { ours: { value: 4.5 } },

@@ -54,10 +54,22 @@ export function mixRecord(head, kinds, stages, figures) {
   return {
     ...head,
     kinds: kinds.map((k) => ({
-      kind: k.kind, plural: k.plural, apiVersion: `${k.group}/${k.version}`, namespaced: k.namespaced, celRules: k.celRules,
-      schemaKiB: Math.round(JSON.stringify(k.crd).length / 1024), file: k.file.split('/').slice(-1)[0] ?? k.file,
+      kind: k.kind,
+      plural: k.plural,
+      apiVersion: `${k.group}/${k.version}`,
+      namespaced: k.namespaced,
+      celRules: k.celRules,
+      schemaKiB: Math.round(JSON.stringify(k.crd).length / 1024),
+      file: k.file.split('/').slice(-1)[0] ?? k.file,
     })),
-    stages: stages.map((st) => ({ ...st, results: Object.fromEntries(Object.entries(figures).filter(([, f]) => f[st.id]).map(([t, f]) => [t, f[st.id] ?? {}])) })),
+    stages: stages.map((st) => ({
+      ...st,
+      results: Object.fromEntries(
+        Object.entries(figures)
+          .filter(([, f]) => f[st.id])
+          .map(([t, f]) => [t, f[st.id] ?? {}]),
+      ),
+    })),
     celCost: cost,
   };
 }
@@ -115,14 +127,16 @@ export function mixMarkdown(r) {
   const errors = [];
   const footnote = (/** @type {string} */ e) => {
     const i = errors.indexOf(e);
-    return (i < 0 ? errors.push(e) : i + 1);
+    return i < 0 ? errors.push(e) : i + 1;
   };
   const lines = [
     '# Six CRD-defined kinds with CEL rules at once',
     '',
     `${r.date}, took ${r.durationSeconds} s; ${r.machine.cpus} × ${r.machine.cpuModel}, Node.js ${r.machine.node}, Kubernetes ${r.machine.kubernetes}${loadLine(r.loadAverage)}`,
     '',
-    `Parameters: ${Object.entries(r.parameters).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `Parameters: ${Object.entries(r.parameters)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     '',
     ...r.targets.map((t) => `- ${t.id}: ${md(t.label)}`),
     '',
@@ -142,8 +156,10 @@ export function mixMarkdown(r) {
     if (vs) {
       const a = st.results.ours;
       const b = st.results.crd;
-      const x = a && b && typeof a.value === 'number' && typeof b.value === 'number' && st.unit !== 'refused' && st.unit !== 'objects'
-        ? advantage(st.better, a.value, b.value) : undefined;
+      const x =
+        a && b && typeof a.value === 'number' && typeof b.value === 'number' && st.unit !== 'refused' && st.unit !== 'objects'
+          ? advantage(st.better, a.value, b.value)
+          : undefined;
       row.push(ratio(x), ratio(advantage('lower', cpuSum(a), cpuSum(b))));
     }
     lines.push(`| ${md(st.label)} | ${row.join(' | ')} |`);
@@ -154,16 +170,21 @@ export function mixMarkdown(r) {
       '',
       '## What CEL costs per write',
       '',
-      'The same run with the six CRDs stripped of their `x-kubernetes-validations` (everything else kept): the difference is the time spent in CEL. CPU per write is the validating process\'s CPU time (user + system, read from /proc in 10 ms ticks) over a stage divided by its writes, which other work on the machine barely changes; the latency of one write at a time is the median of a write with nothing else in flight, which it does. A difference of a few hundredths of a millisecond is noise.',
+      "The same run with the six CRDs stripped of their `x-kubernetes-validations` (everything else kept): the difference is the time spent in CEL. CPU per write is the validating process's CPU time (user + system, read from /proc in 10 ms ticks) over a stage divided by its writes, which other work on the machine barely changes; the latency of one write at a time is the median of a write with nothing else in flight, which it does. A difference of a few hundredths of a millisecond is noise.",
       '',
       `| per write | ${servers.map((s) => `${s}: with rules / without / CEL`).join(' | ')} |`,
       `|---|${servers.map(() => '---:').join('|')}|`,
     );
     /** @param {string} label @param {(c: Record<string, any>) => any} pick */
-    const row = (label, pick) => lines.push(`| ${label} | ${servers.map((s) => {
-      const c = pick(r.celCost[s] ?? {});
-      return c ? `${ms(c.withRules)} / ${ms(c.withoutRules)} / **${ms(c.cel)}**` : '—';
-    }).join(' | ')} |`);
+    const row = (label, pick) =>
+      lines.push(
+        `| ${label} | ${servers
+          .map((s) => {
+            const c = pick(r.celCost[s] ?? {});
+            return c ? `${ms(c.withRules)} / ${ms(c.withoutRules)} / **${ms(c.cel)}**` : '—';
+          })
+          .join(' | ')} |`,
+      );
     row('CPU per create, concurrent', (c) => c.createCpuMs);
     row('CPU per merge patch, concurrent', (c) => c.updateCpuMs);
     row('CPU per create, one at a time', (c) => c['serial-createCpuMs']);

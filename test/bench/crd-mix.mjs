@@ -145,10 +145,15 @@ export function mixStages(p) {
     { id: 'create', label: `create ${n} objects of six kinds, interleaved, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
     { id: 'update', label: `merge-patch each of them, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
     { id: 'select', label: `label-selector list of each kind (a quarter of a namespace), six clients`, unit: 'ms', better: 'lower' },
-    { id: 'mixed', label: `${p.mixedOps} creates, updates and selector lists of six kinds at once, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
+    {
+      id: 'mixed',
+      label: `${p.mixedOps} creates, updates and selector lists of six kinds at once, concurrency ${p.concurrency}`,
+      unit: 'req/s',
+      better: 'higher',
+    },
     { id: 'serial-create', label: `create one at a time, ${p.serialWrites} per kind, median`, unit: 'ms', better: 'lower' },
     { id: 'serial-update', label: `merge-patch one at a time, ${p.serialWrites} per kind, median`, unit: 'ms', better: 'lower' },
-    { id: 'refusals', label: 'a write each kind\'s CEL rules refuse: 422 with the rule\'s message', unit: 'refused', better: 'higher' },
+    { id: 'refusals', label: "a write each kind's CEL rules refuse: 422 with the rule's message", unit: 'refused', better: 'higher' },
     { id: 'count', label: 'every object of every kind listed back', unit: 'objects', better: 'higher' },
   ];
 }
@@ -179,10 +184,12 @@ function cpuPerOp(before, after, ops) {
  * @param {number[][]} samples
  */
 function byKind(kinds, samples) {
-  return Object.fromEntries(kinds.map((k, i) => {
-    const pc = percentiles(Float64Array.from(samples[i] ?? []));
-    return [k.plural, { p50Ms: pc.p50Ms, p99Ms: pc.p99Ms }];
-  }));
+  return Object.fromEntries(
+    kinds.map((k, i) => {
+      const pc = percentiles(Float64Array.from(samples[i] ?? []));
+      return [k.plural, { p50Ms: pc.p50Ms, p99Ms: pc.p99Ms }];
+    }),
+  );
 }
 
 /**
@@ -214,7 +221,10 @@ export async function runMix(target, kinds, p, log, o) {
   const update = async (k, i, prefix, rev) => {
     const body = { metadata: { labels: { rev: `r${rev}` } }, spec: k.spec.spec(rev) };
     const r = await client.request('PATCH', itemPath(k, i, prefix), { body, contentType: MERGE_PATCH });
-    return expectStatus(r, 200) ?? (r.body.includes(`"rev":"r${rev}"`) ? undefined : `${k.plural} ${prefix}-${i}: the patched object does not carry label rev=r${rev}`);
+    return (
+      expectStatus(r, 200) ??
+      (r.body.includes(`"rev":"r${rev}"`) ? undefined : `${k.plural} ${prefix}-${i}: the patched object does not carry label rev=r${rev}`)
+    );
   };
   /** @param {MixKind} k */
   const selectorPath = (k) => `${collectionPath(k, ns(1))}?labelSelector=${encodeURIComponent('bucket=b1')}`;
@@ -248,7 +258,9 @@ export async function runMix(target, kinds, p, log, o) {
     await target.prepare(MIX_NAMESPACES);
     await stage('create', async () => {
       const f = await interleaved(K * p.objectsPerKind, (k, _, i) => create(k, i, 'obj'));
-      kinds.forEach((_, ki) => { created[ki] = p.objectsPerKind; });
+      kinds.forEach((_, ki) => {
+        created[ki] = p.objectsPerKind;
+      });
       return f;
     });
     await stage('update', () => interleaved(K * p.objectsPerKind, (k, _, i) => update(k, i, 'obj', i)));
@@ -263,7 +275,14 @@ export async function runMix(target, kinds, p, log, o) {
         return why;
       });
       const pc = percentiles(r.latencies);
-      return { value: pc.p99Ms, ...pc, count: r.count, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}), byKind: byKind(kinds, samples) };
+      return {
+        value: pc.p99Ms,
+        ...pc,
+        count: r.count,
+        errors: r.errors,
+        ...(r.firstError ? { firstError: r.firstError } : {}),
+        byKind: byKind(kinds, samples),
+      };
     });
     await stage('mixed', async () => {
       // Of every five rounds over the kinds: two creates of new objects, two updates of existing ones, one selector
@@ -288,7 +307,10 @@ export async function runMix(target, kinds, p, log, o) {
       return { ...f, operations: kindsOf, mixedCreated: made.reduce((a, b) => a + b, 0) };
     });
     // One write at a time: the latency of a write with nothing queued, where CEL's time is not hidden by other work.
-    for (const [id, prefix] of /** @type {const} */ ([['serial-create', 'serial'], ['serial-update', 'serial']])) {
+    for (const [id, prefix] of /** @type {const} */ ([
+      ['serial-create', 'serial'],
+      ['serial-update', 'serial'],
+    ])) {
       await stage(id, async () => {
         const samples = kinds.map(() => /** @type {number[]} */ ([]));
         const before = cpuOf(target);
@@ -317,7 +339,15 @@ export async function runMix(target, kinds, p, log, o) {
         }
         const pc = percentiles(Float64Array.from(samples.flat()));
         const kindFigures = Object.fromEntries(Object.entries(byKind(kinds, samples)).map(([plural, f]) => [plural, { ...f, cpuMsPerOp: cpuByKind[plural] }]));
-        return { value: pc.p50Ms, ...pc, count: K * p.serialWrites, errors, ...(firstError ? { firstError } : {}), cpuMsPerOp: cpuPerOp(before, cpuOf(target), done), byKind: kindFigures };
+        return {
+          value: pc.p50Ms,
+          ...pc,
+          count: K * p.serialWrites,
+          errors,
+          ...(firstError ? { firstError } : {}),
+          cpuMsPerOp: cpuPerOp(before, cpuOf(target), done),
+          byKind: kindFigures,
+        };
       });
     }
     if (o.rules) {
@@ -391,7 +421,8 @@ export function mixedShare(n, K, ki) {
  * @param {string} process the validating process in cpuMsPerOp (server, kube-apiserver)
  */
 export function celCost(withRules, withoutRules, process) {
-  const d = (/** @type {unknown} */ a, /** @type {unknown} */ b) => (typeof a === 'number' && typeof b === 'number' && Number.isFinite(a - b) ? round3(a - b) : undefined);
+  const d = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
+    typeof a === 'number' && typeof b === 'number' && Number.isFinite(a - b) ? round3(a - b) : undefined;
   /** @type {Record<string, unknown>} */
   const out = {};
   for (const s of ['create', 'update']) {
@@ -413,7 +444,12 @@ export function celCost(withRules, withoutRules, process) {
       cpu[plural] = { withRules: x, withoutRules: y, cel: d(x, y) };
     }
     out[`${s}P50Ms`] = { withRules: a?.value, withoutRules: b?.value, cel: d(a?.value, b?.value), byKind: kinds };
-    out[`${s}CpuMs`] = { withRules: a?.cpuMsPerOp?.[process], withoutRules: b?.cpuMsPerOp?.[process], cel: d(a?.cpuMsPerOp?.[process], b?.cpuMsPerOp?.[process]), byKind: cpu };
+    out[`${s}CpuMs`] = {
+      withRules: a?.cpuMsPerOp?.[process],
+      withoutRules: b?.cpuMsPerOp?.[process],
+      cel: d(a?.cpuMsPerOp?.[process], b?.cpuMsPerOp?.[process]),
+      byKind: cpu,
+    };
   }
   return out;
 }

@@ -22,7 +22,7 @@ describe('six-kind CEL workload', () => {
     expect(kinds.some((k) => !k.namespaced)).toBe(true);
   });
 
-  it('expects, for each kind\'s refused write, the message of one of its own rules', () => {
+  it("expects, for each kind's refused write, the message of one of its own rules", () => {
     for (const k of kinds) {
       const version = k.crd.spec.versions.find((v: any) => v.name === k.version);
       expect(ruleMessages(version.schema.openAPIV3Schema), k.plural).toContain(k.spec.refusal.message);
@@ -30,7 +30,7 @@ describe('six-kind CEL workload', () => {
     }
   });
 
-  it('counts the mixed stage\'s creates per kind as the stage makes them', () => {
+  it("counts the mixed stage's creates per kind as the stage makes them", () => {
     for (const n of [MIX_PARAMS.quick.mixedOps, MIX_PARAMS.full.mixedOps, 7, 31]) {
       let creates = 0;
       for (let j = 0; j < n; j++) if (Math.floor(j / 6) % 5 < 2) creates++;
@@ -65,7 +65,7 @@ describe('six-kind CEL workload', () => {
     expect(c['serial-updateP50Ms'].cel).toBeUndefined();
   });
 
-  it('reports every stage by target, ours against kube-apiserver, and CEL\'s cost on each server', () => {
+  it("reports every stage by target, ours against kube-apiserver, and CEL's cost on each server", () => {
     const p = MIX_PARAMS.quick;
     const fig = (create: number, cpu: number, proc: string) => ({
       create: { value: create, p50Ms: 10, p99Ms: 20, errors: 0, cpuMsPerOp: { [proc]: cpu } },
@@ -75,10 +75,17 @@ describe('six-kind CEL workload', () => {
     });
     const r = mixRecord(
       {
-        schema: 1, mode: 'crd-mix', date: '2026-11-29T00:00:00Z', durationSeconds: 9, machine: { cpus: 2, cpuModel: 'x', node: 'v20', kubernetes: 'v1.37.2' },
-        parameters: { ...p }, targets: ['ours', 'ours-nocel', 'crd', 'crd-nocel'].map((id) => ({ id, label: `${id} | label` })), notes: ['a note'],
+        schema: 1,
+        mode: 'crd-mix',
+        date: '2026-11-29T00:00:00Z',
+        durationSeconds: 9,
+        machine: { cpus: 2, cpuModel: 'x', node: 'v20', kubernetes: 'v1.37.2' },
+        parameters: { ...p },
+        targets: ['ours', 'ours-nocel', 'crd', 'crd-nocel'].map((id) => ({ id, label: `${id} | label` })),
+        notes: ['a note'],
       },
-      kinds, mixStages(p),
+      kinds,
+      mixStages(p),
       {
         ours: { ...fig(400, 2, 'server'), select: { error: 'HTTP 500' } },
         'ours-nocel': fig(500, 1.5, 'server'),

@@ -33,7 +33,18 @@ export function websiteCrd(group = def.group) {
   git.branch = { ...git.branch, pattern: BRANCH_PATTERN };
   // websiteDefinition.validate refuses a node port on a ClusterIP Service: a CRD says so in CEL.
   const service = /** @type {JSONSchema} */ (props.spec?.properties?.service);
-  props.spec = { ...props.spec, properties: { ...props.spec?.properties, service: { ...service, 'x-kubernetes-validations': [{ rule: "!has(self.nodePort) || self.type != 'ClusterIP'", message: 'nodePort may only be set when type is NodePort or LoadBalancer' }] } } };
+  props.spec = {
+    ...props.spec,
+    properties: {
+      ...props.spec?.properties,
+      service: {
+        ...service,
+        'x-kubernetes-validations': [
+          { rule: "!has(self.nodePort) || self.type != 'ClusterIP'", message: 'nodePort may only be set when type is NodePort or LoadBalancer' },
+        ],
+      },
+    },
+  };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

@@ -59,17 +59,33 @@ export const VARIANTS = {
  */
 export function website(i, rv, size) {
   const o = {
-    apiVersion: 'extensions.example.com/v1', kind: 'Website',
+    apiVersion: 'extensions.example.com/v1',
+    kind: 'Website',
     metadata: {
-      name: `w${i}`, namespace: 'bench', uid: '7b0f6f0e-8e0c-4c39-9d7a-6f1a0c2b3d4e', resourceVersion: String(rv), generation: 2,
-      creationTimestamp: '2026-11-27T16:00:00Z', labels: { app: 'web', patched: String(rv) }, annotations: { pad: '' },
-      managedFields: [{
-        manager: 'bench', operation: 'Update', apiVersion: 'extensions.example.com/v1', time: '2026-11-27T16:00:00Z', fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, 'f:patched': {} } }, 'f:spec': { '.': {}, 'f:gitRepo': {}, 'f:replicas': {} } },
-      }],
+      name: `w${i}`,
+      namespace: 'bench',
+      uid: '7b0f6f0e-8e0c-4c39-9d7a-6f1a0c2b3d4e',
+      resourceVersion: String(rv),
+      generation: 2,
+      creationTimestamp: '2026-11-27T16:00:00Z',
+      labels: { app: 'web', patched: String(rv) },
+      annotations: { pad: '' },
+      managedFields: [
+        {
+          manager: 'bench',
+          operation: 'Update',
+          apiVersion: 'extensions.example.com/v1',
+          time: '2026-11-27T16:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, 'f:patched': {} } }, 'f:spec': { '.': {}, 'f:gitRepo': {}, 'f:replicas': {} } },
+        },
+      ],
     },
     spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', replicas: (rv % 5) + 1 },
-    status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'waiting for the deployment', lastTransitionTime: '2026-11-27T16:00:00Z' }] },
+    status: {
+      observedGeneration: 1,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'waiting for the deployment', lastTransitionTime: '2026-11-27T16:00:00Z' }],
+    },
   };
   o.metadata.annotations.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
   return o;
@@ -103,28 +119,31 @@ export async function measure(variant, o) {
       });
     }
     let revision = 0;
-    const write = (/** @type {number} */ i) => root.transaction(() => {
-      const k = keyOf(i);
-      const cur = db.get(k);
-      if (!update && cur !== undefined) throw new Error(`${k.join('/')} exists`);
-      const rv = ++revision;
-      const next = website(update ? i % objects : i, rv, o.size);
-      const entry = update ? { t: 'M', k, o: next, ts: Date.now(), ...(prev ? { p: cur } : {}) } : { t: 'A', k, o: next, ts: Date.now() };
-      const puts = () => {
-        db.put(k, next);
-        events.put(rv, entry);
-        meta.put('revision', rv);
-        if (counts) for (const c of ['count/websites', 'count/websites/bench']) meta.put(c, (meta.get(c) ?? 0) + 1);
-      };
-      if (child) root.childTransaction(puts);
-      else puts();
-    });
+    const write = (/** @type {number} */ i) =>
+      root.transaction(() => {
+        const k = keyOf(i);
+        const cur = db.get(k);
+        if (!update && cur !== undefined) throw new Error(`${k.join('/')} exists`);
+        const rv = ++revision;
+        const next = website(update ? i % objects : i, rv, o.size);
+        const entry = update ? { t: 'M', k, o: next, ts: Date.now(), ...(prev ? { p: cur } : {}) } : { t: 'A', k, o: next, ts: Date.now() };
+        const puts = () => {
+          db.put(k, next);
+          events.put(rv, entry);
+          meta.put('revision', rv);
+          if (counts) for (const c of ['count/websites', 'count/websites/bench']) meta.put(c, (meta.get(c) ?? 0) + 1);
+        };
+        if (child) root.childTransaction(puts);
+        else puts();
+      });
     let next = 0;
     const cpu = process.cpuUsage();
     const start = performance.now();
-    await Promise.all(Array.from({ length: o.concurrency }, async () => {
-      while (next < o.writes) await write(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: o.concurrency }, async () => {
+        while (next < o.writes) await write(next++);
+      }),
+    );
     const seconds = (performance.now() - start) / 1000;
     const used = process.cpuUsage(cpu);
     const stored = /** @type {Uint8Array} */ (raw.getBinary(keyOf(0)));
@@ -158,8 +177,10 @@ export function table(costs) {
 async function main() {
   const { values } = parseArgs({
     options: {
-      op: { type: 'string', default: 'update' }, writes: { type: 'string', default: '30000' },
-      concurrency: { type: 'string', default: '64' }, size: { type: 'string', default: '1455' },
+      op: { type: 'string', default: 'update' },
+      writes: { type: 'string', default: '30000' },
+      concurrency: { type: 'string', default: '64' },
+      size: { type: 'string', default: '1455' },
     },
     strict: true,
   });

@@ -278,9 +278,11 @@ export function markdownReport(results, options = {}) {
   for (const v of shown) header.push(columnName(v), ...(vsCrd ? [VS_CRD[v] ?? `${v} vs CRD`] : []));
 
   // Built first so that error footnotes are numbered in reading order.
-  const pairRows = !pair ? [] : results.workloads
-    .filter((w) => w.results?.[AGGREGATED] !== undefined || w.results?.[TWIN] !== undefined)
-    .map((w) => `| ${[mdText(w.label), cell(w, AGGREGATED), cell(w, TWIN), ratio(w, AGGREGATED, TWIN)].join(' | ')} |`);
+  const pairRows = !pair
+    ? []
+    : results.workloads
+        .filter((w) => w.results?.[AGGREGATED] !== undefined || w.results?.[TWIN] !== undefined)
+        .map((w) => `| ${[mdText(w.label), cell(w, AGGREGATED), cell(w, TWIN), ratio(w, AGGREGATED, TWIN)].join(' | ')} |`);
   const mainTable = hasFigures(results, OURS) || compared.some((id) => hasFigures(results, id)) || shown.length > 0;
   const rows = results.workloads.map((w) => {
     const row = [mdText(w.label), cell(w, OURS)];
@@ -315,22 +317,26 @@ export function markdownReport(results, options = {}) {
     );
   }
   // When only the pair ran, there is no direct table to show.
-  if (mainTable) lines.push(
-    ...(pair ? ['', '## Each target on its own port'] : []),
-    '',
-    'The advantage "ours vs X" is how many times better ours is than X: ours ÷ X when higher is better, X ÷ ours ' +
-      'when lower is better, so above 1× (**bold ▲**) ours wins and below 1× (▼) X wins.',
-    '',
-    `| ${header.join(' | ')} |`,
-    `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  );
+  if (mainTable)
+    lines.push(
+      ...(pair ? ['', '## Each target on its own port'] : []),
+      '',
+      'The advantage "ours vs X" is how many times better ours is than X: ours ÷ X when higher is better, X ÷ ours ' +
+        'when lower is better, so above 1× (**bold ▲**) ours wins and below 1× (▼) X wins.',
+      '',
+      `| ${header.join(' | ')} |`,
+      `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+      ...rows.map((r) => `| ${r.join(' | ')} |`),
+    );
   if (footnotes.length) {
     lines.push('', '**Errors**', '');
     for (const f of footnotes) lines.push(`${f.ref}. ${mdText(f.text)}`);
   }
   if (options.chartHref) {
-    lines.push('', `![Advantage of ours per workload, log scale](${options.chartHref.replace(/[ ()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`);
+    lines.push(
+      '',
+      `![Advantage of ours per workload, log scale](${options.chartHref.replace(/[ ()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`,
+    );
   }
   const notes = results.notes ?? [];
   if (notes.length) {
@@ -341,8 +347,7 @@ export function markdownReport(results, options = {}) {
 }
 
 /** @param {unknown} s */
-const xml = (s) =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
+const xml = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
 
 // Chart geometry, in SVG user units (≈ px at 800 wide).
 const WIDTH = 800;
@@ -395,7 +400,9 @@ export function svgChart(results) {
   // between), when both ran; then ours on its own port against each other target.
   const bothAggregated = hasFigures(results, AGGREGATED) && hasFigures(results, TWIN);
   const pairs = [
-    ...(bothAggregated ? [{ ours: AGGREGATED, other: TWIN, text: `ours through kube-apiserver vs ${name(TWIN)}: ${labels.get(TWIN) ?? TWIN}`, short: 'aggregated vs CRD' }] : []),
+    ...(bothAggregated
+      ? [{ ours: AGGREGATED, other: TWIN, text: `ours through kube-apiserver vs ${name(TWIN)}: ${labels.get(TWIN) ?? TWIN}`, short: 'aggregated vs CRD' }]
+      : []),
     ...compared.map((id) => ({ ours: OURS, other: id, text: `ours vs ${name(id)}: ${labels.get(id) ?? id}`, short: `vs ${name(id)}` })),
   ];
   // Legend: one swatch per pair, one line each so long labels fit.

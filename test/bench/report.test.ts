@@ -131,10 +131,10 @@ describe('bench report', () => {
     const agg = sample();
     agg.targets.push({ id: 'ours-aggregated', label: 'website-apiserver through kube-apiserver' });
     agg.workloads[0]!.results['ours-aggregated'] = { value: 600 };
-    const header = markdownReport(agg).split('\n').find((l) => l.startsWith('| Workload'));
-    expect(header).toBe(
-      '| Workload | ours | CRD | ours vs CRD | ceiling | ours vs ceiling | through aggregator | aggregated vs CRD |',
-    );
+    const header = markdownReport(agg)
+      .split('\n')
+      .find((l) => l.startsWith('| Workload'));
+    expect(header).toBe('| Workload | ours | CRD | ours vs CRD | ceiling | ours vs ceiling | through aggregator | aggregated vs CRD |');
     expect(row(markdownReport(agg), 'create')[7]).toBe('**2.0× ▲**');
   });
 

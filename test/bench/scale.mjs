@@ -87,11 +87,15 @@ export function crdScaleKind(k) {
 export function dataMappings(pid) {
   if (!pid) return undefined;
   try {
-    const lines = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').filter((l) => l.endsWith('/data.mdb'));
-    const mib = lines.reduce((s, l) => {
-      const [a = '0', b = '0'] = (l.split(' ')[0] ?? '').split('-');
-      return s + (parseInt(b, 16) - parseInt(a, 16));
-    }, 0) / 2 ** 20;
+    const lines = readFileSync(`/proc/${pid}/maps`, 'utf8')
+      .split('\n')
+      .filter((l) => l.endsWith('/data.mdb'));
+    const mib =
+      lines.reduce((s, l) => {
+        const [a = '0', b = '0'] = (l.split(' ')[0] ?? '').split('-');
+        return s + (parseInt(b, 16) - parseInt(a, 16));
+      }, 0) /
+      2 ** 20;
     return { count: lines.length, mappedMiB: Math.round(mib) };
   } catch {
     return undefined;
@@ -121,8 +125,12 @@ export async function lmdbStats(dir, objects) {
       const pages = st.treeBranchPageCount + st.treeLeafPageCount + st.overflowPages;
       used += pages;
       dbs[name] = {
-        entries: st.entryCount, depth: st.treeDepth, branch: st.treeBranchPageCount, leaf: st.treeLeafPageCount,
-        overflow: st.overflowPages, bytesPerObject: Math.round((pages * page) / objects),
+        entries: st.entryCount,
+        depth: st.treeDepth,
+        branch: st.treeBranchPageCount,
+        leaf: st.treeLeafPageCount,
+        overflow: st.overflowPages,
+        bytesPerObject: Math.round((pages * page) / objects),
       };
     }
     const filePages = env.lastPageNumber + 1;
@@ -170,12 +178,18 @@ async function pagedList(client, path, limit) {
  * @param {number} timeoutMs
  */
 async function firstBookmark(target, all, rv, timeoutMs) {
-  const pool = new Pool(target.url, { connections: 1, bodyTimeout: 0, connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' } });
+  const pool = new Pool(target.url, {
+    connections: 1,
+    bodyTimeout: 0,
+    connect: { ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, servername: 'localhost' },
+  });
   const ac = new AbortController();
   const t = performance.now();
   try {
     const r = await pool.request({
-      method: 'GET', path: `${all}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, signal: ac.signal,
+      method: 'GET',
+      path: `${all}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`,
+      signal: ac.signal,
     });
     if (r.statusCode !== 200) throw new Error(`watch: HTTP ${r.statusCode}`);
     const timer = setTimeout(() => ac.abort(), timeoutMs);
@@ -225,19 +239,20 @@ export async function runScale(target, p, log, kind = WEBSITE_SCALE, reuse = und
   try {
     await target.prepare(Array.from({ length: SCALE_NAMESPACES }, (_, i) => ns(i)));
     if (reuse?.filled) out['fill'] = { ...reuse.filled.fill, filledAt: reuse.filled.date };
-    else await stage('fill', async () => {
-      let last = performance.now();
-      const r = await runOps(p.objects, p.concurrency, async (i) => {
-        if (i % 100_000 === 0 && i > 0) {
-          log(`${target.id} fill: ${i} (${Math.round(100_000 / ((performance.now() - last) / 1000))}/s), RSS ${JSON.stringify(memory())}`);
-          last = performance.now();
-        }
-        return expectStatus(await client.request('POST', kind.collection(ns(i)), { body: kind.body(i) }), 201);
+    else
+      await stage('fill', async () => {
+        let last = performance.now();
+        const r = await runOps(p.objects, p.concurrency, async (i) => {
+          if (i % 100_000 === 0 && i > 0) {
+            log(`${target.id} fill: ${i} (${Math.round(100_000 / ((performance.now() - last) / 1000))}/s), RSS ${JSON.stringify(memory())}`);
+            last = performance.now();
+          }
+          return expectStatus(await client.request('POST', kind.collection(ns(i)), { body: kind.body(i) }), 201);
+        });
+        const fill = throughput(r);
+        if (reuse && !fill.errors) reuse.record(fill);
+        return fill;
       });
-      const fill = throughput(r);
-      if (reuse && !fill.errors) reuse.record(fill);
-      return fill;
-    });
     await stage('get', async () => {
       const r = await runOps(p.gets, p.getConcurrency, async (i) => {
         const j = (i * 7919) % p.objects; // a spread of keys, not a hot one
@@ -355,7 +370,9 @@ export const SCALE_FIGURES = /** @type {ScaleFigure[]} */ ([
   { id: 'disk', label: 'disk per object', unit: 'bytes' },
   { id: 'cold-start', label: 'cold start to /readyz', unit: 'ms', goal: below(1000, 'ms') },
   {
-    id: 'cgroup', label: 'anonymous memory in the memory cgroup, highest (sampled each second)', unit: 'MiB',
+    id: 'cgroup',
+    label: 'anonymous memory in the memory cgroup, highest (sampled each second)',
+    unit: 'MiB',
     // The container's limit holds: nothing killed, anonymous memory (what cannot be reclaimed) under it.
     goal: (f) => ({ goal: `no OOM kill, under ${f.limitMiB} MiB`, met: f.oomKills === 0 && f.value < f.limitMiB }),
   },
@@ -367,13 +384,21 @@ export const SCALE_FIGURES = /** @type {ScaleFigure[]} */ ([
  */
 export function scaleMarkdown(r) {
   const load = r.loadAverage ? `; load average ${r.loadAverage.start.join('/')} at the start, ${r.loadAverage.end.join('/')} at the end` : '';
-  const lines = [`# Scale: ${r.objects.toLocaleString('en')} ${r.kind ?? 'Websites'} in ${SCALE_NAMESPACES} namespaces`, '', `${r.date}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node.js ${r.machine.node}${load}`, ''];
+  const lines = [
+    `# Scale: ${r.objects.toLocaleString('en')} ${r.kind ?? 'Websites'} in ${SCALE_NAMESPACES} namespaces`,
+    '',
+    `${r.date}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node.js ${r.machine.node}${load}`,
+    '',
+  ];
   lines.push('| figure | target | value | goal | details |', '|---|---|---|---|---|');
   for (const f of SCALE_FIGURES) {
     for (const t of r.targets) {
       const v = r.figures[f.id]?.[t.id];
       if (!v) continue;
-      const details = Object.entries(v).filter(([k]) => k !== 'value').map(([k, x]) => `${k} ${typeof x === 'object' ? JSON.stringify(x) : x}`).join(', ');
+      const details = Object.entries(v)
+        .filter(([k]) => k !== 'value')
+        .map(([k, x]) => `${k} ${typeof x === 'object' ? JSON.stringify(x) : x}`)
+        .join(', ');
       const g = 'error' in v ? undefined : f.goal?.(v);
       const goal = g ? `${g.goal}: ${g.met ? 'met' : '**missed**'}` : '';
       lines.push(`| ${f.label} | ${t.id} | ${'error' in v ? 'failed' : `${v.value} ${f.unit}`} | ${goal} | ${details} |`);

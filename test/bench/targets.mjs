@@ -133,7 +133,10 @@ export async function startOurs(dir, variant = { id: 'ours', label: 'website-api
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
   // Standalone: no namespace objects to create.
-  return nodeTarget({ id: variant.id, label: variant.label, url, tls, args, logFile, dataDir: variant.dataDir || join(dir, 'data'), cgroup: variant.cgroup }, server);
+  return nodeTarget(
+    { id: variant.id, label: variant.label, url, tls, args, logFile, dataDir: variant.dataDir || join(dir, 'data'), cgroup: variant.cgroup },
+    server,
+  );
 }
 
 /**
@@ -148,21 +151,34 @@ export async function startOursEtcd(dir, binDir, extraArgs = []) {
   mkdirSync(dir, { recursive: true });
   const [client = 0, peer = 0] = await freePorts(2);
   const etcdData = join(dir, 'etcd-data');
-  const etcd = launch(join(binDir, 'etcd'), [
-    '--name=bench', `--data-dir=${etcdData}`,
-    `--listen-client-urls=http://127.0.0.1:${client}`, `--advertise-client-urls=http://127.0.0.1:${client}`,
-    `--listen-peer-urls=http://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-    `--initial-cluster=bench=http://127.0.0.1:${peer}`, '--log-level=warn',
-  ], join(dir, 'etcd.log'));
+  const etcd = launch(
+    join(binDir, 'etcd'),
+    [
+      '--name=bench',
+      `--data-dir=${etcdData}`,
+      `--listen-client-urls=http://127.0.0.1:${client}`,
+      `--advertise-client-urls=http://127.0.0.1:${client}`,
+      `--listen-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-cluster=bench=http://127.0.0.1:${peer}`,
+      '--log-level=warn',
+    ],
+    join(dir, 'etcd.log'),
+  );
   try {
     for (let t = Date.now(); ; await sleep(100)) {
-      const ok = await fetch(`http://127.0.0.1:${client}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${client}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() - t > 30_000) throw new Error(`etcd did not start; see ${join(dir, 'etcd.log')}`);
     }
     const ours = await startOurs(join(dir, 'ours'), {
-      id: 'ours-etcd', label: 'website-apiserver on etcd (one member, fsync on)',
-      args: ['--storage-backend=etcd', `--etcd-servers=http://127.0.0.1:${client}`, ...extraArgs], dataDir: etcdData,
+      id: 'ours-etcd',
+      label: 'website-apiserver on etcd (one member, fsync on)',
+      args: ['--storage-backend=etcd', `--etcd-servers=http://127.0.0.1:${client}`, ...extraArgs],
+      dataDir: etcdData,
     });
     return {
       ...ours,
@@ -223,7 +239,10 @@ function issueTls(clientCn) {
   const serving = certs.createLeaf(ca.signer, now, year, {
     subject: [{ shortName: 'CN', value: 'localhost' }],
     extKeyUsage: { serverAuth: true },
-    sans: [{ type: 'DNS', value: 'localhost' }, { type: 'IP', value: '127.0.0.1' }],
+    sans: [
+      { type: 'DNS', value: 'localhost' },
+      { type: 'IP', value: '127.0.0.1' },
+    ],
   });
   const client = certs.createLeaf(ca.signer, now, year, { subject: [{ shortName: 'CN', value: clientCn }], extKeyUsage: { clientAuth: true } });
   return { ca, serving, client };
@@ -266,7 +285,10 @@ function mastersClient(plane) {
   const signer = { cert: forge.pki.certificateFromPem(caPem), key: forge.pki.privateKeyFromPem(readFileSync(plane.caKeyFile, 'utf8')) };
   const now = new Date();
   const client = certs.createLeaf(signer, now, new Date(now.getTime() + 86_400_000), {
-    subject: [{ shortName: 'CN', value: 'bench-admin' }, { shortName: 'O', value: 'system:masters' }],
+    subject: [
+      { shortName: 'CN', value: 'bench-admin' },
+      { shortName: 'O', value: 'system:masters' },
+    ],
     extKeyUsage: { clientAuth: true },
   });
   const tls = { ca: caPem, cert: client.certPem, key: client.keyPem };
@@ -370,7 +392,11 @@ export async function startAggregatedPlane(dir, binDir, log) {
   const plane = await startControlPlane({ binDir, dir: join(dir, 'plane'), log, etcdFsync: true, controllerManager: false });
   const admin = mastersClient(plane);
   return {
-    plane, admin, binDir, dir, log,
+    plane,
+    admin,
+    binDir,
+    dir,
+    log,
     stop: async () => {
       await admin.close();
       await plane.stop();
@@ -406,28 +432,44 @@ export async function startOursAggregated(shared) {
   // Namespace, then ServiceAccount and RBAC; no pod runs here, so the Service is an ExternalName to loopback.
   kubectl(['apply', '-f', file('00')]);
   kubectl(['apply', '-f', file('10')]);
-  kubectl(['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1', kind: 'Service', metadata: { name: manifests.SERVICE_NAME, namespace },
-    spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
-  }));
+  kubectl(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: manifests.SERVICE_NAME, namespace },
+      spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
+    }),
+  );
   const token = kubectl(['create', 'token', manifests.SERVICE_NAME, '-n', namespace, '--duration', '24h']).trim();
   const kubeconfig = join(dir, 'server.kubeconfig');
   const user = `system:serviceaccount:${namespace}:${manifests.SERVICE_NAME}`;
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'bench',
-    clusters: [{ name: 'bench', cluster: { server: plane.server, 'certificate-authority': plane.caFile } }],
-    users: [{ name: user, user: { token } }],
-    contexts: [{ name: 'bench', context: { cluster: 'bench', user } }],
-  }), { mode: 0o600 });
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'bench',
+      clusters: [{ name: 'bench', cluster: { server: plane.server, 'certificate-authority': plane.caFile } }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: 'bench', context: { cluster: 'bench', user } }],
+    }),
+    { mode: 0o600 },
+  );
   writeFileSync(join(dir, 'tls.crt'), serving.cert);
   writeFileSync(join(dir, 'tls.key'), serving.key, { mode: 0o600 });
   const certDir = join(dir, 'certs');
   const dataDir = join(dir, 'data');
   const args = [
     process.env.BENCH_OURS_MAIN ?? join(REPO, 'dist', 'main.js'),
-    `--port=${port}`, '--bind-address=127.0.0.1', `--kubeconfig=${kubeconfig}`,
-    `--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-private-key-file=${join(dir, 'tls.key')}`,
-    `--data-dir=${dataDir}`, `--cert-dir=${certDir}`, '--log-level=warn',
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    `--kubeconfig=${kubeconfig}`,
+    `--tls-cert-file=${join(dir, 'tls.crt')}`,
+    `--tls-private-key-file=${join(dir, 'tls.key')}`,
+    `--data-dir=${dataDir}`,
+    `--cert-dir=${certDir}`,
+    '--log-level=warn',
     // The CRD twin has no controller either: the API alone is compared.
     '--enable-reconcilers=false',
   ];
@@ -444,8 +486,10 @@ export async function startOursAggregated(shared) {
     cert: readFileSync(join(certDir, 'admin.crt'), 'utf8'),
     key: readFileSync(join(certDir, 'admin.key'), 'utf8'),
   };
-  const direct = await nodeTarget({ id: 'ours-aggregated', label: '', url: `https://127.0.0.1:${port}`, tls: ownTls, args, logFile, dataDir,
-    servername: ownTls.servername }, server);
+  const direct = await nodeTarget(
+    { id: 'ours-aggregated', label: '', url: `https://127.0.0.1:${port}`, tls: ownTls, args, logFile, dataDir, servername: ownTls.servername },
+    server,
+  );
   try {
     kubectl(['apply', '-f', file('30')]);
     for (const t = Date.now(); ; await sleep(250)) {

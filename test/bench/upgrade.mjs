@@ -32,18 +32,42 @@ export function oldWebsite(i) {
     apiVersion: 'extensions.example.com/v1alpha1',
     kind: 'Website',
     metadata: {
-      name, namespace, uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, generation: 1,
-      creationTimestamp: '2026-11-01T10:00:00Z', labels: { app: 'upgrade', bucket: `b${i % 4}` },
+      name,
+      namespace,
+      uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      generation: 1,
+      creationTimestamp: '2026-11-01T10:00:00Z',
+      labels: { app: 'upgrade', bucket: `b${i % 4}` },
       annotations: { 'extensions.example.com/node-port': String(30000 + (i % 2000)), owner: `team-${i % 17}` },
-      managedFields: [{
-        manager: 'kubectl', operation: 'Apply', apiVersion: 'extensions.example.com/v1alpha1', time: '2026-11-01T10:00:00Z', fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:metadata': { 'f:labels': { 'f:app': {}, 'f:bucket': {} }, 'f:annotations': { 'f:owner': {} } }, 'f:spec': { 'f:gitRepo': {}, 'f:replicas': {}, 'f:branch': {} } },
-      }],
+      managedFields: [
+        {
+          manager: 'kubectl',
+          operation: 'Apply',
+          apiVersion: 'extensions.example.com/v1alpha1',
+          time: '2026-11-01T10:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': { 'f:labels': { 'f:app': {}, 'f:bucket': {} }, 'f:annotations': { 'f:owner': {} } },
+            'f:spec': { 'f:gitRepo': {}, 'f:replicas': {}, 'f:branch': {} },
+          },
+        },
+      ],
     },
     spec: { gitRepo: REPO_URL, branch: i % 3 ? 'main' : 'gh-pages', replicas: 1 + (i % 3), syncIntervalSeconds: 60, serviceType: 'NodePort' },
     status: {
-      observedGeneration: 1, replicas: 1, readyReplicas: 1,
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: `site ${name} is served`, lastTransitionTime: '2026-11-01T10:01:00Z', observedGeneration: 1 }],
+      observedGeneration: 1,
+      replicas: 1,
+      readyReplicas: 1,
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: `site ${name} is served`,
+          lastTransitionTime: '2026-11-01T10:01:00Z',
+          observedGeneration: 1,
+        },
+      ],
     },
   };
 }
@@ -127,7 +151,11 @@ export async function runUpgrade(n, o = {}) {
     const closed = new Promise((res) => proc.on('close', res));
     proc.stdout.on('data', (b) => (out += b.toString()));
     proc.stderr.on('data', (b) => (out += b.toString()));
-    const lines = () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const lines = () =>
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l));
     const deadline = Date.now() + (o.timeoutMs ?? 30 * 60_000);
     /** @type {any} */
     let done;
@@ -138,7 +166,8 @@ export async function runUpgrade(n, o = {}) {
       done = lines().find((l) => l.msg === 'migrated stored objects to the storage version');
     }
     const migrationMs = Math.round(performance.now() - t);
-    const progress = lines().filter((l) => l.msg === 'migrating stored objects to the storage version')
+    const progress = lines()
+      .filter((l) => l.msg === 'migrating stored objects to the storage version')
       .map(({ checked, total, changed, perSecond, etaSeconds, elapsedSeconds }) => ({ checked, total, changed, perSecond, etaSeconds, elapsedSeconds }));
     const grown = dataSize(dataDir);
     clearInterval(sampler);
@@ -161,7 +190,9 @@ export async function runUpgrade(n, o = {}) {
       store,
       seededRevision: seeded.revision,
     };
-    log(`migrated ${done.migrated} in ${migrationMs} ms: data.mdb ${(before / 2 ** 20).toFixed(1)} → ${(after / 2 ** 20).toFixed(1)} MiB (×${result.growth}), ${progress.length} progress lines, peak RSS ${(peak.rss / 2 ** 20).toFixed(0)} MiB (anonymous ${(peak.anonymous / 2 ** 20).toFixed(0)} MiB)`);
+    log(
+      `migrated ${done.migrated} in ${migrationMs} ms: data.mdb ${(before / 2 ** 20).toFixed(1)} → ${(after / 2 ** 20).toFixed(1)} MiB (×${result.growth}), ${progress.length} progress lines, peak RSS ${(peak.rss / 2 ** 20).toFixed(0)} MiB (anonymous ${(peak.anonymous / 2 ** 20).toFixed(0)} MiB)`,
+    );
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });

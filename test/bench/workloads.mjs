@@ -55,12 +55,15 @@ export function workloadList(p) {
     { id: 'list-table', label: `list ${k(p.creates)} as Table (median)`, unit: 'ms', better: 'lower' },
     { id: 'patch', label: `merge patch, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
     { id: 'delete', label: `delete ${k(p.creates)}, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
-    ...p.watchers.map((n) => /** @type {Workload} */ ({
-      id: `watch-${n}`,
-      label: `watch p99, ${n} watcher${n === 1 ? '' : 's'}, ${p.watchWritesPerSecond} writes/s`,
-      unit: 'ms',
-      better: 'lower',
-    })),
+    ...p.watchers.map(
+      (n) =>
+        /** @type {Workload} */ ({
+          id: `watch-${n}`,
+          label: `watch p99, ${n} watcher${n === 1 ? '' : 's'}, ${p.watchWritesPerSecond} writes/s`,
+          unit: 'ms',
+          better: 'lower',
+        }),
+    ),
     { id: 'create-bulk', label: `create up to ${k(p.bulkObjects)} stored, concurrency ${p.concurrency}`, unit: 'req/s', better: 'higher' },
     { id: 'informer-sync', label: `informer initial sync, ${k(p.bulkObjects)} objects (pages of 500, then watch)`, unit: 'ms', better: 'lower' },
     { id: 'rss', label: `RSS with ${k(p.bulkObjects)} objects stored`, unit: 'MiB', better: 'lower' },
@@ -109,7 +112,8 @@ export async function runAll(target, p, log) {
   /** @type {(id: string, fn: () => Promise<Figure>) => Promise<void>} */
   const stage = stageRunner(target.id, out, log);
   /** @param {string} ns @param {string} name */
-  const create = async (ns, name) => expectStatus(await client.request('POST', `${BASE}/namespaces/${ns}/websites`, { body: websiteBody(name, 'v1', group) }), 201);
+  const create = async (ns, name) =>
+    expectStatus(await client.request('POST', `${BASE}/namespaces/${ns}/websites`, { body: websiteBody(name, 'v1', group) }), 201);
   let stored = 0;
 
   try {
@@ -131,7 +135,10 @@ export async function runAll(target, p, log) {
       });
       return throughput(r);
     });
-    for (const [id, accept, field] of /** @type {const} */ ([['list-json', 'application/json', 'items'], ['list-table', TABLE_ACCEPT, 'rows']])) {
+    for (const [id, accept, field] of /** @type {const} */ ([
+      ['list-json', 'application/json', 'items'],
+      ['list-table', TABLE_ACCEPT, 'rows'],
+    ])) {
       await stage(id, async () => {
         const path = `${BASE}/namespaces/bench/websites`;
         // A first list checks the answer and warms whatever a server builds on first use (our Table rows); it is
@@ -257,7 +264,11 @@ async function watchFanOut(target, client, n, p, group) {
   try {
     /** @param {number} w */
     const open = async (w) => {
-      const r = await pool.request({ method: 'GET', path: `${BASE}/namespaces/bench-watch/websites?watch=true&resourceVersion=${rv}`, headers: { accept: 'application/json' } });
+      const r = await pool.request({
+        method: 'GET',
+        path: `${BASE}/namespaces/bench-watch/websites?watch=true&resourceVersion=${rv}`,
+        headers: { accept: 'application/json' },
+      });
       if (r.statusCode !== 200) throw new Error(`watch: HTTP ${r.statusCode} ${await r.body.text()}`);
       streams.push(r);
       let carry = '';
@@ -389,7 +400,11 @@ async function informerSync(target, base, stored) {
     let cont = '';
     let rv = '';
     do {
-      const r = await pool.request({ method: 'GET', path: `${base}/websites?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
+      const r = await pool.request({
+        method: 'GET',
+        path: `${base}/websites?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+        headers: { accept: 'application/json' },
+      });
       const body = await r.body.text();
       if (r.statusCode !== 200) throw new Error(`list page ${pages + 1}: HTTP ${r.statusCode} ${body.slice(0, 200)}`);
       const list = JSON.parse(body);

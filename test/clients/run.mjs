@@ -31,10 +31,29 @@ const REPO = resolve(HERE, '../..');
 
 /** The checks every suite reports, in order (the programs define them; a wrapper asserts none went missing). */
 export const COMMON_CHECKS = [
-  'create', 'create-conflict', 'create-invalid', 'get', 'get-missing', 'list-label-selector', 'list-pagination',
-  'update', 'watch-resume', 'informer', 'patch-merge', 'patch-json', 'patch-json-test', 'patch-apply',
-  'patch-apply-create', 'patch-strategic-refused', 'status-replace', 'status-patch', 'status-apply', 'scale-read',
-  'scale-patch', 'scale-apply', 'delete',
+  'create',
+  'create-conflict',
+  'create-invalid',
+  'get',
+  'get-missing',
+  'list-label-selector',
+  'list-pagination',
+  'update',
+  'watch-resume',
+  'informer',
+  'patch-merge',
+  'patch-json',
+  'patch-json-test',
+  'patch-apply',
+  'patch-apply-create',
+  'patch-strategic-refused',
+  'status-replace',
+  'status-patch',
+  'status-apply',
+  'scale-read',
+  'scale-patch',
+  'scale-apply',
+  'delete',
 ];
 
 /**
@@ -48,9 +67,26 @@ export const COMMON_CHECKS = [
 
 /** @type {SuiteDef[]} */
 export const SUITES = [
-  { id: 'python', label: 'Python kubernetes 37 (current client)', kind: 'python', requirements: 'requirements.txt', checks: [...COMMON_CHECKS, 'dynamic-discovery'] },
-  { id: 'python-classic', label: 'Python kubernetes 36 (classic client)', kind: 'python', requirements: 'requirements-classic.txt', checks: [...COMMON_CHECKS, 'dynamic-discovery'] },
-  { id: 'fabric8', label: 'Java fabric8 kubernetes-client 7', kind: 'java', checks: [...COMMON_CHECKS.slice(0, 9), 'watch-websocket', ...COMMON_CHECKS.slice(9)] },
+  {
+    id: 'python',
+    label: 'Python kubernetes 37 (current client)',
+    kind: 'python',
+    requirements: 'requirements.txt',
+    checks: [...COMMON_CHECKS, 'dynamic-discovery'],
+  },
+  {
+    id: 'python-classic',
+    label: 'Python kubernetes 36 (classic client)',
+    kind: 'python',
+    requirements: 'requirements-classic.txt',
+    checks: [...COMMON_CHECKS, 'dynamic-discovery'],
+  },
+  {
+    id: 'fabric8',
+    label: 'Java fabric8 kubernetes-client 7',
+    kind: 'java',
+    checks: [...COMMON_CHECKS.slice(0, 9), 'watch-websocket', ...COMMON_CHECKS.slice(9)],
+  },
 ];
 
 /**
@@ -220,7 +256,8 @@ export function runSuite(s, o) {
   if (!s.command) return Promise.reject(new Error(`${s.def.id} is not prepared: ${s.skip}`));
   const t0 = Date.now();
   const child = spawn(s.command, [...(s.args ?? []), '--kubeconfig', o.kubeconfig, '--namespace', o.namespace], {
-    env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -283,12 +320,18 @@ async function crd(/** @type {PreparedSuite[]} */ suites) {
   try {
     const kubeconfig = join(dir, 'kubeconfig');
     const b64 = (/** @type {string} */ s) => Buffer.from(s).toString('base64');
-    writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'crd',
-      clusters: [{ name: 'crd', cluster: { server: target.url, 'certificate-authority-data': b64(target.tls.ca) } }],
-      users: [{ name: 'crd', user: { 'client-certificate-data': b64(target.tls.cert), 'client-key-data': b64(target.tls.key) } }],
-      contexts: [{ name: 'crd', context: { cluster: 'crd', user: 'crd' } }],
-    }), { mode: 0o600 });
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'crd',
+        clusters: [{ name: 'crd', cluster: { server: target.url, 'certificate-authority-data': b64(target.tls.ca) } }],
+        users: [{ name: 'crd', user: { 'client-certificate-data': b64(target.tls.cert), 'client-key-data': b64(target.tls.key) } }],
+        contexts: [{ name: 'crd', context: { cluster: 'crd', user: 'crd' } }],
+      }),
+      { mode: 0o600 },
+    );
     // The checks expect kube's answer where we deliberately differ from it (a forced apply of /scale: kube's 500).
     process.env['WEBSITE_SUITE_TARGET'] = 'crd';
     return await runAll(suites, kubeconfig, async (id) => {
@@ -307,7 +350,13 @@ async function main() {
   const only = flag(argv, '--suite')?.split(',');
   if (cmd === 'prepare') {
     const s = prepareSuites({ only });
-    process.stdout.write(`${JSON.stringify(s.map((p) => ({ id: p.def.id, command: p.command, args: p.args, skip: p.skip })), null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        s.map((p) => ({ id: p.def.id, command: p.command, args: p.args, skip: p.skip })),
+        null,
+        2,
+      )}\n`,
+    );
     return 0;
   }
   if (cmd === 'run') {
@@ -322,8 +371,11 @@ async function main() {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then((code) => process.exit(code), (e) => {
-    process.stderr.write(`${e instanceof Error ? e.stack : e}\n`);
-    process.exit(1);
-  });
+  main().then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`${e instanceof Error ? e.stack : e}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -24,7 +24,9 @@ export function defineClientSuites(where: string, target: ClientSuiteTarget): vo
       beforeAll(async () => {
         run = await runSuite(s, { kubeconfig: target.kubeconfig(), namespace: await target.namespace(s.def.id), timeoutMs: 170_000 });
         const failed = [...run.checks.values()].filter((c) => !c.ok).map((c) => c.check);
-        log(`${s.def.label}: ${run.checks.size - failed.length} of ${s.def.checks.length} checks passed in ${run.ms} ms${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+        log(
+          `${s.def.label}: ${run.checks.size - failed.length} of ${s.def.checks.length} checks passed in ${run.ms} ms${failed.length ? `; failed: ${failed.join(', ')}` : ''}`,
+        );
       }, 200_000);
 
       for (const check of s.def.checks) {

@@ -64,11 +64,16 @@ beforeAll(async () => {
   await kubectlOk(admin, ['apply', '-n', ns, '-f', '-'], { input: websiteYaml('seed') });
   // RBAC reaches kube-apiserver's authorizer through an informer (and the aggregated rules through a
   // controller); our server caches denials for 10 s, so nothing may ask it before the bindings are live.
-  await waitFor('RBAC bindings effective', async () =>
-    (await canI(['list', RESOURCE], ['--as', 'viewer']))
-    && (await canI(['watch', RESOURCE], ['--as', 'viewer']))
-    && (await canI(['create', RESOURCE], ['--as', EDITOR_USER]))
-    && (await canI(['create', RESOURCE], ['--as', 'someone', '--as-group', EDITOR_GROUP])), 30_000, 250);
+  await waitFor(
+    'RBAC bindings effective',
+    async () =>
+      (await canI(['list', RESOURCE], ['--as', 'viewer'])) &&
+      (await canI(['watch', RESOURCE], ['--as', 'viewer'])) &&
+      (await canI(['create', RESOURCE], ['--as', EDITOR_USER])) &&
+      (await canI(['create', RESOURCE], ['--as', 'someone', '--as-group', EDITOR_GROUP])),
+    30_000,
+    250,
+  );
 });
 
 afterAll(async () => {
@@ -234,7 +239,9 @@ describe('straight to our port: the front proxy', () => {
     expect(created.code, created.stderr).toBe(0);
     expect((await kubectlOk(admin, ['get', 'ws', 'many-groups', '-n', ns, '-o', 'name'])).trim()).toBe(`website.${GROUP}/many-groups`);
     // Without the last group kube-apiserver itself refuses the create: the binding is what let it through above.
-    const without = await kubectl(admin, ['create', '-n', ns, '-f', '-', '--as', user, ...unbound.flatMap((g) => ['--as-group', g])], { input: websiteYaml('many-groups-2') });
+    const without = await kubectl(admin, ['create', '-n', ns, '-f', '-', '--as', user, ...unbound.flatMap((g) => ['--as-group', g])], {
+      input: websiteYaml('many-groups-2'),
+    });
     expect(without.code).not.toBe(0);
     expect(without.stderr).toContain('forbidden');
   });

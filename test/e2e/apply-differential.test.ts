@@ -54,12 +54,16 @@ const TRACE = process.env['APPLY_DIFF_TRACE'];
 // The two servers
 
 type Json = any;
-interface Reply { code: number; body: Json }
+interface Reply {
+  code: number;
+  body: Json;
+}
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 async function kubeCall(method: Method, path: string, body?: unknown, contentType = 'application/json'): Promise<Reply> {
   const r = await request(`${env.server}${path}`, {
-    method, dispatcher: kube,
+    method,
+    dispatcher: kube,
     headers: { ...bearer, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
@@ -78,7 +82,8 @@ const { app } = createServer({ storage, kinds: [website, { storage: flightTicket
 
 async function oursCall(method: Method, path: string, body?: unknown, contentType = 'application/json'): Promise<Reply> {
   const r = await app.inject({
-    method, url: path,
+    method,
+    url: path,
     headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
@@ -99,9 +104,18 @@ interface Target {
   spec: Json;
 }
 
-const FT: Target = { kind: 'FlightTicket', plural: 'flighttickets', group: flightTicket.group, twin: flightTicket.group, spec: { departure: 'ICN', destination: 'SFO' } };
+const FT: Target = {
+  kind: 'FlightTicket',
+  plural: 'flighttickets',
+  group: flightTicket.group,
+  twin: flightTicket.group,
+  spec: { departure: 'ICN', destination: 'SFO' },
+};
 const WS: Target = {
-  kind: 'Website', plural: 'websites', group: website.storage.group, twin: 'crd.example.com',
+  kind: 'Website',
+  plural: 'websites',
+  group: website.storage.group,
+  twin: 'crd.example.com',
   spec: { git: { repository: 'https://github.com/luksa/kubia-website-example.git' } },
 };
 
@@ -164,7 +178,11 @@ function normalize(t: Target, v: Json, stepAt: ReadonlyMap<number, number>): Jso
 // ---------------------------------------------------------------------------------------------------------------
 // Comparison
 
-interface Difference { path: string; kube: Json; ours: Json }
+interface Difference {
+  path: string;
+  kube: Json;
+  ours: Json;
+}
 
 /** diff lists where two JSON values differ (arrays by index, objects by key; the order of an object's keys is not compared). */
 function diff(kubeV: Json, oursV: Json, path = ''): Difference[] {
@@ -196,7 +214,12 @@ const show = (v: Json) => {
   return s.length > 400 ? `${s.slice(0, 400)}…` : s;
 };
 
-interface StepResult { index: number; title: string; codes: { kube: number; ours: number }; differences: Difference[] }
+interface StepResult {
+  index: number;
+  title: string;
+  codes: { kube: number; ours: number };
+  differences: Difference[];
+}
 
 /**
  * runSequence sends each step to both servers, then compares the two responses and the two objects read back.
@@ -237,15 +260,24 @@ async function runSequence(t: Target, name: string, steps: Step[]): Promise<Step
     const differences = [
       ...(replies.kube.code !== replies.ours.code ? [{ path: 'response code', kube: replies.kube.code, ours: replies.ours.code }] : []),
       ...inResponse.map((d) => ({ ...d, path: `response${d.path}` })),
-      ...(sameAsResponse ? [{ path: 'object read back', kube: '<differs as the response>', ours: '<differs as the response>' }] : inObject.map((d) => ({ ...d, path: `object${d.path}` }))),
+      ...(sameAsResponse
+        ? [{ path: 'object read back', kube: '<differs as the response>', ours: '<differs as the response>' }]
+        : inObject.map((d) => ({ ...d, path: `object${d.path}` }))),
     ].sort((a, b) => rank(a) - rank(b));
     // A step that ran into the next second can make managedFields times and order differ for that reason alone.
     const title = straddled && differences.length ? `${step.title} [ran into the next second: managedFields order may differ for that alone]` : step.title;
     results.push({ index, title, codes: { kube: replies.kube.code, ours: replies.ours.code }, differences });
     if (TRACE) {
       mkdirSync(TRACE, { recursive: true });
-      const normalized = (side: Side) => ({ code: replies[side].code, response: normalize(t, replies[side].body, stepAt), object: normalize(t, after[side], stepAt) });
-      writeFileSync(join(TRACE, `${t.kind}-${name}-${String(index).padStart(2, '0')}.json`), `${JSON.stringify({ step: step.title, kube: normalized('kube'), ours: normalized('ours') }, null, 2)}\n`);
+      const normalized = (side: Side) => ({
+        code: replies[side].code,
+        response: normalize(t, replies[side].body, stepAt),
+        object: normalize(t, after[side], stepAt),
+      });
+      writeFileSync(
+        join(TRACE, `${t.kind}-${name}-${String(index).padStart(2, '0')}.json`),
+        `${JSON.stringify({ step: step.title, kube: normalized('kube'), ours: normalized('ours') }, null, 2)}\n`,
+      );
     }
   }
   return results;
@@ -276,12 +308,31 @@ async function compare(t: Target, sequence: string, name: string, steps: Step[])
 
 const obj = (t: Target, name: string, rest: Json = {}): Json => ({ apiVersion: `${t.group}/v1`, kind: t.kind, ...rest, metadata: { name, ...rest.metadata } });
 const create = (t: Target, name: string, manager = 'creator', rest: Json = {}): Step => ({
-  title: `${manager} creates (POST)`, method: 'POST', manager, body: obj(t, name, { spec: t.spec, ...rest }),
+  title: `${manager} creates (POST)`,
+  method: 'POST',
+  manager,
+  body: obj(t, name, { spec: t.spec, ...rest }),
 });
-const apply = (title: string, manager: string, body: Json, opts: { force?: boolean; status?: boolean; scale?: boolean; query?: Record<string, string> } = {}): Step => ({
-  title: `${manager} ${opts.force ? 'force-' : ''}applies${opts.status ? ' /status' : opts.scale ? ' /scale' : ''}: ${title}`, method: 'PATCH', patch: 'apply', manager, body, ...opts,
+const apply = (
+  title: string,
+  manager: string,
+  body: Json,
+  opts: { force?: boolean; status?: boolean; scale?: boolean; query?: Record<string, string> } = {},
+): Step => ({
+  title: `${manager} ${opts.force ? 'force-' : ''}applies${opts.status ? ' /status' : opts.scale ? ' /scale' : ''}: ${title}`,
+  method: 'PATCH',
+  patch: 'apply',
+  manager,
+  body,
+  ...opts,
 });
-const condition = (type: string, status: string, reason: string) => ({ type, status, reason, message: `${type} is ${status}`, lastTransitionTime: '2026-01-02T03:04:05Z' });
+const condition = (type: string, status: string, reason: string) => ({
+  type,
+  status,
+  reason,
+  message: `${type} is ${status}`,
+  lastTransitionTime: '2026-01-02T03:04:05Z',
+});
 
 // Filled in beforeAll: two ConfigMaps on kube-apiserver whose uids the owner references name.
 const owners = { a: { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner-a', uid: '' }, b: { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner-b', uid: '' } };
@@ -291,16 +342,31 @@ function conditionsSequence(t: Target, name: string): Step[] {
   return [
     create(t, name),
     {
-      title: 'the reconciler writes Ready, Progressing and Degraded (PUT /status, an Update)', method: 'PUT', status: true, manager: 'reconciler',
-      body: (cur: Json) => ({ ...cur, status: { conditions: [condition('Ready', 'True', 'Available'), condition('Progressing', 'False', 'Done'), condition('Degraded', 'False', 'Fine')] } }),
+      title: 'the reconciler writes Ready, Progressing and Degraded (PUT /status, an Update)',
+      method: 'PUT',
+      status: true,
+      manager: 'reconciler',
+      body: (cur: Json) => ({
+        ...cur,
+        status: { conditions: [condition('Ready', 'True', 'Available'), condition('Progressing', 'False', 'Done'), condition('Degraded', 'False', 'Fine')] },
+      }),
     },
     apply('condition Custom (all four kept)', 'b', status([condition('Custom', 'True', 'Mine')]), { status: true }),
     apply('condition Ready with another status (conflict with the reconciler)', 'c', status([condition('Ready', 'False', 'NotYet')]), { status: true }),
-    apply('condition Ready with another status (Ready moves to c, the others kept)', 'c', status([condition('Ready', 'False', 'NotYet')]), { status: true, force: true }),
+    apply('condition Ready with another status (Ready moves to c, the others kept)', 'c', status([condition('Ready', 'False', 'NotYet')]), {
+      status: true,
+      force: true,
+    }),
     apply('no conditions (its Custom removed, the others kept)', 'b', obj(t, name), { status: true }),
     {
-      title: 'the reconciler writes its three again (PUT /status), Ready as before', method: 'PUT', status: true, manager: 'reconciler',
-      body: (cur: Json) => ({ ...cur, status: { conditions: [condition('Ready', 'True', 'Available'), condition('Progressing', 'False', 'Done'), condition('Degraded', 'False', 'Fine')] } }),
+      title: 'the reconciler writes its three again (PUT /status), Ready as before',
+      method: 'PUT',
+      status: true,
+      manager: 'reconciler',
+      body: (cur: Json) => ({
+        ...cur,
+        status: { conditions: [condition('Ready', 'True', 'Available'), condition('Progressing', 'False', 'Done'), condition('Degraded', 'False', 'Fine')] },
+      }),
     },
   ];
 }
@@ -313,7 +379,13 @@ function finalizersSequence(t: Target, name: string): Step[] {
     apply('finalizer example.com/b (both kept)', 'b', fin('example.com/b')),
     apply('its own finalizer again (nothing removed)', 'b', fin('example.com/b'), { force: true }),
     apply('no finalizers (only b remains)', 'a', obj(t, name)),
-    { title: 'editor adds example.com/c (merge patch, an Update)', method: 'PATCH', patch: 'merge', manager: 'editor', body: { metadata: { finalizers: ['example.com/b', 'example.com/c'] } } },
+    {
+      title: 'editor adds example.com/c (merge patch, an Update)',
+      method: 'PATCH',
+      patch: 'merge',
+      manager: 'editor',
+      body: { metadata: { finalizers: ['example.com/b', 'example.com/c'] } },
+    },
     apply('finalizer example.com/a again', 'a', fin('example.com/a')),
     apply('finalizer example.com/c, which editor set (same value, shared)', 'c', fin('example.com/c')),
     apply('no finalizers (b removed, c and a kept)', 'b', obj(t, name)),
@@ -333,7 +405,13 @@ function ownerReferencesSequence(t: Target, name: string): Step[] {
     apply("its own and owner-a's with controller: false", 'b', refs(owners.b, { ...owners.a, controller: false }), { force: true }),
     apply('no owner references (owner-a stays: b holds it)', 'a', obj(t, name)),
     apply("only its own (owner-a's dropped)", 'b', refs(owners.b)),
-    { title: 'editor sets blockOwnerDeletion on owner-b (merge patch replaces the list)', method: 'PATCH', patch: 'merge', manager: 'editor', body: { metadata: { ownerReferences: [{ ...owners.b, blockOwnerDeletion: false }] } } },
+    {
+      title: 'editor sets blockOwnerDeletion on owner-b (merge patch replaces the list)',
+      method: 'PATCH',
+      patch: 'merge',
+      manager: 'editor',
+      body: { metadata: { ownerReferences: [{ ...owners.b, blockOwnerDeletion: false }] } },
+    },
     apply('owner-b with blockOwnerDeletion: true (conflict with editor)', 'b', refs({ ...owners.b, blockOwnerDeletion: true })),
   ];
 }
@@ -351,14 +429,25 @@ function labelsSequence(t: Target, name: string): Step[] {
     apply("label app, the creator's (conflict with an Update manager)", 'b', meta({ b: '2', app: 'y' })),
     apply('label app', 'b', meta({ b: '2', app: 'y' }), { force: true }),
     apply('label a only, no annotations (shared and note-a removed)', 'a', meta({ a: '1' })),
-    { title: 'editor sets label b and annotation note-c (merge patch)', method: 'PATCH', patch: 'merge', manager: 'editor', body: { metadata: { labels: { b: '3' }, annotations: { 'example.com/note-c': 'C' } } } },
+    {
+      title: 'editor sets label b and annotation note-c (merge patch)',
+      method: 'PATCH',
+      patch: 'merge',
+      manager: 'editor',
+      body: { metadata: { labels: { b: '3' }, annotations: { 'example.com/note-c': 'C' } } },
+    },
     apply('label b back to 2 (conflict with editor)', 'b', meta({ b: '2', app: 'y' })),
-    apply('only annotation note-b (its label app removed; b stays, editor set it)', 'b', obj(t, name, { metadata: { annotations: { 'example.com/note-b': 'B' } } })),
+    apply(
+      'only annotation note-b (its label app removed; b stays, editor set it)',
+      'b',
+      obj(t, name, { metadata: { annotations: { 'example.com/note-b': 'B' } } }),
+    ),
   ];
 }
 
 const fullSpec = {
-  departure: 'ICN', destination: 'SFO',
+  departure: 'ICN',
+  destination: 'SFO',
   passengers: [{ name: 'alice', seat: '1A' }],
   legs: [{ from: 'ICN', to: 'NRT', flight: 'KE1' }],
   tags: ['t1'],
@@ -372,13 +461,19 @@ function specListsSequence(name: string): Step[] {
   const cConfig = spec({ passengers: [{ name: 'alice', seat: '3C' }], tags: ['t1'], notes: ['n2'], payment: { method: 'cash' }, extras: { wifi: 'no' } });
   return [
     apply('creates with every kind of list and map', 'a', spec(fullSpec)),
-    apply('passenger bob, leg NRT-SFO, tags t2 and t1, extra meal', 'b', spec({ passengers: [{ name: 'bob', seat: '2B' }], legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2' }], tags: ['t2', 't1'], extras: { meal: 'veg' } })),
+    apply(
+      'passenger bob, leg NRT-SFO, tags t2 and t1, extra meal',
+      'b',
+      spec({ passengers: [{ name: 'bob', seat: '2B' }], legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2' }], tags: ['t2', 't1'], extras: { meal: 'veg' } }),
+    ),
     apply("alice's seat, tag t1, notes, payment, extra wifi (conflicts with a)", 'c', cConfig),
     apply("alice's seat, tag t1, notes, payment, extra wifi", 'c', cConfig, { force: true }),
     apply('its first configuration again (conflicts with c)', 'a', spec(fullSpec)),
     apply('without bob and t1', 'b', spec({ legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2' }], tags: ['t2'], extras: { meal: 'veg' } })),
     {
-      title: "editor sets alice's meal, leg NRT-SFO's cabin and reorders the tags (PUT, an Update)", method: 'PUT', manager: 'editor',
+      title: "editor sets alice's meal, leg NRT-SFO's cabin and reorders the tags (PUT, an Update)",
+      method: 'PUT',
+      manager: 'editor',
       body: (cur: Json) => ({
         ...cur,
         spec: {
@@ -389,40 +484,98 @@ function specListsSequence(name: string): Step[] {
         },
       }),
     },
-    apply("leg NRT-SFO's cabin (conflict with editor)", 'b', spec({ legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2', cabin: 'economy' }], tags: ['t2'], extras: { meal: 'veg' } })),
+    apply(
+      "leg NRT-SFO's cabin (conflict with editor)",
+      'b',
+      spec({ legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2', cabin: 'economy' }], tags: ['t2'], extras: { meal: 'veg' } }),
+    ),
     apply("its configuration with alice's meal", 'a', spec({ ...fullSpec, passengers: [{ name: 'alice', seat: '1A', meal: 'kosher' }] }), { force: true }),
     apply('an empty configuration (it owned only what others own too)', 'c', obj(FT, name)),
     apply('only departure and destination (its items removed)', 'a', spec({ departure: 'ICN', destination: 'SFO' })),
-    apply('two legs in a new order, a second passenger', 'b', spec({ passengers: [{ name: 'carol' }], legs: [{ from: 'SFO', to: 'LAX' }, { from: 'NRT', to: 'SFO', flight: 'UA2' }], tags: ['t3', 't2'], extras: { meal: 'veg' } })),
-    { title: 'editor appends a tag and a note (JSON patch)', method: 'PATCH', patch: 'json', manager: 'editor', body: [{ op: 'add', path: '/spec/tags/-', value: 't9' }, { op: 'add', path: '/spec/notes', value: ['e1'] }] },
-    apply('its configuration without LAX (the leg goes, the editor\'s tag stays)', 'b', spec({ passengers: [{ name: 'carol' }], legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2' }], tags: ['t3', 't2'], extras: { meal: 'veg' } })),
+    apply(
+      'two legs in a new order, a second passenger',
+      'b',
+      spec({
+        passengers: [{ name: 'carol' }],
+        legs: [
+          { from: 'SFO', to: 'LAX' },
+          { from: 'NRT', to: 'SFO', flight: 'UA2' },
+        ],
+        tags: ['t3', 't2'],
+        extras: { meal: 'veg' },
+      }),
+    ),
+    {
+      title: 'editor appends a tag and a note (JSON patch)',
+      method: 'PATCH',
+      patch: 'json',
+      manager: 'editor',
+      body: [
+        { op: 'add', path: '/spec/tags/-', value: 't9' },
+        { op: 'add', path: '/spec/notes', value: ['e1'] },
+      ],
+    },
+    apply(
+      "its configuration without LAX (the leg goes, the editor's tag stays)",
+      'b',
+      spec({ passengers: [{ name: 'carol' }], legs: [{ from: 'NRT', to: 'SFO', flight: 'UA2' }], tags: ['t3', 't2'], extras: { meal: 'veg' } }),
+    ),
   ];
 }
 
 function createSequence(name: string, how: 'POST' | 'apply'): Step[] {
   const content = {
     metadata: { labels: { app: 'x' }, annotations: { 'example.com/a': '1' }, finalizers: ['example.com/f'], ownerReferences: [owners.a] },
-    spec: { ...fullSpec, passengers: [{ name: 'alice', seat: '1A' }, { name: 'bob' }], legs: [...fullSpec.legs, { from: 'NRT', to: 'SFO' }], tags: ['t1', 't2'], extras: { wifi: 'yes', bag: '2' } },
+    spec: {
+      ...fullSpec,
+      passengers: [{ name: 'alice', seat: '1A' }, { name: 'bob' }],
+      legs: [...fullSpec.legs, { from: 'NRT', to: 'SFO' }],
+      tags: ['t1', 't2'],
+      extras: { wifi: 'yes', bag: '2' },
+    },
   };
   // The applier's next configuration: after a POST only what it takes over; after its own create, its whole
   // configuration changed (bob's seat, label app, extra bag) and without leg NRT-SFO and tag t2, which it removes.
-  const next = how === 'POST'
-    ? obj(FT, name, { metadata: { labels: { app: 'z' } }, spec: { passengers: [{ name: 'bob', seat: '2B' }], extras: { bag: '3' } } })
-    : obj(FT, name, {
-      metadata: { ...content.metadata, labels: { app: 'z' } },
-      spec: { ...content.spec, passengers: [{ name: 'alice', seat: '1A' }, { name: 'bob', seat: '2B' }], legs: fullSpec.legs, tags: ['t1'], extras: { wifi: 'yes', bag: '3' } },
-    });
+  const next =
+    how === 'POST'
+      ? obj(FT, name, { metadata: { labels: { app: 'z' } }, spec: { passengers: [{ name: 'bob', seat: '2B' }], extras: { bag: '3' } } })
+      : obj(FT, name, {
+          metadata: { ...content.metadata, labels: { app: 'z' } },
+          spec: {
+            ...content.spec,
+            passengers: [
+              { name: 'alice', seat: '1A' },
+              { name: 'bob', seat: '2B' },
+            ],
+            legs: fullSpec.legs,
+            tags: ['t1'],
+            extras: { wifi: 'yes', bag: '3' },
+          },
+        });
   return [
     how === 'POST' ? create(FT, name, 'poster', content) : apply('creates', 'applier', obj(FT, name, content)),
     {
-      title: "editor changes bob's seat, a label, a tag and an extra (PUT)", method: 'PUT', manager: 'editor',
+      title: "editor changes bob's seat, a label, a tag and an extra (PUT)",
+      method: 'PUT',
+      manager: 'editor',
       body: (cur: Json) => ({
         ...cur,
         metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, app: 'y' } },
-        spec: { ...cur.spec, passengers: cur.spec.passengers.map((p: Json) => (p.name === 'bob' ? { ...p, seat: '9Z' } : p)), tags: ['t1', 't3'], extras: { ...cur.spec.extras, bag: '1' } },
+        spec: {
+          ...cur.spec,
+          passengers: cur.spec.passengers.map((p: Json) => (p.name === 'bob' ? { ...p, seat: '9Z' } : p)),
+          tags: ['t1', 't3'],
+          extras: { ...cur.spec.extras, bag: '1' },
+        },
       }),
     },
-    { title: 'patcher adds a label, an extra and a passenger (merge patch)', method: 'PATCH', patch: 'merge', manager: 'patcher', body: (cur: Json) => ({ metadata: { labels: { p: '1' } }, spec: { extras: { p: 'yes' }, passengers: [...cur.spec.passengers, { name: 'pat' }] } }) },
+    {
+      title: 'patcher adds a label, an extra and a passenger (merge patch)',
+      method: 'PATCH',
+      patch: 'merge',
+      manager: 'patcher',
+      body: (cur: Json) => ({ metadata: { labels: { p: '1' } }, spec: { extras: { p: 'yes' }, passengers: [...cur.spec.passengers, { name: 'pat' }] } }),
+    },
     apply("bob's seat, label app, extra bag (conflicts with editor)", 'applier', next),
     apply("bob's seat, label app, extra bag", 'applier', next, { force: true }),
     { title: 'patcher removes the finalizers (merge patch)', method: 'PATCH', patch: 'merge', manager: 'patcher', body: { metadata: { finalizers: null } } },
@@ -437,15 +590,34 @@ function createSequence(name: string, how: 'POST' | 'apply'): Step[] {
  */
 function scaleSequence(name: string): Step[] {
   const replicas = (n?: number) => obj(WS, name, { spec: { ...WS.spec, ...(n === undefined ? {} : { replicas: n }) } });
-  const putScale = (n: number) => (cur: Json) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace: NS, resourceVersion: cur.metadata.resourceVersion }, spec: { replicas: n } });
+  const putScale = (n: number) => (cur: Json) => ({
+    apiVersion: 'autoscaling/v1',
+    kind: 'Scale',
+    metadata: { name, namespace: NS, resourceVersion: cur.metadata.resourceVersion },
+    spec: { replicas: n },
+  });
   return [
     apply('creates with 2 replicas', 'a', replicas(2)),
-    { title: 'scaler sets 3 replicas (merge patch /scale, an Update)', method: 'PATCH', patch: 'merge', scale: true, manager: 'scaler', body: { spec: { replicas: 3 } } },
+    {
+      title: 'scaler sets 3 replicas (merge patch /scale, an Update)',
+      method: 'PATCH',
+      patch: 'merge',
+      scale: true,
+      manager: 'scaler',
+      body: { spec: { replicas: 3 } },
+    },
     apply('2 replicas again (conflict with scaler)', 'a', replicas(2)),
     apply('2 replicas again', 'a', replicas(2), { force: true }),
     { title: 'scaler sets 6 replicas (PUT /scale)', method: 'PUT', scale: true, manager: 'scaler', body: putScale(6) },
     apply('without replicas (scaler keeps them)', 'a', replicas()),
-    { title: 'hpa sets 4 replicas (JSON patch /scale)', method: 'PATCH', patch: 'json', scale: true, manager: 'hpa', body: [{ op: 'replace', path: '/spec/replicas', value: 4 }] },
+    {
+      title: 'hpa sets 4 replicas (JSON patch /scale)',
+      method: 'PATCH',
+      patch: 'json',
+      scale: true,
+      manager: 'hpa',
+      body: [{ op: 'replace', path: '/spec/replicas', value: 4 }],
+    },
     apply('2 replicas (conflict with hpa)', 'a', replicas(2)),
   ];
 }
@@ -467,33 +639,73 @@ function capSequence(name: string): Step[] {
   const writers = Array.from({ length: 12 }, (_, i) => `writer-${String(i + 1).padStart(2, '0')}`);
   return [
     apply('creates with one extra', 'a', obj(FT, name, { spec: { departure: 'ICN', destination: 'SFO', extras: { a: '1' } } })),
-    ...writers.map((w): Step => ({ title: `${w} sets its own extra (merge patch)`, method: 'PATCH', patch: 'merge', manager: w, body: { spec: { extras: { [w]: 'x' } } } })),
-    { title: 'writer-12 sets another extra (its entry moves to the newest)', method: 'PATCH', patch: 'merge', manager: 'writer-12', body: { spec: { extras: { late: 'y' } } } },
+    ...writers.map(
+      (w): Step => ({ title: `${w} sets its own extra (merge patch)`, method: 'PATCH', patch: 'merge', manager: w, body: { spec: { extras: { [w]: 'x' } } } }),
+    ),
+    {
+      title: 'writer-12 sets another extra (its entry moves to the newest)',
+      method: 'PATCH',
+      patch: 'merge',
+      manager: 'writer-12',
+      body: { spec: { extras: { late: 'y' } } },
+    },
   ];
 }
 
 /** edgesSequence: nulls, status and managedFields in a configuration, dry runs, an empty list applied, a managedFields reset. */
 function edgesSequence(name: string): Step[] {
   const spec = (s: Json, rest: Json = {}) => obj(FT, name, { ...rest, spec: s });
-  const aConfig = spec({ departure: 'ICN', destination: 'SFO', passengers: [{ name: 'alice', seat: '1A' }, { name: 'bob' }], tags: ['t1'], extras: { wifi: 'yes' } });
+  const aConfig = spec({
+    departure: 'ICN',
+    destination: 'SFO',
+    passengers: [{ name: 'alice', seat: '1A' }, { name: 'bob' }],
+    tags: ['t1'],
+    extras: { wifi: 'yes' },
+  });
   return [
     apply('creates with passengers, tags and extras', 'a', aConfig),
     apply('extra meal and notes', 'b', spec({ extras: { meal: 'veg' }, notes: ['n1'] })),
     // One null only: kube-apiserver lists several schema errors in no fixed order.
     apply('its extra meal as null', 'b', spec({ extras: { meal: null }, notes: ['n1'] })),
-    apply('status in a configuration for the main resource (not its to own)', 'b', obj(FT, name, { spec: { tags: ['t3'] }, status: { booked: true, conditions: [condition('Custom', 'True', 'Mine')] } })),
-    apply('managedFields in the configuration', 'b', obj(FT, name, { metadata: { managedFields: [{ manager: 'x', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: {} }] }, spec: { tags: ['t3'] } })),
+    apply(
+      'status in a configuration for the main resource (not its to own)',
+      'b',
+      obj(FT, name, { spec: { tags: ['t3'] }, status: { booked: true, conditions: [condition('Custom', 'True', 'Mine')] } }),
+    ),
+    apply(
+      'managedFields in the configuration',
+      'b',
+      obj(FT, name, { metadata: { managedFields: [{ manager: 'x', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: {} }] }, spec: { tags: ['t3'] } }),
+    ),
     apply("alice's seat as a dry run (nothing stored)", 'c', spec({ passengers: [{ name: 'alice', seat: '3C' }] }), { force: true, query: { dryRun: 'All' } }),
     apply('an explicitly empty list map and set', 'b', spec({ passengers: [], tags: [] })),
-    { title: 'editor moves bob before alice (JSON patch)', method: 'PATCH', patch: 'json', manager: 'editor', body: [{ op: 'move', from: '/spec/passengers/1', path: '/spec/passengers/0' }] },
+    {
+      title: 'editor moves bob before alice (JSON patch)',
+      method: 'PATCH',
+      patch: 'json',
+      manager: 'editor',
+      body: [{ op: 'move', from: '/spec/passengers/1', path: '/spec/passengers/0' }],
+    },
     apply('an applier named as an Update manager: its entries are separate', 'editor', spec({ tags: ['t4'] })),
-    { title: 'editor resets managedFields ([{}], merge patch)', method: 'PATCH', patch: 'merge', manager: 'editor', body: { metadata: { managedFields: [{}] } } },
+    {
+      title: 'editor resets managedFields ([{}], merge patch)',
+      method: 'PATCH',
+      patch: 'merge',
+      manager: 'editor',
+      body: { metadata: { managedFields: [{}] } },
+    },
     apply('its configuration again, after the reset', 'a', aConfig),
     {
-      title: 'editor writes status through the main resource (PUT: status ignored, the rest owned)', method: 'PUT', manager: 'editor',
+      title: 'editor writes status through the main resource (PUT: status ignored, the rest owned)',
+      method: 'PUT',
+      manager: 'editor',
       body: (cur: Json) => ({ ...cur, metadata: { ...cur.metadata, labels: { e: '1' } }, status: { booked: true } }),
     },
-    apply('without bob', 'a', spec({ departure: 'ICN', destination: 'SFO', passengers: [{ name: 'alice', seat: '1A' }], tags: ['t1'], extras: { wifi: 'yes' } })),
+    apply(
+      'without bob',
+      'a',
+      spec({ departure: 'ICN', destination: 'SFO', passengers: [{ name: 'alice', seat: '1A' }], tags: ['t1'], extras: { wifi: 'yes' } }),
+    ),
   ];
 }
 
@@ -525,7 +737,8 @@ afterAll(async () => {
   // kube-apiserver deletes a CRD's objects before the CRD.
   for (const t of [FT, WS]) {
     for (const o of (await kubeCall('GET', collection(t, 'kube'))).body?.items ?? []) {
-      if (o.metadata.finalizers?.length) await kubeCall('PATCH', `${collection(t, 'kube')}/${o.metadata.name}`, { metadata: { finalizers: null } }, PATCH_TYPES.merge);
+      if (o.metadata.finalizers?.length)
+        await kubeCall('PATCH', `${collection(t, 'kube')}/${o.metadata.name}`, { metadata: { finalizers: null } }, PATCH_TYPES.merge);
     }
     const crd = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${t.plural}.${t.twin}`;
     await kubeCall('DELETE', crd);
@@ -540,15 +753,23 @@ afterAll(async () => {
 
 describe('server-side apply compared with kube-apiserver serving the same schema as a CRD', () => {
   describe('FlightTicket (testing.example.com)', () => {
-    it('status.conditions, a list map keyed by type: an Update manager and two appliers', () => compare(FT, 'conditions', 'conditions', conditionsSequence(FT, 'conditions')));
+    it('status.conditions, a list map keyed by type: an Update manager and two appliers', () =>
+      compare(FT, 'conditions', 'conditions', conditionsSequence(FT, 'conditions')));
     it('metadata.finalizers, a set: three appliers and an Update manager', () => compare(FT, 'finalizers', 'finalizers', finalizersSequence(FT, 'finalizers')));
-    it('metadata.ownerReferences, a list map keyed by uid: two appliers and an Update manager', () => compare(FT, 'ownerReferences', 'owners', ownerReferencesSequence(FT, 'owners')));
-    it('metadata.labels and annotations, granular maps: two appliers, the creator and an Update manager', () => compare(FT, 'labels and annotations', 'labels', labelsSequence(FT, 'labels')));
-    it('spec: list maps by one and two keys, a set, an atomic list, a granular and an atomic map; three appliers and an Update manager', () => compare(FT, 'spec lists and maps', 'spec-lists', specListsSequence('spec-lists')));
-    it('created by POST (Update entry), then a PUT, a merge patch and an applier', () => compare(FT, 'create via POST', 'created-by-post', createSequence('created-by-post', 'POST')));
-    it('created by apply (Apply entry), then a PUT, a merge patch and the applier again', () => compare(FT, 'create via apply', 'created-by-apply', createSequence('created-by-apply', 'apply')));
-    it('configurations that cannot be typed: duplicates in a set and a list map, an item without its key', () => compare(FT, 'invalid configurations', 'invalid', invalidSequence('invalid')));
-    it('edges: nulls, status and managedFields applied, a dry run, an empty list applied, an applier named as an Update manager, a managedFields reset', () => compare(FT, 'edges', 'edges', edgesSequence('edges')));
+    it('metadata.ownerReferences, a list map keyed by uid: two appliers and an Update manager', () =>
+      compare(FT, 'ownerReferences', 'owners', ownerReferencesSequence(FT, 'owners')));
+    it('metadata.labels and annotations, granular maps: two appliers, the creator and an Update manager', () =>
+      compare(FT, 'labels and annotations', 'labels', labelsSequence(FT, 'labels')));
+    it('spec: list maps by one and two keys, a set, an atomic list, a granular and an atomic map; three appliers and an Update manager', () =>
+      compare(FT, 'spec lists and maps', 'spec-lists', specListsSequence('spec-lists')));
+    it('created by POST (Update entry), then a PUT, a merge patch and an applier', () =>
+      compare(FT, 'create via POST', 'created-by-post', createSequence('created-by-post', 'POST')));
+    it('created by apply (Apply entry), then a PUT, a merge patch and the applier again', () =>
+      compare(FT, 'create via apply', 'created-by-apply', createSequence('created-by-apply', 'apply')));
+    it('configurations that cannot be typed: duplicates in a set and a list map, an item without its key', () =>
+      compare(FT, 'invalid configurations', 'invalid', invalidSequence('invalid')));
+    it('edges: nulls, status and managedFields applied, a dry run, an empty list applied, an applier named as an Update manager, a managedFields reset', () =>
+      compare(FT, 'edges', 'edges', edgesSequence('edges')));
     it('more than ten Update managers: the oldest fold into ancient-changes', () => compare(FT, 'update manager cap', 'cap', capSequence('cap')));
   });
 
@@ -583,9 +804,11 @@ describe('through kube-apiserver to our server, with its reconcilers on', () => 
       await kubeCall('PATCH', `${base}/${w.metadata.name}`, { metadata: { finalizers, resourceVersion: w.metadata.resourceVersion } }, PATCH_TYPES.merge);
     }
     await kubeCall('DELETE', `/api/v1/namespaces/${AGG_NS}`);
-    await waitFor(`namespace ${AGG_NS} gone`, async () => (await kubeCall('GET', `/api/v1/namespaces/${AGG_NS}`)).code === 404, 120_000, 500).catch((e: unknown) => {
-      process.stderr.write(`${String(e)}\n`);
-    });
+    await waitFor(`namespace ${AGG_NS} gone`, async () => (await kubeCall('GET', `/api/v1/namespaces/${AGG_NS}`)).code === 404, 120_000, 500).catch(
+      (e: unknown) => {
+        process.stderr.write(`${String(e)}\n`);
+      },
+    );
     await reconcilersOff(env);
   }, 300_000);
 
@@ -593,10 +816,15 @@ describe('through kube-apiserver to our server, with its reconcilers on', () => 
   async function created(name: string): Promise<void> {
     const r = await kubeCall('POST', `${base}?fieldManager=creator`, obj(WS, name, { spec: WS.spec }));
     expect(r.code, JSON.stringify(r.body)).toBe(201);
-    await waitFor(`the reconciler's status on ${name}`, async () => {
-      const o = (await kubeCall('GET', `${base}/${name}`)).body;
-      return o.status?.conditions?.some((c: Json) => c.type === 'Ready') && managers(o).includes(`${RECONCILER}/Update/status`);
-    }, 60_000, 200);
+    await waitFor(
+      `the reconciler's status on ${name}`,
+      async () => {
+        const o = (await kubeCall('GET', `${base}/${name}`)).body;
+        return o.status?.conditions?.some((c: Json) => c.type === 'Ready') && managers(o).includes(`${RECONCILER}/Update/status`);
+      },
+      60_000,
+      200,
+    );
   }
 
   /** settled reads the object once the reconciler has had its turn after the last write. */
@@ -607,17 +835,27 @@ describe('through kube-apiserver to our server, with its reconcilers on', () => 
 
   it("status.conditions: b's applied Custom condition is kept beside the reconciler's", async () => {
     await created('conditions');
-    const r = await kubeCall('PATCH', `${base}/conditions/status?fieldManager=b`, obj(WS, 'conditions', { status: { conditions: [condition('Custom', 'True', 'Mine')] } }), APPLY);
+    const r = await kubeCall(
+      'PATCH',
+      `${base}/conditions/status?fieldManager=b`,
+      obj(WS, 'conditions', { status: { conditions: [condition('Custom', 'True', 'Mine')] } }),
+      APPLY,
+    );
     expect(r.code, JSON.stringify(r.body)).toBe(200);
     const o = await settled('conditions');
     expect(o.status.conditions.map((c: Json) => c.type)).toEqual(expect.arrayContaining(['Ready', 'Custom']));
     expect(managers(o)).toEqual(expect.arrayContaining([`${RECONCILER}/Update/status`, 'b/Apply/status']));
   });
 
-  it('metadata.finalizers: both appliers\' finalizers and entries are kept', async () => {
+  it("metadata.finalizers: both appliers' finalizers and entries are kept", async () => {
     await created('finalizers');
     for (const m of ['a', 'b']) {
-      const r = await kubeCall('PATCH', `${base}/finalizers?fieldManager=${m}`, obj(WS, 'finalizers', { metadata: { finalizers: [`example.com/${m}`] } }), APPLY);
+      const r = await kubeCall(
+        'PATCH',
+        `${base}/finalizers?fieldManager=${m}`,
+        obj(WS, 'finalizers', { metadata: { finalizers: [`example.com/${m}`] } }),
+        APPLY,
+      );
       expect(r.code, JSON.stringify(r.body)).toBe(200);
     }
     const o = await settled('finalizers');

@@ -29,10 +29,15 @@ type AuditEvent = Record<string, any>;
 const spec = (args: string[]) => ({ args, logFile: env.website.logFile, pidFile: env.website.pidFile, url: env.website.url });
 
 async function serving(): Promise<void> {
-  await waitFor('websites reachable through kube-apiserver', async () => {
-    await kubectlOk(admin, ['get', 'websites', '-A', '-o', 'name'], { timeoutMs: 10_000 });
-    return true;
-  }, 90_000, 500);
+  await waitFor(
+    'websites reachable through kube-apiserver',
+    async () => {
+      await kubectlOk(admin, ['get', 'websites', '-A', '-o', 'name'], { timeoutMs: 10_000 });
+      return true;
+    },
+    90_000,
+    500,
+  );
 }
 
 /**
@@ -40,26 +45,45 @@ async function serving(): Promise<void> {
  * (WithAuditInit) and its proxy adds ours, which, as any k8s.io/apiserver-based server, sets it on every response.
  */
 function auditId(h: Record<string, string | string[] | undefined>): string {
-  const values = String(h['audit-id']).split(',').map((v) => v.trim());
+  const values = String(h['audit-id'])
+    .split(',')
+    .map((v) => v.trim());
   expect(new Set(values).size).toBe(1);
   return values[0] as string;
 }
 
 async function eventsOf(id: string, stages: number): Promise<AuditEvent[]> {
-  return waitFor(`${stages} audit events of ${id}`, () => {
-    // The log is being written: a last line without its newline is not finished yet.
-    const text = readFileSync(logPath, 'utf8');
-    const evs = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e['auditID'] === id);
-    return evs.length >= stages ? evs : undefined;
-  }, 15_000, 50);
+  return waitFor(
+    `${stages} audit events of ${id}`,
+    () => {
+      // The log is being written: a last line without its newline is not finished yet.
+      const text = readFileSync(logPath, 'utf8');
+      const evs = text
+        .slice(0, text.lastIndexOf('\n') + 1)
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as AuditEvent)
+        .filter((e) => e['auditID'] === id);
+      return evs.length >= stages ? evs : undefined;
+    },
+    15_000,
+    50,
+  );
 }
 
 beforeAll(async () => {
-  writeFileSync(join(dir, 'policy.yaml'), [
-    'apiVersion: audit.k8s.io/v1', 'kind: Policy', 'rules:',
-    '- level: RequestResponse', '  resources: [{group: extensions.example.com, resources: [websites]}]',
-    '- level: None', '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'policy.yaml'),
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'rules:',
+      '- level: RequestResponse',
+      '  resources: [{group: extensions.example.com, resources: [websites]}]',
+      '- level: None',
+      '',
+    ].join('\n'),
+  );
   await stopWebsiteServer(env.website.pidFile);
   await startWebsiteServer(spec([...env.website.args, '--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', logPath]));
   await serving();
@@ -77,15 +101,24 @@ afterAll(async () => {
 });
 
 describe('audit behind kube-apiserver', () => {
-  it('a create: kube-apiserver\'s Audit-Id names our events, with the user it asserts and the forwarded source IPs', async () => {
+  it("a create: kube-apiserver's Audit-Id names our events, with the user it asserts and the forwarded source IPs", async () => {
     const who = await request(`${env.server}/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
-      dispatcher: kube, method: 'POST', headers: { ...bearer, 'content-type': 'application/json' },
+      dispatcher: kube,
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
       body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
     });
     const userInfo = ((await who.body.json()) as { status: { userInfo: { username: string; groups: string[] } } }).status.userInfo;
-    const body = { apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name: 'audited' }, spec: { gitRepo: 'https://example.com/site.git' } };
+    const body = {
+      apiVersion: 'extensions.example.com/v1alpha1',
+      kind: 'Website',
+      metadata: { name: 'audited' },
+      spec: { gitRepo: 'https://example.com/site.git' },
+    };
     const r = await request(`${env.server}${PATH}`, {
-      dispatcher: kube, method: 'POST', body: JSON.stringify(body),
+      dispatcher: kube,
+      method: 'POST',
+      body: JSON.stringify(body),
       headers: { ...bearer, 'content-type': 'application/json', 'x-forwarded-for': '10.9.8.7', 'user-agent': 'audit-e2e/1.0' },
     });
     const created = (await r.body.json()) as Record<string, any>;
@@ -101,15 +134,20 @@ describe('audit behind kube-apiserver', () => {
     expect(complete['sourceIPs'][0]).toBe('10.9.8.7');
     expect(complete['sourceIPs'].at(-1)).toBe('127.0.0.1');
     expect(complete).toMatchObject({
-      verb: 'create', userAgent: 'audit-e2e/1.0', requestURI: PATH,
+      verb: 'create',
+      userAgent: 'audit-e2e/1.0',
+      requestURI: PATH,
       objectRef: { resource: 'websites', namespace: NS, name: 'audited', apiGroup: 'extensions.example.com', apiVersion: 'v1alpha1' },
-      responseStatus: { metadata: {}, code: 201 }, requestObject: body, responseObject: created,
+      responseStatus: { metadata: {}, code: 201 },
+      requestObject: body,
+      responseObject: created,
     });
   });
 
   it('an impersonated request: kube-apiserver resolves it, we record the resulting user', async () => {
     const r = await request(`${env.server}${PATH}/audited`, {
-      dispatcher: kube, headers: { ...bearer, 'impersonate-user': 'audit-bob', 'impersonate-group': 'system:masters' },
+      dispatcher: kube,
+      headers: { ...bearer, 'impersonate-user': 'audit-bob', 'impersonate-group': 'system:masters' },
     });
     await r.body.text();
     expect(r.statusCode).toBe(200);
@@ -124,7 +162,9 @@ describe('audit behind kube-apiserver', () => {
     await r.body.text();
     const evs = await eventsOf(auditId(r.headers), 3);
     expect(evs.map((e) => [e['stage'], e['verb'], e['responseStatus']?.code])).toEqual([
-      ['RequestReceived', 'watch', undefined], ['ResponseStarted', 'watch', 200], ['ResponseComplete', 'watch', 200],
+      ['RequestReceived', 'watch', undefined],
+      ['ResponseStarted', 'watch', 200],
+      ['ResponseComplete', 'watch', 200],
     ]);
   });
 });

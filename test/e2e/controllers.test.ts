@@ -44,11 +44,20 @@ async function create(ns: string, obj: Record<string, any>): Promise<any> {
   return JSON.parse(r.stdout);
 }
 
-const configMap = (name: string, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...metadata }, data: { k: 'v' } });
+const configMap = (name: string, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...metadata },
+  data: { k: 'v' },
+});
 
 /** ownedBy is an ownerReference to a Website. */
 const ownedBy = (ws: any, blockOwnerDeletion = false) => ({
-  apiVersion: API_VERSION, kind: 'Website', name: ws.metadata.name, uid: ws.metadata.uid, ...(blockOwnerDeletion ? { blockOwnerDeletion: true } : {}),
+  apiVersion: API_VERSION,
+  kind: 'Website',
+  name: ws.metadata.name,
+  uid: ws.metadata.uid,
+  ...(blockOwnerDeletion ? { blockOwnerDeletion: true } : {}),
 });
 
 /** exists tells whether `kubectl get` finds the object (false only on NotFound). */
@@ -111,8 +120,14 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
     const cmRaw = await api('POST', `/api/v1/namespaces/${ns}/configmaps`, { ...configMap('x'), metadata: { name: 'x', namespace: ns } });
     const wsRaw = await api('POST', `${WEBSITES}/namespaces/${ns}/websites`, { ...websiteManifest('x'), metadata: { name: 'x', namespace: ns } });
     expect(cmRaw.body).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `namespaces "${ns}" not found`, reason: 'NotFound',
-      details: { name: ns, kind: 'namespaces' }, code: 404,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `namespaces "${ns}" not found`,
+      reason: 'NotFound',
+      details: { name: ns, kind: 'namespaces' },
+      code: 404,
     });
     expect(wsRaw.status).toBe(404);
     expect.soft(wsRaw.body).toEqual(cmRaw.body);
@@ -128,11 +143,16 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
 
     // Our server learns about the deletion from its namespace informer: give it a moment, probing with dry-run creates.
     let probes = 0;
-    await waitFor('our server to refuse creates in the terminating namespace', async () => {
-      probes++;
-      const r = await api('POST', `${WEBSITES}/namespaces/${ns}/websites?dryRun=All`, websiteManifest('probe'));
-      return r.status === 403;
-    }, 10_000, 50);
+    await waitFor(
+      'our server to refuse creates in the terminating namespace',
+      async () => {
+        probes++;
+        const r = await api('POST', `${WEBSITES}/namespaces/${ns}/websites?dryRun=All`, websiteManifest('probe'));
+        return r.status === 403;
+      },
+      10_000,
+      50,
+    );
     console.log(`website create refused after ${probes} dry-run probe(s)`);
 
     const cm = await k(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(configMap('late')) });
@@ -145,7 +165,11 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
     const cmRaw = await api('POST', `/api/v1/namespaces/${ns}/configmaps`, configMap('late'));
     const wsRaw = await api('POST', `${WEBSITES}/namespaces/${ns}/websites`, websiteManifest('late'));
     expect(cmRaw.status).toBe(403);
-    expect(cmRaw.body).toMatchObject({ reason: 'Forbidden', code: 403, details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] } });
+    expect(cmRaw.body).toMatchObject({
+      reason: 'Forbidden',
+      code: 403,
+      details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] },
+    });
     expect(wsRaw.status).toBe(403);
     // Same body apart from naming the resource: one cause of type NamespaceTerminating, same message, same field.
     // (soft: a difference here should not hide whether the namespace can still finish below)
@@ -156,17 +180,27 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
     });
 
     // The namespace controller has deleted the held Website and reports what still blocks the namespace.
-    const held = await waitFor('the namespace controller to delete the held Website', async () => {
-      const o = await getJson('ws', 'held', ns);
-      return o.metadata.deletionTimestamp ? o : undefined;
-    }, 60_000, 250);
+    const held = await waitFor(
+      'the namespace controller to delete the held Website',
+      async () => {
+        const o = await getJson('ws', 'held', ns);
+        return o.metadata.deletionTimestamp ? o : undefined;
+      },
+      60_000,
+      250,
+    );
     expect(held.metadata.finalizers).toEqual(['example.com/hold']);
-    const conditions = await waitFor('namespace conditions naming websites', async () => {
-      const c: any[] = (await getJson('namespace', ns)).status.conditions ?? [];
-      const remaining = c.find((x) => x.type === 'NamespaceContentRemaining' && x.status === 'True');
-      const finalizers = c.find((x) => x.type === 'NamespaceFinalizersRemaining' && x.status === 'True');
-      return remaining && finalizers ? { remaining, finalizers } : undefined;
-    }, 60_000, 250);
+    const conditions = await waitFor(
+      'namespace conditions naming websites',
+      async () => {
+        const c: any[] = (await getJson('namespace', ns)).status.conditions ?? [];
+        const remaining = c.find((x) => x.type === 'NamespaceContentRemaining' && x.status === 'True');
+        const finalizers = c.find((x) => x.type === 'NamespaceFinalizersRemaining' && x.status === 'True');
+        return remaining && finalizers ? { remaining, finalizers } : undefined;
+      },
+      60_000,
+      250,
+    );
     expect(conditions.remaining.message).toBe(`Some resources are remaining: websites.${GROUP} has 1 resource instances`);
     expect(conditions.finalizers.message).toBe('Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances');
     expect(await exists('namespace', ns)).toBe(true);
@@ -204,10 +238,15 @@ describe('controllers and namespace lifecycle through kube-apiserver', () => {
     const deleting = k.background(['delete', 'ws', 'fg', '-n', ns, '--cascade=foreground', '--timeout=90s']);
     try {
       const t0 = Date.now();
-      const dep = await waitFor('the GC to delete the dependent', async () => {
-        const cm = await getJson('configmap', 'fg-dep', ns);
-        return cm.metadata.deletionTimestamp ? cm : undefined;
-      }, 90_000, 250);
+      const dep = await waitFor(
+        'the GC to delete the dependent',
+        async () => {
+          const cm = await getJson('configmap', 'fg-dep', ns);
+          return cm.metadata.deletionTimestamp ? cm : undefined;
+        },
+        90_000,
+        250,
+      );
       console.log(`GC deleted the blocking dependent ${Date.now() - t0} ms after the foreground delete`);
       expect(dep.metadata.finalizers).toEqual(['example.com/hold']);
       const ws = await getJson('ws', 'fg', ns);

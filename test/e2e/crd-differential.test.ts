@@ -65,32 +65,58 @@ async function ours(c: CrdCase) {
 const crdPath = (c: CrdCase) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.crd.metadata.name}`;
 
 beforeAll(async () => {
-  expect((await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).code).toBe(201);
+  expect((await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).code).toBe(
+    201,
+  );
   // Every CRD at once, then each served version answering and published: no built-in API serves their groups.
-  await Promise.all(CASES.map(async (c) => {
-    const create = () => kube.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: c.crd });
-    let r = await create();
-    if (r.code === 409) {
-      // Left by an earlier run on this plane: replaced, so that no object of it is left either.
-      await kube.call({ method: 'DELETE', path: crdPath(c) });
-      await waitFor(`CRD ${c.crd.metadata.name} gone`, async () => (await kube.call({ method: 'GET', path: crdPath(c) })).code === 404, 120_000, 250);
-      r = await create();
-    }
-    if (r.code !== 201) throw new Error(`creating CRD ${c.file} on kube-apiserver: HTTP ${r.code} ${JSON.stringify(r.body)}`);
-    await waitFor(`${c.crd.metadata.name} Established`, async () => (await kube.call({ method: 'GET', path: crdPath(c) })).body?.status?.conditions?.some((x: { type: string; status: string }) => x.type === 'Established' && x.status === 'True'), 60_000, 100);
-    for (const v of c.versions) {
-      await waitFor(`${c.plural}.${c.group}/${v.name} served`, async () => (await kube.call({ method: 'GET', path: `/apis/${c.group}/${v.name}/${c.plural}?limit=1` })).code === 200, 60_000, 100);
-      // kube-apiserver publishes a CRD's OpenAPI a moment after serving it.
-      await waitFor(`${c.plural}.${c.group}/${v.name} in OpenAPI v3`, async () => Object.keys(kindSchema((await kube.call({ method: 'GET', path: `/openapi/v3/apis/${c.group}/${v.name}` })).body, c.kind)).length > 0, 60_000, 250);
-    }
-  }));
+  await Promise.all(
+    CASES.map(async (c) => {
+      const create = () => kube.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: c.crd });
+      let r = await create();
+      if (r.code === 409) {
+        // Left by an earlier run on this plane: replaced, so that no object of it is left either.
+        await kube.call({ method: 'DELETE', path: crdPath(c) });
+        await waitFor(`CRD ${c.crd.metadata.name} gone`, async () => (await kube.call({ method: 'GET', path: crdPath(c) })).code === 404, 120_000, 250);
+        r = await create();
+      }
+      if (r.code !== 201) throw new Error(`creating CRD ${c.file} on kube-apiserver: HTTP ${r.code} ${JSON.stringify(r.body)}`);
+      await waitFor(
+        `${c.crd.metadata.name} Established`,
+        async () =>
+          (await kube.call({ method: 'GET', path: crdPath(c) })).body?.status?.conditions?.some(
+            (x: { type: string; status: string }) => x.type === 'Established' && x.status === 'True',
+          ),
+        60_000,
+        100,
+      );
+      for (const v of c.versions) {
+        await waitFor(
+          `${c.plural}.${c.group}/${v.name} served`,
+          async () => (await kube.call({ method: 'GET', path: `/apis/${c.group}/${v.name}/${c.plural}?limit=1` })).code === 200,
+          60_000,
+          100,
+        );
+        // kube-apiserver publishes a CRD's OpenAPI a moment after serving it.
+        await waitFor(
+          `${c.plural}.${c.group}/${v.name} in OpenAPI v3`,
+          async () => Object.keys(kindSchema((await kube.call({ method: 'GET', path: `/openapi/v3/apis/${c.group}/${v.name}` })).body, c.kind)).length > 0,
+          60_000,
+          250,
+        );
+      }
+    }),
+  );
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(CASES.map(async (c) => {
-    await kube.call({ method: 'DELETE', path: crdPath(c) });
-    await waitFor(`CRD ${c.crd.metadata.name} gone`, async () => (await kube.call({ method: 'GET', path: crdPath(c) })).code === 404, 120_000, 250).catch((e: unknown) => process.stderr.write(`${String(e)}\n`));
-  }));
+  await Promise.all(
+    CASES.map(async (c) => {
+      await kube.call({ method: 'DELETE', path: crdPath(c) });
+      await waitFor(`CRD ${c.crd.metadata.name} gone`, async () => (await kube.call({ method: 'GET', path: crdPath(c) })).code === 404, 120_000, 250).catch(
+        (e: unknown) => process.stderr.write(`${String(e)}\n`),
+      );
+    }),
+  );
   await kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${NS}` });
   await kube.close();
 }, 180_000);

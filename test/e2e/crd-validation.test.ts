@@ -25,22 +25,34 @@ afterAll(() => {
   if (RECORD) writeFileSync(CASES_FILE, `${JSON.stringify(CASES, null, 1)}\n`);
 });
 
-interface Answer { code: number; message: string | null; warnings: string[] }
+interface Answer {
+  code: number;
+  message: string | null;
+  warnings: string[];
+}
 
 // A Warning header value is `299 - "text"` with the text's quotes escaped; undici joins repeated headers with ", ".
 function warningsOf(h: string | string[] | undefined): string[] {
   const values = h === undefined ? [] : Array.isArray(h) ? h : [h];
-  return values.flatMap((v) => v.split(/, (?=\d{3} )/)).map((v) => v.replace(/^\d{3} - "/, '').replace(/"$/, '').replace(/\\"/g, '"'));
+  return values
+    .flatMap((v) => v.split(/, (?=\d{3} )/))
+    .map((v) =>
+      v
+        .replace(/^\d{3} - "/, '')
+        .replace(/"$/, '')
+        .replace(/\\"/g, '"'),
+    );
 }
 
 async function kubeCreate(doc: unknown): Promise<Answer> {
   const r = await request(`${env.server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All&fieldValidation=Warn`, {
-    method: 'POST', dispatcher: agent,
+    method: 'POST',
+    dispatcher: agent,
     headers: { authorization: `Bearer ${env.tokens.admin}`, 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify(doc),
   });
   const body = (await r.body.json()) as { kind?: string; message?: string };
-  return { code: r.statusCode, message: body.kind === 'Status' ? body.message ?? null : null, warnings: warningsOf(r.headers['warning']) };
+  return { code: r.statusCode, message: body.kind === 'Status' ? (body.message ?? null) : null, warnings: warningsOf(r.headers['warning']) };
 }
 
 /**
@@ -51,7 +63,13 @@ async function kubeCreate(doc: unknown): Promise<Answer> {
 function causeSet(a: Answer): Answer {
   const m = a.message === null ? null : /^(.* is invalid: )\[(.*)\]$/s.exec(a.message);
   if (!m) return a;
-  return { ...a, message: `${m[1]}[${(m[2] ?? '').split(/, (?=(?:spec|metadata|status)[.[])/).sort().join(', ')}]` };
+  return {
+    ...a,
+    message: `${m[1]}[${(m[2] ?? '')
+      .split(/, (?=(?:spec|metadata|status)[.[])/)
+      .sort()
+      .join(', ')}]`,
+  };
 }
 
 function ours(doc: Record<string, unknown>): Answer {

@@ -14,7 +14,12 @@ import { e2e } from './harness/state.js';
 
 const NS = 'e2e-failover';
 const COLLECTION = `/apis/extensions.example.com/v1/namespaces/${NS}/websites`;
-const site = (name: string) => ({ apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://github.com/luksa/kubia-website-example.git' } } });
+const site = (name: string) => ({
+  apiVersion: 'extensions.example.com/v1',
+  kind: 'Website',
+  metadata: { name },
+  spec: { git: { repository: 'https://github.com/luksa/kubia-website-example.git' } },
+});
 
 const env = e2e();
 let cluster: EtcdCluster;
@@ -26,8 +31,16 @@ beforeAll(async () => {
   await kubectl(env.kubeconfig.admin, ['create', 'namespace', NS]);
   cluster = await startEtcd(env.binDir, 1);
   const args = [
-    '--kubeconfig', env.kubeconfig.websiteServer, '--storage-backend', 'etcd', '--etcd-servers', cluster.clientUrls.join(','),
-    '--enable-reconcilers=true', '--leader-elect=true', '--leader-elect-namespace', env.namespace,
+    '--kubeconfig',
+    env.kubeconfig.websiteServer,
+    '--storage-backend',
+    'etcd',
+    '--etcd-servers',
+    cluster.clientUrls.join(','),
+    '--enable-reconcilers=true',
+    '--leader-elect=true',
+    '--leader-elect-namespace',
+    env.namespace,
   ];
   set = await startReplicas(2, { args });
   // The same arrays: a replica a test restarts in place is the one stopped at the end.
@@ -69,7 +82,9 @@ describe('leader failover between replicas on etcd', () => {
     const second = await call(agents[other] as Agent, `${(replicas[other] as ServerProcess).url}${COLLECTION}`, 'POST', site('after'));
     expect(second.status, second.text).toBe(201);
     await waitFor('the new leader to reconcile', () => deployment('after'), 60_000, 500);
-    const holder = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'lease', 'website-apiserver', '-n', env.namespace, '-o', 'json'])) as { spec: { holderIdentity?: string } };
+    const holder = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'lease', 'website-apiserver', '-n', env.namespace, '-o', 'json'])) as {
+      spec: { holderIdentity?: string };
+    };
     expect(holder.spec.holderIdentity).toBeTruthy();
   }, 180_000);
 });

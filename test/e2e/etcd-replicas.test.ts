@@ -13,7 +13,12 @@ import { startReplicas, type Replicas } from './harness/replicas.js';
 import { e2e } from './harness/state.js';
 
 const COLLECTION = '/apis/extensions.example.com/v1/namespaces/replicas/websites';
-const v1 = (name: string) => ({ apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://example.com/site.git' } } });
+const v1 = (name: string) => ({
+  apiVersion: 'extensions.example.com/v1',
+  kind: 'Website',
+  metadata: { name },
+  spec: { git: { repository: 'https://example.com/site.git' } },
+});
 
 let cluster: EtcdCluster;
 let replicas: ServerProcess[] = [];
@@ -77,7 +82,10 @@ describe('two replicas on one etcd', () => {
     }
     const patched = await at(0, `${COLLECTION}/w3`, 'PATCH', { spec: { replicas: 2 } }, { 'content-type': 'application/merge-patch+json' });
     writes.push(patched.body.metadata.resourceVersion);
-    const lines = (await res.body.text()).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await res.body.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.object.metadata.resourceVersion)).toEqual(writes);
     expect(lines.map((l) => l.type)).toEqual([...Array(10).fill('ADDED'), 'MODIFIED']);
   });
@@ -104,7 +112,10 @@ describe('two replicas on one etcd', () => {
     await writer;
     await cluster.startMember(2);
     const certDir = (replicas[0] as ServerProcess).certDir;
-    replicas[1] = await startServer({ certDir, args: ['--storage-backend', 'etcd', '--etcd-servers', cluster.clientUrls.join(','), '--etcd-prefix', '/website-replicas'] });
+    replicas[1] = await startServer({
+      certDir,
+      args: ['--storage-backend', 'etcd', '--etcd-servers', cluster.clientUrls.join(','), '--etcd-prefix', '/website-replicas'],
+    });
     await (agents[1] as Agent).close();
     agents[1] = adminAgent(certDir);
     const names = new Set(((await at(1, COLLECTION)).body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name));

@@ -15,7 +15,10 @@ import { e2e } from './harness/state.js';
 const R = 'extensions.example.com/websites';
 const key = (namespace: string, name: string) => ({ resource: R, namespace, name });
 const obj = (namespace: string, name: string, replicas = 1): KubeObject => ({
-  apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name, namespace }, spec: { replicas },
+  apiVersion: 'extensions.example.com/v1',
+  kind: 'Website',
+  metadata: { name, namespace },
+  spec: { replicas },
 });
 
 let cluster: EtcdCluster;
@@ -46,7 +49,11 @@ describe('EtcdStorage on a real etcd', () => {
     expect(Number(updated.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
     expect((await storage.update(key('ns', 'a'), () => null)).metadata.resourceVersion).toBe(updated.metadata.resourceVersion);
     await expect(storage.update(key('ns', 'zz'), (c) => c)).rejects.toSatisfy((e: unknown) => isStorageError(e, 'KeyNotFound'));
-    await expect(storage.delete(key('ns', 'a'), () => { throw new Error('refused'); })).rejects.toThrow('refused');
+    await expect(
+      storage.delete(key('ns', 'a'), () => {
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
     const gone = await storage.delete(key('ns', 'a'));
     expect(gone.spec).toEqual({ replicas: 2 });
     expect(Number(gone.metadata.resourceVersion)).toBeGreaterThan(Number(updated.metadata.resourceVersion));
@@ -60,7 +67,12 @@ describe('EtcdStorage on a real etcd', () => {
     got.forEach((o, i) => {
       const n = asked[i] as string;
       if (n.startsWith('missing')) expect(o, n).toBeUndefined();
-      else expect([o?.metadata.name, o?.spec, o?.metadata.resourceVersion]).toEqual([n, { replicas: Number(n.slice(1)) }, made[Number(n.slice(1))]?.metadata.resourceVersion]);
+      else
+        expect([o?.metadata.name, o?.spec, o?.metadata.resourceVersion]).toEqual([
+          n,
+          { replicas: Number(n.slice(1)) },
+          made[Number(n.slice(1))]?.metadata.resourceVersion,
+        ]);
     });
     // A get asked after a write was acknowledged sees it, even while other gets are in flight.
     const pending = Array.from({ length: 50 }, (_, i) => storage.get(key('many', `m${i}`)));
@@ -74,8 +86,10 @@ describe('EtcdStorage on a real etcd', () => {
   it('a replica opened on a store of thousands serves at once, and its lists are exact while its mirror fills and after', async () => {
     const names = Array.from({ length: 3000 }, (_, i) => `b${String(i).padStart(4, '0')}`);
     for (let i = 0; i < names.length; i += 100) await Promise.all(names.slice(i, i + 100).map((n) => storage.create(key('big', n), obj('big', n))));
-    const truth = async () => (await storage.list({ resource: R, namespace: 'big' }, { revision: storage.currentRevision() })).items
-      .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`);
+    const truth = async () =>
+      (await storage.list({ resource: R, namespace: 'big' }, { revision: storage.currentRevision() })).items.map(
+        (o) => `${o.metadata.name}@${o.metadata.resourceVersion}`,
+      );
     const replica = await EtcdStorage.open({ servers: cluster.clientUrls, prefix: '/registry-test', compactionIntervalMs: 0 });
     try {
       const seen = async () => (await replica.list({ resource: R, namespace: 'big' })).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`);
@@ -100,7 +114,14 @@ describe('EtcdStorage on a real etcd', () => {
     const replica = await EtcdStorage.open({ servers: cluster.clientUrls, prefix: '/registry-test', compactionIntervalMs: 0 });
     try {
       const got: ChangeEvent[][] = Array.from({ length: 12 }, () => []);
-      const handles = got.map((events, i) => replica.watch({ resource: R, namespace: i % 2 ? 'moved' : '' }, from + (i % 3), { onEvent: (e) => events.push(e), onError: (e) => { throw e; } }));
+      const handles = got.map((events, i) =>
+        replica.watch({ resource: R, namespace: i % 2 ? 'moved' : '' }, from + (i % 3), {
+          onEvent: (e) => events.push(e),
+          onError: (e) => {
+            throw e;
+          },
+        }),
+      );
       // Some stop at once, as a client that gives up would, while the others are being created.
       handles[5]?.stop();
       handles[7]?.stop();
@@ -108,7 +129,8 @@ describe('EtcdStorage on a real etcd', () => {
       const want = (i: number) => 40 - (i % 3);
       const deadline = Date.now() + 10_000;
       const live = [...got.keys()].filter((i) => i !== 5 && i !== 7);
-      while (Date.now() < deadline && !live.every((i) => (got[i]?.filter((e) => e.key.namespace === 'moved').length ?? 0) >= want(i))) await new Promise((r) => setTimeout(r, 50));
+      while (Date.now() < deadline && !live.every((i) => (got[i]?.filter((e) => e.key.namespace === 'moved').length ?? 0) >= want(i)))
+        await new Promise((r) => setTimeout(r, 50));
       for (const i of live) {
         const names = (got[i] ?? []).filter((e) => e.key.namespace === 'moved').map((e) => e.key.name);
         expect(names, `watch ${i}`).toEqual(Array.from({ length: want(i) }, (_, j) => `e${j + (i % 3)}`));
@@ -122,7 +144,11 @@ describe('EtcdStorage on a real etcd', () => {
   it('retries an update that lost a race on the state that won', async () => {
     await storage.create(key('race', 'r'), obj('race', 'r', 0));
     // 20 concurrent increments: each must land once, none lost.
-    await Promise.all(Array.from({ length: 20 }, () => storage.update(key('race', 'r'), (cur) => ({ ...cur, spec: { replicas: (cur.spec as { replicas: number }).replicas + 1 } }))));
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        storage.update(key('race', 'r'), (cur) => ({ ...cur, spec: { replicas: (cur.spec as { replicas: number }).replicas + 1 } })),
+      ),
+    );
     expect((await storage.get(key('race', 'r')))?.spec).toEqual({ replicas: 20 });
   });
 
@@ -139,13 +165,20 @@ describe('EtcdStorage on a real etcd', () => {
     expect(third.more).toBe(false);
     const filtered = await storage.list({ resource: R }, { filter: (o) => o.metadata.name === 'p9' || o.metadata.name === 'r' });
     expect(filtered.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['pages/p9', 'race/r']);
-    await expect(storage.list({ resource: R }, { revision: storage.currentRevision() + 1000 })).rejects.toSatisfy((e: unknown) => isStorageError(e, 'TooLarge'));
+    await expect(storage.list({ resource: R }, { revision: storage.currentRevision() + 1000 })).rejects.toSatisfy((e: unknown) =>
+      isStorageError(e, 'TooLarge'),
+    );
   });
 
   it('watches from a revision: every later change once, in order, DELETED with the last state and the deletion revision', async () => {
     const from = storage.currentRevision();
     const events: ChangeEvent[] = [];
-    const handle = storage.watch({ resource: R, namespace: 'watched' }, from, { onEvent: (e) => events.push(e), onError: (e) => { throw e; } });
+    const handle = storage.watch({ resource: R, namespace: 'watched' }, from, {
+      onEvent: (e) => events.push(e),
+      onError: (e) => {
+        throw e;
+      },
+    });
     await storage.create(key('watched', 'w'), obj('watched', 'w'));
     await storage.update(key('watched', 'w'), (c) => ({ ...c, spec: { replicas: 5 } }));
     const gone = await storage.delete(key('watched', 'w'));
@@ -160,9 +193,14 @@ describe('EtcdStorage on a real etcd', () => {
     expect(handle.position()).toBeGreaterThanOrEqual(events[2]?.revision ?? 0);
   });
 
-  it('moves a watch\'s position (what a BOOKMARK carries) to etcd\'s revision while only keys outside the prefix change, and not past a change of its own it has not delivered', async () => {
+  it("moves a watch's position (what a BOOKMARK carries) to etcd's revision while only keys outside the prefix change, and not past a change of its own it has not delivered", async () => {
     const events: ChangeEvent[] = [];
-    const handle = storage.watch({ resource: R, namespace: 'quiet' }, storage.currentRevision(), { onEvent: (e) => events.push(e), onError: (e) => { throw e; } });
+    const handle = storage.watch({ resource: R, namespace: 'quiet' }, storage.currentRevision(), {
+      onEvent: (e) => events.push(e),
+      onError: (e) => {
+        throw e;
+      },
+    });
     // Someone else's writes on the same etcd (kube-apiserver's, another prefix): etcd's revision moves on.
     const other = new Etcd3({ hosts: cluster.clientUrls });
     let foreign = 0;
@@ -196,7 +234,12 @@ describe('EtcdStorage on a real etcd', () => {
     // A replica that held those changes in memory still serves a watch from them (kube-apiserver's watch cache does
     // the same); one that did not (opened after the compaction) has only etcd, which answers Expired.
     const replayed: string[] = [];
-    const h = storage.watch({ resource: R, namespace: 'compact' }, old, { onEvent: (e) => replayed.push(e.type), onError: (e) => { throw e; } });
+    const h = storage.watch({ resource: R, namespace: 'compact' }, old, {
+      onEvent: (e) => replayed.push(e.type),
+      onError: (e) => {
+        throw e;
+      },
+    });
     for (let i = 0; i < 100 && replayed.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
     h.stop();
     expect(replayed).toEqual(['ADDED', 'MODIFIED']);
@@ -218,7 +261,9 @@ describe('EtcdStorage on a real etcd', () => {
       await own.update(key('c', 'one'), (c) => ({ ...c, spec: { replicas: 2 } }));
       for (let i = 0; i < 50 && own.compactedRevision() <= Number(first.metadata.resourceVersion); i++) await new Promise((r) => setTimeout(r, 100));
       expect(own.compactedRevision()).toBeGreaterThan(Number(first.metadata.resourceVersion));
-      await expect(own.list({ resource: R }, { revision: Number(first.metadata.resourceVersion) })).rejects.toSatisfy((e: unknown) => isStorageError(e, 'Expired'));
+      await expect(own.list({ resource: R }, { revision: Number(first.metadata.resourceVersion) })).rejects.toSatisfy((e: unknown) =>
+        isStorageError(e, 'Expired'),
+      );
     } finally {
       await own.close();
     }

@@ -29,7 +29,12 @@ export class Probe {
   stderr = '';
   private buf = '';
 
-  constructor(readonly label: string, bin: string, args: string[], env: NodeJS.ProcessEnv) {
+  constructor(
+    readonly label: string,
+    bin: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+  ) {
     this.proc = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout?.on('data', (b: Buffer) => {
       this.buf += b.toString();
@@ -58,7 +63,10 @@ export class Probe {
     for (;;) {
       if (pred(this.events)) return;
       if (this.exited) throw new Error(`${this.label}: probe exited (${this.proc.exitCode ?? this.proc.signalCode}) while waiting for ${what}\n${this.stderr}`);
-      if (Date.now() > deadline) throw new Error(`${this.label}: timed out after ${timeoutMs} ms waiting for ${what}; last events: ${JSON.stringify(this.events.slice(-5))}\nstderr: ${this.stderr.slice(-2000)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${this.label}: timed out after ${timeoutMs} ms waiting for ${what}; last events: ${JSON.stringify(this.events.slice(-5))}\nstderr: ${this.stderr.slice(-2000)}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -74,7 +82,10 @@ export class Probe {
   }
 
   watchErrors(from = 0): string[] {
-    return this.events.slice(from).filter((e) => e.type === 'WATCH_ERROR').map((e) => e.error ?? '');
+    return this.events
+      .slice(from)
+      .filter((e) => e.type === 'WATCH_ERROR')
+      .map((e) => e.error ?? '');
   }
 }
 
@@ -231,9 +242,10 @@ export async function recordingProxy(target: string, caFile: string, token: stri
   return {
     url: `http://127.0.0.1:${a.port}`,
     requests,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -44,7 +44,12 @@ const legacyCert = certOf(LEGACY);
 const constrainedCert = certOf(CONSTRAINED);
 const everythingCert = certOf(EVERYTHING);
 
-const website = (name: string) => ({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Website', metadata: { name }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git' } });
+const website = (name: string) => ({
+  apiVersion: `${GROUP}/v1alpha1`,
+  kind: 'Website',
+  metadata: { name },
+  spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git' },
+});
 const websites = `/apis/${GROUP}/v1alpha1/namespaces/${ns}/websites`;
 
 /** both sends the same request to kube-apiserver and to our port and returns both answers. */
@@ -100,14 +105,19 @@ beforeAll(async () => {
   await kubectlOk(admin, ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(website('seed')) });
   // RBAC reaches kube-apiserver's authorizer through informers; our server caches every review 10 s, so nothing may
   // ask it before kube-apiserver itself lets each impersonator list as the viewer.
-  await waitFor('RBAC effective', async () => {
-    const asViewer = { headers: { 'Impersonate-User': 'viewer' } };
-    const legacy = await call(kube, websites, { ...asViewer, ...legacyCert });
-    const constrained = await call(kube, websites, { ...asViewer, ...constrainedCert });
-    const editors = await kubectl(admin, ['auth', 'can-i', 'create', RESOURCE, '-n', ns, '--as', 'someone', '--as-group', EDITORS]);
-    const everything = await call(kube, websites, everythingCert);
-    return legacy.status === 200 && constrained.status === 200 && everything.status === 200 && editors.stdout.trim() === 'yes';
-  }, 30_000, 250);
+  await waitFor(
+    'RBAC effective',
+    async () => {
+      const asViewer = { headers: { 'Impersonate-User': 'viewer' } };
+      const legacy = await call(kube, websites, { ...asViewer, ...legacyCert });
+      const constrained = await call(kube, websites, { ...asViewer, ...constrainedCert });
+      const editors = await kubectl(admin, ['auth', 'can-i', 'create', RESOURCE, '-n', ns, '--as', 'someone', '--as-group', EDITORS]);
+      const everything = await call(kube, websites, everythingCert);
+      return legacy.status === 200 && constrained.status === 200 && everything.status === 200 && editors.stdout.trim() === 'yes';
+    },
+    30_000,
+    250,
+  );
 });
 
 afterAll(async () => {
@@ -116,7 +126,7 @@ afterAll(async () => {
 });
 
 describe('kubectl --as through kube-apiserver', () => {
-  it('admin --as=viewer gets the viewer\'s rights on websites: get yes, create no', async () => {
+  it("admin --as=viewer gets the viewer's rights on websites: get yes, create no", async () => {
     const got = await kubectl(admin, ['get', 'ws', 'seed', '-n', ns, '-o', 'name', '--as', 'viewer']);
     expect(got.stderr).toBe('');
     expect(got.stdout).toBe(`website.${GROUP}/seed\n`);
@@ -128,11 +138,15 @@ describe('kubectl --as through kube-apiserver', () => {
   });
 
   it('--as-group reaches our SubjectAccessReview: a group bound to edit may create', async () => {
-    const out = await kubectlOk(admin, ['create', '-n', ns, '-f', '-', '--as', 'someone', '--as-group', EDITORS], { input: JSON.stringify(website('as-editors')) });
+    const out = await kubectlOk(admin, ['create', '-n', ns, '-f', '-', '--as', 'someone', '--as-group', EDITORS], {
+      input: JSON.stringify(website('as-editors')),
+    });
     expect(out).toBe(`website.${GROUP}/as-editors created\n`);
     // Without the group, the same user has no rights at all.
     const alone = await kubectl(admin, ['get', 'ws', '-n', ns, '--as', 'someone']);
-    expect(alone.stderr.trim()).toBe(`Error from server (Forbidden): ${RESOURCE} is forbidden: User "someone" cannot list resource "websites" in API group "${GROUP}" in the namespace "${ns}"`);
+    expect(alone.stderr.trim()).toBe(
+      `Error from server (Forbidden): ${RESOURCE} is forbidden: User "someone" cannot list resource "websites" in API group "${GROUP}" in the namespace "${ns}"`,
+    );
   });
 });
 
@@ -151,18 +165,22 @@ describe('straight to our port: the same answers as kube-apiserver', () => {
   it('the viewer token may not impersonate: 403 for the impersonate-on check, the same Status', async () => {
     const r = await both(websites, { headers: { ...bearer(env.tokens.viewer), 'Impersonate-User': 'someone' } });
     expect(r.mine.status).toBe(403);
-    expect(r.mine.json.message).toBe(`${RESOURCE} is forbidden: User "viewer" cannot impersonate-on:user-info:list resource "websites" in API group "${GROUP}" in the namespace "${ns}"`);
+    expect(r.mine.json.message).toBe(
+      `${RESOURCE} is forbidden: User "viewer" cannot impersonate-on:user-info:list resource "websites" in API group "${GROUP}" in the namespace "${ns}"`,
+    );
     expect(r.mine.json).toEqual(r.theirs.json);
   });
 
-  it('a group without a user is 400, byte for byte kube-apiserver\'s', async () => {
+  it("a group without a user is 400, byte for byte kube-apiserver's", async () => {
     const r = await both(websites, { headers: ['authorization', `Bearer ${env.tokens.admin}`, 'Impersonate-Group', EDITORS, 'Impersonate-Group', 'b'] });
     expect(r.mine.status).toBe(400);
-    expect(r.mine.json.message).toBe(`requested &user.DefaultInfo{Name:"", UID:"", Groups:[]string{"${EDITORS}", "b"}, Extra:map[string][]string(nil)} without impersonating a user name`);
+    expect(r.mine.json.message).toBe(
+      `requested &user.DefaultInfo{Name:"", UID:"", Groups:[]string{"${EDITORS}", "b"}, Extra:map[string][]string(nil)} without impersonating a user name`,
+    );
     expect(r.mine.json).toEqual(r.theirs.json);
   });
 
-  it('legacy rights (impersonate users/viewer): the viewer\'s answers; another user is refused', async () => {
+  it("legacy rights (impersonate users/viewer): the viewer's answers; another user is refused", async () => {
     const asViewer = { headers: { 'Impersonate-User': 'viewer' }, ...legacyCert };
     const list = await both(websites, asViewer);
     expect(list.mine.status).toBe(200);
@@ -184,11 +202,15 @@ describe('straight to our port: the same answers as kube-apiserver', () => {
     // No impersonate-on:user-info:create: refused before the viewer's own rights are even asked.
     const create = await both(websites, { ...asViewer, method: 'POST', body: website('constrained-as-viewer') });
     expect(create.mine.status).toBe(403);
-    expect(create.mine.json.message).toBe(`${RESOURCE} is forbidden: User "${CONSTRAINED}" cannot impersonate-on:user-info:create resource "websites" in API group "${GROUP}" in the namespace "${ns}"`);
+    expect(create.mine.json.message).toBe(
+      `${RESOURCE} is forbidden: User "${CONSTRAINED}" cannot impersonate-on:user-info:create resource "websites" in API group "${GROUP}" in the namespace "${ns}"`,
+    );
     expect(create.mine.json).toEqual(create.theirs.json);
     // A user it may not impersonate: the user-info check of the username answers.
     const other = await both(websites, { headers: { 'Impersonate-User': 'someone' }, ...constrainedCert });
-    expect(other.mine.json.message).toBe(`users.authentication.k8s.io "someone" is forbidden: User "${CONSTRAINED}" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope`);
+    expect(other.mine.json.message).toBe(
+      `users.authentication.k8s.io "someone" is forbidden: User "${CONSTRAINED}" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope`,
+    );
     expect(other.mine.json).toEqual(other.theirs.json);
     const names = (await kubectlOk(admin, ['get', 'ws', '-n', ns, '-o', 'name'])).split('\n');
     expect(names).not.toContain(`website.${GROUP}/constrained-as-viewer`);
@@ -199,7 +221,9 @@ describe('straight to our port: the same answers as kube-apiserver', () => {
   it('a user allowed everything on websites but not impersonation: the answer a standalone server gives non-masters', async () => {
     // test/impersonation.test.ts expects this same wording from our standalone server for CN=alice.
     const r = await both(websites, { headers: { 'Impersonate-User': 'bob' }, ...everythingCert });
-    expect(r.theirs.json.message).toBe(`users.authentication.k8s.io "bob" is forbidden: User "${EVERYTHING}" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope`);
+    expect(r.theirs.json.message).toBe(
+      `users.authentication.k8s.io "bob" is forbidden: User "${EVERYTHING}" cannot impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope`,
+    );
     expect(r.mine.json).toEqual(r.theirs.json);
   });
 });

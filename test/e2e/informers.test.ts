@@ -35,7 +35,8 @@ const chunks = <T>(xs: T[], k: number): T[][] => Array.from({ length: k }, (_, i
 
 function websiteDoc(name: string): string {
   return YAML.stringify({
-    apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website',
+    apiVersion: 'extensions.example.com/v1alpha1',
+    kind: 'Website',
     metadata: { name, namespace: NS, labels: { app: 'informers-e2e' } },
     spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git' },
   });
@@ -44,22 +45,29 @@ function websiteDoc(name: string): string {
 /** createWebsites creates with `parallel` concurrent kubectl processes and returns name → uid. */
 async function createWebsites(list: string[], parallel = 4): Promise<Map<string, string>> {
   const uids = new Map<string, string>();
-  await Promise.all(chunks(list, parallel).map(async (c) => {
-    // One object per line: kubectl prints several objects with -o json back to back, not as a List.
-    const out = await kubectlOk(admin, ['create', '-f', '-', '-o', 'jsonpath={.metadata.name}{" "}{.metadata.uid}{"\\n"}'], { input: c.map(websiteDoc).join('---\n') });
-    for (const line of out.split('\n').filter(Boolean)) {
-      const [name, uid] = line.split(' ');
-      uids.set(name ?? '', uid ?? '');
-    }
-  }));
+  await Promise.all(
+    chunks(list, parallel).map(async (c) => {
+      // One object per line: kubectl prints several objects with -o json back to back, not as a List.
+      const out = await kubectlOk(admin, ['create', '-f', '-', '-o', 'jsonpath={.metadata.name}{" "}{.metadata.uid}{"\\n"}'], {
+        input: c.map(websiteDoc).join('---\n'),
+      });
+      for (const line of out.split('\n').filter(Boolean)) {
+        const [name, uid] = line.split(' ');
+        uids.set(name ?? '', uid ?? '');
+      }
+    }),
+  );
   expect([...uids.keys()].sort()).toEqual([...list].sort());
   for (const u of uids.values()) expect(u).toMatch(/^[0-9a-f-]{36}$/);
   return uids;
 }
 
 async function patchWebsites(list: string[], parallel = 4): Promise<void> {
-  await Promise.all(chunks(list, parallel).map((c) =>
-    kubectlOk(admin, ['patch', 'websites', '-n', NS, ...c, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"informer-update"}}}'])));
+  await Promise.all(
+    chunks(list, parallel).map((c) =>
+      kubectlOk(admin, ['patch', 'websites', '-n', NS, ...c, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"informer-update"}}}']),
+    ),
+  );
 }
 
 async function deleteWebsites(list: string[], parallel = 4): Promise<void> {
@@ -68,18 +76,30 @@ async function deleteWebsites(list: string[], parallel = 4): Promise<void> {
 
 /** serving waits until kube-apiserver says the APIService is Available and a list in our namespace goes through. */
 async function serving(timeoutMs = 90_000): Promise<void> {
-  await waitFor('APIService Available=True', async () => {
-    // The informers here list and watch v1alpha1: its APIService is the one that must be Available.
-    const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', 'v1alpha1.extensions.example.com', '-o', 'json'])) as { status?: { conditions?: { type: string; status: string }[] } };
-    const c = o.status?.conditions?.find((x) => x.type === 'Available');
-    // Thrown (not returned) so that a timeout reports the last condition seen.
-    if (c?.status !== 'True') throw new Error(`Available: ${JSON.stringify(c)}`);
-    return true;
-  }, timeoutMs, 250);
-  await waitFor('websites reachable through kube-apiserver', async () => {
-    await kubectlOk(admin, ['get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 10_000 });
-    return true;
-  }, timeoutMs, 250);
+  await waitFor(
+    'APIService Available=True',
+    async () => {
+      // The informers here list and watch v1alpha1: its APIService is the one that must be Available.
+      const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', 'v1alpha1.extensions.example.com', '-o', 'json'])) as {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
+      const c = o.status?.conditions?.find((x) => x.type === 'Available');
+      // Thrown (not returned) so that a timeout reports the last condition seen.
+      if (c?.status !== 'True') throw new Error(`Available: ${JSON.stringify(c)}`);
+      return true;
+    },
+    timeoutMs,
+    250,
+  );
+  await waitFor(
+    'websites reachable through kube-apiserver',
+    async () => {
+      await kubectlOk(admin, ['get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 10_000 });
+      return true;
+    },
+    timeoutMs,
+    250,
+  );
   await waitForDiscovery(env);
 }
 
@@ -102,8 +122,12 @@ async function restart(signal: NodeJS.Signals): Promise<void> {
 function startProbe(label: string, kubeconfig: string, mode: 'dynamic' | 'metadata', namespace: string, watchList: 'true' | 'false' | undefined): Probe {
   const base = { ...process.env };
   delete base['KUBE_FEATURE_WatchListClient'];
-  return new Probe(label, PROBE, ['-kubeconfig', kubeconfig, '-resource', RESOURCE, '-mode', mode, '-namespace', namespace],
-    watchList === undefined ? base : { ...base, KUBE_FEATURE_WatchListClient: watchList });
+  return new Probe(
+    label,
+    PROBE,
+    ['-kubeconfig', kubeconfig, '-resource', RESOURCE, '-mode', mode, '-namespace', namespace],
+    watchList === undefined ? base : { ...base, KUBE_FEATURE_WatchListClient: watchList },
+  );
 }
 
 const synced = (p: Probe) => p.until('SYNCED', (ev) => ev.some((e) => e.type === 'SYNCED'), 60_000);
@@ -129,7 +153,9 @@ describe('client-go informers through kube-apiserver', () => {
   const settle = async (tag: string) => {
     const name = `sentinel-${tag}`;
     for (const [n, u] of await createWebsites([name], 1)) uids.set(n, u);
-    await Promise.all(probes.map((p) => p.probe.until(`sentinel ${name}`, (ev) => ev.some((e) => e.type === 'ADDED' && e.namespace === NS && e.name === name))));
+    await Promise.all(
+      probes.map((p) => p.probe.until(`sentinel ${name}`, (ev) => ev.some((e) => e.type === 'ADDED' && e.namespace === NS && e.name === name))),
+    );
     return name;
   };
   const marks = () => probes.map((p) => p.probe.events.length);
@@ -193,13 +219,18 @@ describe('client-go informers through kube-apiserver', () => {
         const px = await recordingProxy(env.server, env.caFile, env.tokens.admin);
         proxies.push(px);
         const kc = join(tmp, `${label.replace(/\W+/g, '-')}.kubeconfig`);
-        writeFileSync(kc, YAML.stringify({
-          apiVersion: 'v1', kind: 'Config',
-          clusters: [{ name: 'proxy', cluster: { server: px.url } }],
-          users: [{ name: 'proxy', user: {} }],
-          contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
-          'current-context': 'proxy',
-        }), { mode: 0o600 });
+        writeFileSync(
+          kc,
+          YAML.stringify({
+            apiVersion: 'v1',
+            kind: 'Config',
+            clusters: [{ name: 'proxy', cluster: { server: px.url } }],
+            users: [{ name: 'proxy', user: {} }],
+            contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
+            'current-context': 'proxy',
+          }),
+          { mode: 0o600 },
+        );
         const p = startProbe(label, kc, mode, NS, watchList);
         side.push(p);
         return { px, p };
@@ -209,29 +240,53 @@ describe('client-go informers through kube-apiserver', () => {
         { ...(await through('metadata/watch-list=true', 'metadata', 'true')), watchList: true },
         { ...(await through('dynamic/watch-list=false', 'dynamic', 'false')), watchList: false },
       ];
-      await Promise.all(runs.map((r) => synced(r.p).catch((e: Error) => {
-        throw new Error(`${e.message}\nproxy saw: ${JSON.stringify(r.px.requests)}`);
-      })));
+      await Promise.all(
+        runs.map((r) =>
+          synced(r.p).catch((e: Error) => {
+            throw new Error(`${e.message}\nproxy saw: ${JSON.stringify(r.px.requests)}`);
+          }),
+        ),
+      );
       const isWatch = (url: string) => /[?&]watch=(true|1)(&|$)/.test(url);
       for (const { px, p, watchList } of runs) {
-        expect(addedBeforeSync(p).map((e) => e.name).sort(), p.label).toEqual(pre);
+        expect(
+          addedBeforeSync(p)
+            .map((e) => e.name)
+            .sort(),
+          p.label,
+        ).toEqual(pre);
         const reqs = px.requests.filter((r) => r.url.includes('/websites'));
-        log(`${p.label} requested:\n    ${reqs.map((r) => `${r.method} ${r.url} → ${r.status}${r.initialEventsEnd ? ' (initial-events-end bookmark)' : ''}`).join('\n    ')}`);
+        log(
+          `${p.label} requested:\n    ${reqs.map((r) => `${r.method} ${r.url} → ${r.status}${r.initialEventsEnd ? ' (initial-events-end bookmark)' : ''}`).join('\n    ')}`,
+        );
         if (watchList) {
           // Exactly one request: the watch-list stream, answered with the initial objects and the end-marking bookmark.
           expect(reqs.length, p.label).toBe(1);
           const [w] = reqs;
           expect(w?.url.startsWith(`/apis/extensions.example.com/v1alpha1/namespaces/${NS}/websites?`), p.label).toBe(true);
           const q = new URL(w?.url ?? '', 'http://x').searchParams;
-          expect({ watch: q.get('watch'), sendInitialEvents: q.get('sendInitialEvents'), allowWatchBookmarks: q.get('allowWatchBookmarks'), resourceVersionMatch: q.get('resourceVersionMatch') }, p.label)
-            .toEqual({ watch: 'true', sendInitialEvents: 'true', allowWatchBookmarks: 'true', resourceVersionMatch: 'NotOlderThan' });
+          expect(
+            {
+              watch: q.get('watch'),
+              sendInitialEvents: q.get('sendInitialEvents'),
+              allowWatchBookmarks: q.get('allowWatchBookmarks'),
+              resourceVersionMatch: q.get('resourceVersionMatch'),
+            },
+            p.label,
+          ).toEqual({ watch: 'true', sendInitialEvents: 'true', allowWatchBookmarks: 'true', resourceVersionMatch: 'NotOlderThan' });
           expect(w?.status, p.label).toBe(200);
           expect(w?.initialEventsEnd, p.label).toBe(true);
         } else {
           // The control: the same program with the gate off lists first, then watches from the list's version.
           expect(isWatch(reqs[0]?.url ?? ''), p.label).toBe(false);
-          expect(reqs.slice(1).some((r) => isWatch(r.url) && !/sendInitialEvents/.test(r.url)), p.label).toBe(true);
-          expect(reqs.some((r) => /sendInitialEvents=true/.test(r.url)), p.label).toBe(false);
+          expect(
+            reqs.slice(1).some((r) => isWatch(r.url) && !/sendInitialEvents/.test(r.url)),
+            p.label,
+          ).toBe(true);
+          expect(
+            reqs.some((r) => /sendInitialEvents=true/.test(r.url)),
+            p.label,
+          ).toBe(false);
         }
       }
     } finally {
@@ -250,11 +305,14 @@ describe('client-go informers through kube-apiserver', () => {
     const t2 = Date.now();
     await deleteWebsites(bulk);
     const t3 = Date.now();
-    const gone = (ev: ProbeEvent[]) => new Set(ev.filter((e) => e.type === 'DELETED' && e.namespace === NS && e.name?.startsWith('bulk-')).map((e) => e.name)).size === bulk.length;
+    const gone = (ev: ProbeEvent[]) =>
+      new Set(ev.filter((e) => e.type === 'DELETED' && e.namespace === NS && e.name?.startsWith('bulk-')).map((e) => e.name)).size === bulk.length;
     await Promise.all(probes.map((p) => p.probe.until('100 DELETED', gone)));
     const t4 = Date.now();
     const sentinel = await settle('bulk');
-    log(`100 websites (4 kubectl processes at a time): create ${t1 - t0} ms, patch ${t2 - t1} ms, delete ${t3 - t2} ms; last DELETED seen by all probes ${t4 - t3} ms after`);
+    log(
+      `100 websites (4 kubectl processes at a time): create ${t1 - t0} ms, patch ${t2 - t1} ms, delete ${t3 - t2} ms; last DELETED seen by all probes ${t4 - t3} ms after`,
+    );
 
     for (const [i, { probe, goType }] of probes.entries()) {
       const j = judge(probe.events, NS, goType, from[i] ?? 0);
@@ -266,7 +324,10 @@ describe('client-go informers through kube-apiserver', () => {
       // Same object throughout (the uid kubectl create returned), and ADDED < MODIFIED < DELETED.
       for (const n of bulk) {
         const evs = probe.events.slice(from[i]).filter((e) => e.namespace === NS && e.name === n);
-        expect(evs.map((e) => e.type), `${probe.label} ${n}`).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+        expect(
+          evs.map((e) => e.type),
+          `${probe.label} ${n}`,
+        ).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
         expect(new Set(evs.map((e) => e.uid)), `${probe.label} ${n}`).toEqual(new Set([uids.get(n)]));
         const rvs = evs.map(rvOf);
         expect(rvs[0]! < rvs[1]! && rvs[1]! < rvs[2]!, `${probe.label} ${n} rvs ${rvs.join(',')}`).toBe(true);
@@ -282,7 +343,9 @@ describe('client-go informers through kube-apiserver', () => {
     for (const [n, u] of await createWebsites(created, 2)) uids.set(n, u);
     // Seeing the creates proves each reflector is watching again (resumed or re-listed), so what follows must
     // arrive as plain watch events.
-    await Promise.all(probes.map((p) => p.probe.until(`${tag} ADDED`, (ev) => created.every((n) => ev.some((e) => e.type === 'ADDED' && e.namespace === NS && e.name === n)))));
+    await Promise.all(
+      probes.map((p) => p.probe.until(`${tag} ADDED`, (ev) => created.every((n) => ev.some((e) => e.type === 'ADDED' && e.namespace === NS && e.name === n)))),
+    );
     const t1 = Date.now();
     await patchWebsites(updates, 1);
     await deleteWebsites(deletes, 1);
@@ -308,7 +371,13 @@ describe('client-go informers through kube-apiserver', () => {
 
   /** live is what a list in our namespace must return at a quiet point. */
   const live = new Set<string>();
-  const listed = async () => (await kubectlOk(admin, ['get', 'websites', '-n', NS, '-o', 'name'])).trim().split('\n').filter(Boolean).map((l) => l.replace(/^.*\//, '')).sort();
+  const listed = async () =>
+    (await kubectlOk(admin, ['get', 'websites', '-n', NS, '-o', 'name']))
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.replace(/^.*\//, ''))
+      .sort();
 
   it('SIGTERM restart: the informers reconnect and get exactly the later changes', async () => {
     for (const n of [...pre, 'sentinel-bulk']) live.add(n);

@@ -38,7 +38,8 @@ const created: string[] = [];
 function run(cmd: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
     const child = execFile(cmd, args, { cwd: REPO, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-      res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));
+      res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
@@ -97,7 +98,11 @@ function standInCrd(group: string, kind: string, plural: string): object {
     },
   };
 }
-const STAND_INS = [standInCrd('cert-manager.io', 'Issuer', 'issuers'), standInCrd('cert-manager.io', 'Certificate', 'certificates'), standInCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors')];
+const STAND_INS = [
+  standInCrd('cert-manager.io', 'Issuer', 'issuers'),
+  standInCrd('cert-manager.io', 'Certificate', 'certificates'),
+  standInCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors'),
+];
 const standInNames = STAND_INS.map((c) => (c as { metadata: { name: string } }).metadata.name);
 
 beforeAll(async () => {
@@ -117,7 +122,10 @@ afterAll(async () => {
 });
 
 describe('helm lint', () => {
-  for (const [name, args] of [['default values', []], ['the HA values file', ['-f', HA_VALUES_FILE]]] as const) {
+  for (const [name, args] of [
+    ['default values', []],
+    ['the HA values file', ['-f', HA_VALUES_FILE]],
+  ] as const) {
     it(`passes with ${name}, no error or warning`, async () => {
       const r = await run('helm', ['lint', '--strict', CHART, ...args]);
       expect(r.stdout + r.stderr).not.toMatch(/\[(ERROR|WARNING)\]/);
@@ -139,10 +147,16 @@ describe('helm lint', () => {
 describe('helm template | kubectl apply --dry-run=server', () => {
   it('tls.mode=helm (default): a generated CA whose caBundle verifies the serving certificate for the Service name', async () => {
     const objects = await dryRun(await helmTemplate());
-    expect(kindsOf(objects)).toEqual(expect.arrayContaining([
-      `ServiceAccount/${SERVICE_NAME}`, `Service/${SERVICE_NAME}`, `StatefulSet/${SERVICE_NAME}`, `PodDisruptionBudget/${SERVICE_NAME}`,
-      `Secret/${SERVICE_NAME}-serving-cert`, ...APISERVICE_NAMES.map((n) => `APIService/${n}`),
-    ]));
+    expect(kindsOf(objects)).toEqual(
+      expect.arrayContaining([
+        `ServiceAccount/${SERVICE_NAME}`,
+        `Service/${SERVICE_NAME}`,
+        `StatefulSet/${SERVICE_NAME}`,
+        `PodDisruptionBudget/${SERVICE_NAME}`,
+        `Secret/${SERVICE_NAME}-serving-cert`,
+        ...APISERVICE_NAMES.map((n) => `APIService/${n}`),
+      ]),
+    );
     expect(objects.some((o) => o.kind === 'Namespace' || o.kind === 'Certificate' || o.kind === 'ServiceMonitor' || o.kind === 'ConfigMap')).toBe(false);
     const secret = one(objects, 'Secret');
     const pem = (k: string) => Buffer.from(secret.data[k] as string, 'base64').toString();
@@ -167,7 +181,13 @@ describe('helm template | kubectl apply --dry-run=server', () => {
   it('tls.mode=helm keeps the CA and certificate of the Secret in the cluster (lookup, as on upgrade), renews with tls.helm.renew', async () => {
     const sc = generateServingCertificate(ns);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: `${SERVICE_NAME}-serving-cert`, namespace: ns }, data: { 'tls.crt': b64(sc.cert), 'tls.key': b64(sc.key), 'ca.crt': b64(sc.caCert) } };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: `${SERVICE_NAME}-serving-cert`, namespace: ns },
+      data: { 'tls.crt': b64(sc.cert), 'tls.key': b64(sc.key), 'ca.crt': b64(sc.caCert) },
+    };
     await kubectlOk(admin, ['apply', '-f', '-'], { input: JSON.stringify(secret) });
     try {
       // --dry-run=server lets helm template's lookup read the cluster, as install and upgrade do.
@@ -186,7 +206,10 @@ describe('helm template | kubectl apply --dry-run=server', () => {
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     // helm orders kinds it does not know by name: Certificates, then Issuers (cert-manager waits for the issuer).
     expect(kindsOf(objects.filter((o) => o.kind === 'Issuer' || o.kind === 'Certificate')).sort()).toEqual([
-      `Certificate/${SERVICE_NAME}-ca`, `Certificate/${SERVICE_NAME}-serving-cert`, `Issuer/${SERVICE_NAME}-ca`, `Issuer/${SERVICE_NAME}-selfsigned`,
+      `Certificate/${SERVICE_NAME}-ca`,
+      `Certificate/${SERVICE_NAME}-serving-cert`,
+      `Issuer/${SERVICE_NAME}-ca`,
+      `Issuer/${SERVICE_NAME}-selfsigned`,
     ]);
     const cert = objects.find((o) => o.kind === 'Certificate' && o.metadata.name === `${SERVICE_NAME}-serving-cert`) as Record<string, any>;
     expect(cert.spec.secretName).toBe(`${SERVICE_NAME}-serving-cert`);
@@ -198,7 +221,16 @@ describe('helm template | kubectl apply --dry-run=server', () => {
       expect(a.spec.caBundle).toBeUndefined();
     }
     // An issuer of one's own replaces the chart's self-signed CA.
-    const own = objectsOf(await helmTemplate('--set', 'tls.mode=certManager', '--set', 'tls.certManager.issuerRef.name=corp', '--set', 'tls.certManager.issuerRef.kind=ClusterIssuer'));
+    const own = objectsOf(
+      await helmTemplate(
+        '--set',
+        'tls.mode=certManager',
+        '--set',
+        'tls.certManager.issuerRef.name=corp',
+        '--set',
+        'tls.certManager.issuerRef.kind=ClusterIssuer',
+      ),
+    );
     expect(own.filter((o) => o.kind === 'Issuer')).toEqual([]);
     expect((one(own, 'Certificate') as Record<string, any>).spec.issuerRef).toEqual({ name: 'corp', kind: 'ClusterIssuer', group: 'cert-manager.io' });
   });
@@ -207,7 +239,9 @@ describe('helm template | kubectl apply --dry-run=server', () => {
     const sc = generateServingCertificate(ns);
     const caFile = join(tmp, 'ca.crt');
     writeFileSync(caFile, sc.caCert);
-    const objects = await dryRun(await helmTemplate('--set', 'tls.mode=secret', '--set', 'tls.secret.name=my-tls', '--set-file', `tls.secret.caCert=${caFile}`));
+    const objects = await dryRun(
+      await helmTemplate('--set', 'tls.mode=secret', '--set', 'tls.secret.name=my-tls', '--set-file', `tls.secret.caCert=${caFile}`),
+    );
     expect(objects.filter((o) => o.kind === 'Secret' || o.kind === 'Certificate')).toEqual([]);
     const volumes = one(objects, 'StatefulSet').spec.template.spec.volumes as Array<Record<string, any>>;
     expect(volumes.find((v) => v['name'] === 'serving-cert')?.['secret'].secretName).toBe('my-tls');
@@ -224,20 +258,36 @@ describe('helm template | kubectl apply --dry-run=server', () => {
     const pod = sts.spec.template.spec;
     expect(pod.priorityClassName).toBe('system-cluster-critical');
     expect(pod.affinity.podAntiAffinity).toEqual({
-      requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/name': SERVICE_NAME } } }],
+      requiredDuringSchedulingIgnoredDuringExecution: [
+        { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/name': SERVICE_NAME } } },
+      ],
     });
-    expect(pod.containers[0].args).toEqual(expect.arrayContaining([
-      '--storage-backend=etcd', '--etcd-servers=https://etcd.etcd.svc:2379', '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt', '--shutdown-delay-duration=5s',
-    ]));
+    expect(pod.containers[0].args).toEqual(
+      expect.arrayContaining([
+        '--storage-backend=etcd',
+        '--etcd-servers=https://etcd.etcd.svc:2379',
+        '--etcd-cafile=/etc/website-apiserver/etcd/ca.crt',
+        '--shutdown-delay-duration=5s',
+      ]),
+    );
     expect(pod.volumes.find((v: Record<string, any>) => v['name'] === 'etcd-client').secret.secretName).toBe('website-apiserver-etcd-client');
     expect(one(objects, 'PodDisruptionBudget').spec).toEqual({ minAvailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': SERVICE_NAME } } });
   });
 
   it('crds, extraArgs, resources and the ServiceMonitor: the ConfigMap, --crd, one APIService per served version, the roles', async () => {
     const crdFile = join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml');
-    const objects = await dryRun(await helmTemplate(
-      '--set-file', `crds.crontabs\\.yaml=${crdFile}`, '--set', 'extraArgs={--v=2}', '--set', 'resources.limits.memory=3Gi', '--set', 'serviceMonitor.enabled=true',
-    ));
+    const objects = await dryRun(
+      await helmTemplate(
+        '--set-file',
+        `crds.crontabs\\.yaml=${crdFile}`,
+        '--set',
+        'extraArgs={--v=2}',
+        '--set',
+        'resources.limits.memory=3Gi',
+        '--set',
+        'serviceMonitor.enabled=true',
+      ),
+    );
     expect(one(objects, 'ConfigMap').data).toEqual({ 'crontabs.yaml': readFileSync(crdFile, 'utf8') });
     const c = one(objects, 'StatefulSet').spec.template.spec.containers[0];
     expect(c.args.slice(-2)).toEqual(['--crd=/etc/website-apiserver/crds', '--v=2']);
@@ -246,9 +296,15 @@ describe('helm template | kubectl apply --dry-run=server', () => {
     expect(one(objects, 'StatefulSet').spec.template.metadata.annotations['checksum/crds']).toMatch(/^[0-9a-f]{64}$/);
     const api = objects.find((o) => o.kind === 'APIService' && o.metadata.name === 'v1.stable.example.com') as Record<string, any> | undefined;
     expect(api?.spec).toMatchObject({ group: 'stable.example.com', version: 'v1', service: { namespace: ns, name: SERVICE_NAME } });
-    expect(api?.spec.caBundle).toBe((objects.find((o) => o.kind === 'APIService' && o.metadata.name === APISERVICE_NAMES[0]) as Record<string, any>).spec.caBundle);
+    expect(api?.spec.caBundle).toBe(
+      (objects.find((o) => o.kind === 'APIService' && o.metadata.name === APISERVICE_NAMES[0]) as Record<string, any>).spec.caBundle,
+    );
     const view = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === `${SERVICE_NAME}:aggregate-to-view`) as Record<string, any>;
-    expect(view.rules).toContainEqual({ apiGroups: ['stable.example.com'], resources: ['crontabs', 'crontabs/status', 'crontabs/scale'], verbs: ['get', 'list', 'watch'] });
+    expect(view.rules).toContainEqual({
+      apiGroups: ['stable.example.com'],
+      resources: ['crontabs', 'crontabs/status', 'crontabs/scale'],
+      verbs: ['get', 'list', 'watch'],
+    });
     const sm = one(objects, 'ServiceMonitor');
     expect(sm.spec.endpoints[0]).toMatchObject({ port: 'https', scheme: 'https', path: '/metrics', tlsConfig: { serverName: `${SERVICE_NAME}.${ns}.svc` } });
     expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata.name === `${SERVICE_NAME}:metrics-reader`)).toBe(true);
@@ -277,7 +333,10 @@ describe('kubectl kustomize | kubectl apply --dry-run=server', () => {
 
   it('base + the ha component: etcd, 3 replicas, required anti-affinity, minAvailable 1, system-cluster-critical', async () => {
     const overlay = mkdtempSync(join(tmp, 'overlay-'));
-    writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${relative(overlay, base)}]\ncomponents: [${relative(overlay, join(REPO, KUSTOMIZE_DIR, 'components', 'ha'))}]\n`);
+    writeFileSync(
+      join(overlay, 'kustomization.yaml'),
+      `resources: [${relative(overlay, base)}]\ncomponents: [${relative(overlay, join(REPO, KUSTOMIZE_DIR, 'components', 'ha'))}]\n`,
+    );
     const r = await run('kubectl', ['kustomize', overlay]);
     expect(r.code, r.stderr).toBe(0);
     const objects = await dryRun(r.stdout);

@@ -72,7 +72,12 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(after.metadata.uid).toBe(before.metadata.uid);
     expect(after.metadata.generation).toBe(2);
     const lastApplied = JSON.parse(after.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
-    expect(lastApplied).toMatchObject({ apiVersion: API_VERSION, kind: 'Website', metadata: { name: 'applied', namespace: NS }, spec: { gitRepo: REPO, replicas: 4 } });
+    expect(lastApplied).toMatchObject({
+      apiVersion: API_VERSION,
+      kind: 'Website',
+      metadata: { name: 'applied', namespace: NS },
+      spec: { gitRepo: REPO, replicas: 4 },
+    });
     expect((await ok(['apply', '-f', '-'], { input: manifest('applied', { replicas: 4 }) })).trim()).toBe(`${GR}/applied unchanged`);
     expect((await getJson('applied')).metadata.resourceVersion).toBe(after.metadata.resourceVersion);
 
@@ -81,9 +86,14 @@ describe('kubectl as admin through kube-apiserver', () => {
     const ssa = JSON.parse(await ok(['get', 'ws', 'ssa', '-o', 'json', '--show-managed-fields']));
     expect(ssa.spec.replicas).toBe(3);
     expect(ssa.metadata.generation).toBe(2);
-    expect(ssa.metadata.managedFields).toContainEqual(expect.objectContaining({
-      manager: 'kubectl', operation: 'Apply', apiVersion: API_VERSION, fieldsV1: { 'f:spec': { 'f:gitRepo': {}, 'f:replicas': {} } },
-    }));
+    expect(ssa.metadata.managedFields).toContainEqual(
+      expect.objectContaining({
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: API_VERSION,
+        fieldsV1: { 'f:spec': { 'f:gitRepo': {}, 'f:replicas': {} } },
+      }),
+    );
     // Another manager owns replicas now, so applying our old value is a conflict kubectl explains.
     expect((await ok(['patch', 'ws', 'ssa', '--type', 'merge', '--field-manager=other', '-p', '{"spec":{"replicas":5}}'])).trim()).toBe(`${GR}/ssa patched`);
     const conflict = await k(['apply', '--server-side', '-n', NS, '-f', '-'], { input: manifest('ssa', { replicas: 3 }) });
@@ -120,7 +130,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(yaml.metadata.resourceVersion).toMatch(/^[1-9]\d*$/);
   });
 
-  it('describe prints metadata, the spec in kubectl\'s generic layout, and Events (none yet)', async () => {
+  it("describe prints metadata, the spec in kubectl's generic layout, and Events (none yet)", async () => {
     await ok(['create', '-f', '-'], { input: manifest('described', { branch: 'main' }, { labels: { app: 'kubia' } }) });
     const uid = (await getJson('described')).metadata.uid;
     const out = await ok(['describe', 'ws', 'described']);
@@ -176,7 +186,7 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(scale).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 3 } });
 
     const editor = join(work, 'editor.sh');
-    writeFileSync(editor, "#!/bin/sh\nsed -i 's/type: NodePort/type: ClusterIP/' \"$1\"\n");
+    writeFileSync(editor, '#!/bin/sh\nsed -i \'s/type: NodePort/type: ClusterIP/\' "$1"\n');
     chmodSync(editor, 0o755);
     s = await step(['edit', 'ws', 'verbs'], 'edited', { KUBE_EDITOR: editor });
     expect(s.after.spec.service.type).toBe('ClusterIP');
@@ -194,7 +204,9 @@ describe('kubectl as admin through kube-apiserver', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(`application/strategic-merge-patch+json is not supported by ${PREFERRED}, Kind=Website`);
-    expect(r.stderr).toContain('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json');
+    expect(r.stderr).toContain(
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json',
+    );
     const after = await getJson('smp');
     expect(after.spec.replicas).toBe(1);
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
@@ -202,7 +214,11 @@ describe('kubectl as admin through kube-apiserver', () => {
 
   it('get -w prints the current rows, then one row per create, update and delete; --output-watch-events names each change', async () => {
     const ns = NS2;
-    const rowsOf = (out: string) => out.split('\n').filter((l) => l.trim() !== '').map((l) => l.trim().split(/\s+/));
+    const rowsOf = (out: string) =>
+      out
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => l.trim().split(/\s+/));
     const plain = k.background(['get', 'ws', '-n', ns, '-w']);
     const events = k.background(['get', 'ws', '-n', ns, '-w', '--output-watch-events']);
     try {
@@ -246,7 +262,13 @@ describe('kubectl as admin through kube-apiserver', () => {
       expect(r.stdout.trim()).toBe(`${GR}/waited condition met`);
       expect(ready.settled()).toBe(false);
 
-      const condition = { type: 'Ready', status: 'True', reason: 'Test', message: 'set by the e2e test', lastTransitionTime: `${new Date().toISOString().slice(0, 19)}Z` };
+      const condition = {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Test',
+        message: 'set by the e2e test',
+        lastTransitionTime: `${new Date().toISOString().slice(0, 19)}Z`,
+      };
       const st = await ok(['patch', 'ws', 'waited', '--subresource=status', '--type', 'merge', '-p', JSON.stringify({ status: { conditions: [condition] } })]);
       expect(st.trim()).toBe(`${GR}/waited patched`);
       const c = await ready.result;
@@ -276,10 +298,15 @@ describe('kubectl as admin through kube-apiserver', () => {
     await ok(['create', '-f', '-'], { input: manifest('held', {}, { finalizers: ['example.com/hold'] }) });
     const deleting = k.background(['delete', 'ws', 'held', '-n', NS, '--timeout=60s']);
     try {
-      const terminating = await waitFor('deletionTimestamp on held', async () => {
-        const o = await getJson('held');
-        return o.metadata.deletionTimestamp ? o : undefined;
-      }, 30_000, 100);
+      const terminating = await waitFor(
+        'deletionTimestamp on held',
+        async () => {
+          const o = await getJson('held');
+          return o.metadata.deletionTimestamp ? o : undefined;
+        },
+        30_000,
+        100,
+      );
       expect(terminating.metadata.finalizers).toEqual(['example.com/hold']);
       expect(table(await ok(['get', 'ws', 'held'])).rows[0]?.['STATUS']).toBe('Terminating');
       // kubectl is still waiting: the object exists.

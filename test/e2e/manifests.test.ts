@@ -46,7 +46,9 @@ afterAll(async () => {
 /** objectsIn parses every YAML file of a directory, in the (name) order kubectl applies them. */
 function objectsIn(dir: string): K8sObject[] {
   const out: K8sObject[] = [];
-  for (const f of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()) {
     for (const d of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
       if (d.errors.length) throw new Error(`${f}: ${d.errors[0]?.message}`);
       const o = d.toJS() as K8sObject | null;
@@ -88,8 +90,9 @@ describe('kubectl apply --dry-run=server', () => {
     // Same layout as the repository folder after `npm run manifests`, without touching the repository.
     mkdirSync(dir);
     for (const f of committed) copyFileSync(join(REPO, 'manifests', f), join(dir, f));
-    const cert = renderManifests({ namespace: DEFAULT_NAMESPACE, servingCert: generateServingCertificate(DEFAULT_NAMESPACE) })
-      .find((f) => f.name === SERVING_CERTIFICATE_FILE);
+    const cert = renderManifests({ namespace: DEFAULT_NAMESPACE, servingCert: generateServingCertificate(DEFAULT_NAMESPACE) }).find(
+      (f) => f.name === SERVING_CERTIFICATE_FILE,
+    );
     expect(cert).toBeDefined();
     writeFileSync(join(dir, SERVING_CERTIFICATE_FILE), cert!.text, { mode: 0o600 });
 
@@ -108,7 +111,8 @@ describe('kubectl apply --dry-run=server', () => {
     const dir = join(tmp, 'other');
     const out = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
       execFile('npm', ['run', '-s', 'manifests', '--', '--namespace', ns, '--out', dir], { cwd: REPO, timeout: 120_000 }, (err, stdout, stderr) =>
-        res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));
+        res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+      );
     });
     expect(out.code, out.stderr).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['00-namespace.yaml', '10-rbac.yaml', '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
@@ -116,7 +120,9 @@ describe('kubectl apply --dry-run=server', () => {
     const objects = objectsIn(dir);
     // Every namespaced object lives in NS and every reference points there (SA subjects, the APIService's Service);
     // only the kube-system RoleBinding (the authentication-config reader) lives elsewhere, by design.
-    const text = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n');
+    const text = readdirSync(dir)
+      .map((f) => readFileSync(join(dir, f), 'utf8'))
+      .join('\n');
     expect(text).not.toContain(DEFAULT_NAMESPACE);
     for (const o of objects) {
       if (o.metadata.namespace !== undefined && o.metadata.namespace !== 'kube-system') expect(o.metadata.namespace, printedName(o)).toBe(ns);
@@ -150,8 +156,12 @@ describe('kubectl apply --dry-run=server', () => {
     const dir = join(tmp, 'crd');
     const crdFile = join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml');
     const out = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
-      execFile('npm', ['run', '-s', 'manifests', '--', '--namespace', ns, '--out', dir, '--crd', crdFile], { cwd: REPO, timeout: 120_000 }, (err, stdout, stderr) =>
-        res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));
+      execFile(
+        'npm',
+        ['run', '-s', 'manifests', '--', '--namespace', ns, '--out', dir, '--crd', crdFile],
+        { cwd: REPO, timeout: 120_000 },
+        (err, stdout, stderr) => res({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+      );
     });
     expect(out.code, out.stderr).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['00-namespace.yaml', '10-rbac.yaml', CRD_FILE, '20-apiserver.yaml', SERVING_CERTIFICATE_FILE]);
@@ -168,7 +178,9 @@ describe('kubectl apply --dry-run=server', () => {
     expect(results.get(`statefulset.apps/${SERVICE_NAME}`)).toBe('created');
     expect(results.has('apiservice.apiregistration.k8s.io/v1.stable.example.com')).toBe(true);
     // What kube would store: the file's bytes, under the key the server's directory scan reads.
-    const stored = JSON.parse(await kubectlOk(admin, ['create', '--dry-run=server', '-o', 'json', '-f', join(dir, CRD_FILE)])) as { data: Record<string, string> };
+    const stored = JSON.parse(await kubectlOk(admin, ['create', '--dry-run=server', '-o', 'json', '-f', join(dir, CRD_FILE)])) as {
+      data: Record<string, string>;
+    };
     expect(stored.data).toEqual({ 'stable.example.com_crontabs.yaml': readFileSync(crdFile, 'utf8') });
   });
 });
@@ -187,7 +199,9 @@ describe('the serving certificate on our port', () => {
   }
 
   it('has SAN website-apiserver.website-system.svc and verifies against the APIService caBundle', async () => {
-    const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', APISERVICE_NAME, '-o', 'json'])) as { spec: { caBundle: string; insecureSkipTLSVerify?: boolean } };
+    const o = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', APISERVICE_NAME, '-o', 'json'])) as {
+      spec: { caBundle: string; insecureSkipTLSVerify?: boolean };
+    };
     expect(o.spec.insecureSkipTLSVerify ?? false).toBe(false);
     const caBundle = Buffer.from(o.spec.caBundle, 'base64').toString();
     const ok = await handshake(caBundle);
@@ -276,15 +290,22 @@ describe('RBAC', () => {
     // The bindings reach the authorizer through an informer: poll until the answers settle on what we want
     // (at most 20 s), then report the full table once.
     let got: Record<string, boolean> = {};
-    await waitFor('RBAC answers', async () => {
-      got = {};
-      for (let i = 0; i < cases.length; i += 12) {
-        const batch = cases.slice(i, i + 12);
-        const answers = await Promise.all(batch.map(ask));
-        batch.forEach((c, j) => { got[key(c)] = answers[j]!; });
-      }
-      return JSON.stringify(got) === JSON.stringify(want);
-    }, 20_000, 500).catch(() => undefined);
+    await waitFor(
+      'RBAC answers',
+      async () => {
+        got = {};
+        for (let i = 0; i < cases.length; i += 12) {
+          const batch = cases.slice(i, i + 12);
+          const answers = await Promise.all(batch.map(ask));
+          batch.forEach((c, j) => {
+            got[key(c)] = answers[j]!;
+          });
+        }
+        return JSON.stringify(got) === JSON.stringify(want);
+      },
+      20_000,
+      500,
+    ).catch(() => undefined);
     expect(got).toEqual(want);
   });
 });

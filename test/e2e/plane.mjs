@@ -33,11 +33,7 @@ export const BUILD_SCRIPT = join(HERE, 'scripts', 'build-binaries.sh');
  * ClusterRoles labelled `rbac.authorization.k8s.io/aggregate-to-view` etc. only reach `view`/`edit`/`admin`
  * through it; without it a user bound to `view` would never see websites.
  */
-export const DEFAULT_CONTROLLERS = Object.freeze([
-  'namespace-controller',
-  'garbage-collector-controller',
-  'clusterrole-aggregation-controller',
-]);
+export const DEFAULT_CONTROLLERS = Object.freeze(['namespace-controller', 'garbage-collector-controller', 'clusterrole-aggregation-controller']);
 
 /** FRONT_PROXY_CLIENT_NAME is the CN of the front-proxy client cert and kube-apiserver's only allowed name. */
 export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
@@ -636,38 +632,40 @@ export async function startControlPlane(o) {
     const controllers = o.controllers ?? DEFAULT_CONTROLLERS;
     const named = controllers.filter((c) => c !== '*' && !c.startsWith('-'));
     const withGc =
-      (controllers.includes('*') || controllers.includes('garbage-collector-controller')) &&
-      !controllers.includes('-garbage-collector-controller');
+      (controllers.includes('*') || controllers.includes('garbage-collector-controller')) && !controllers.includes('-garbage-collector-controller');
     const logLengthBefore = existsSync(logs.controllerManager) ? readFileSync(logs.controllerManager).length : 0;
-    const kcm = o.controllerManager === false ? undefined : await startComponent({
-      name: 'kube-controller-manager',
-      bin: join(binDir, 'kube-controller-manager'),
-      portCount: 1,
-      args: ([port]) => [
-        `--kubeconfig=${tokens.admin.kubeconfig}`,
-        '--leader-elect=false',
-        `--controllers=${controllers.join(',')}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${port}`,
-        `--cert-dir=${p('kube-controller-manager')}`,
-        '--v=1',
-        ...(o.controllerManagerArgs ?? []),
-      ],
-      logPath: logs.controllerManager,
-      ready: async () => {
-        // Only this run's part of the log counts (the file is appended to across runs in the same dir).
-        const text = readFileSync(logs.controllerManager, 'utf8').slice(logLengthBefore);
-        if (!named.every((c) => text.includes(`"Controller starting..." controller="${c}"`))) return false;
-        if (!withGc || text.includes('all resource monitors have synced')) return true;
-        // The GC gives up waiting after a timeout and runs anyway; usable, but worth a line.
-        if (text.includes('not all resource monitors could be synced')) {
-          log('kube-controller-manager: garbage collector proceeded without syncing every monitor');
-          return true;
-        }
-        return false;
-      },
-      timeoutMs,
-    });
+    const kcm =
+      o.controllerManager === false
+        ? undefined
+        : await startComponent({
+            name: 'kube-controller-manager',
+            bin: join(binDir, 'kube-controller-manager'),
+            portCount: 1,
+            args: ([port]) => [
+              `--kubeconfig=${tokens.admin.kubeconfig}`,
+              '--leader-elect=false',
+              `--controllers=${controllers.join(',')}`,
+              '--bind-address=127.0.0.1',
+              `--secure-port=${port}`,
+              `--cert-dir=${p('kube-controller-manager')}`,
+              '--v=1',
+              ...(o.controllerManagerArgs ?? []),
+            ],
+            logPath: logs.controllerManager,
+            ready: async () => {
+              // Only this run's part of the log counts (the file is appended to across runs in the same dir).
+              const text = readFileSync(logs.controllerManager, 'utf8').slice(logLengthBefore);
+              if (!named.every((c) => text.includes(`"Controller starting..." controller="${c}"`))) return false;
+              if (!withGc || text.includes('all resource monitors have synced')) return true;
+              // The GC gives up waiting after a timeout and runs anyway; usable, but worth a line.
+              if (text.includes('not all resource monitors could be synced')) {
+                log('kube-controller-manager: garbage collector proceeded without syncing every monitor');
+                return true;
+              }
+              return false;
+            },
+            timeoutMs,
+          });
     if (kcm) started.push(kcm.running);
     timings.controllerManager = kcm?.ms ?? 0;
     timings.total = Date.now() - t0;

@@ -47,10 +47,7 @@ async function eventually(fn: () => Promise<void>, timeoutMs = 60_000): Promise<
 }
 
 /** whoami asks kube-apiserver who a raw HTTPS request is, optionally with a client cert and extra headers. */
-function whoami(
-  cert: { certFile: string; keyFile: string } | undefined,
-  headers: Record<string, string>,
-): Promise<{ status: number; body: string }> {
+function whoami(cert: { certFile: string; keyFile: string } | undefined, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((res, rej) => {
     const req = request(
       `${plane.server}/apis/authentication.k8s.io/v1/selfsubjectreviews`,
@@ -83,7 +80,10 @@ describe('e2e control plane', () => {
   it('runs the pinned Kubernetes version, and the suite drives kubectl of that version', async () => {
     const pinned = readFileSync(`${plane.binDir}/kubernetes-version`, 'utf8').trim();
     expect(pinned).toMatch(/^v1\.37\.\d+$/);
-    const server = JSON.parse(await kubectl(plane.kubeconfig, ['version', '-o', 'json'])) as { clientVersion: { gitVersion: string }; serverVersion: { gitVersion: string } };
+    const server = JSON.parse(await kubectl(plane.kubeconfig, ['version', '-o', 'json'])) as {
+      clientVersion: { gitVersion: string };
+      serverVersion: { gitVersion: string };
+    };
     expect(server.serverVersion.gitVersion).toBe(pinned);
     expect(server.clientVersion.gitVersion).toBe(pinned);
   });
@@ -95,9 +95,7 @@ describe('e2e control plane', () => {
   });
 
   it('publishes the request-header configuration for aggregated servers', async () => {
-    const out = await kubectl(plane.kubeconfig, [
-      'get', 'configmap', '-n', 'kube-system', 'extension-apiserver-authentication', '-o', 'json',
-    ]);
+    const out = await kubectl(plane.kubeconfig, ['get', 'configmap', '-n', 'kube-system', 'extension-apiserver-authentication', '-o', 'json']);
     const data = (JSON.parse(out) as { data: Record<string, string> }).data;
     expect(data['client-ca-file']).toBe(readFileSync(plane.clientCAFile, 'utf8'));
     expect(data['requestheader-client-ca-file']).toBe(readFileSync(plane.frontProxy.caFile, 'utf8'));
@@ -122,9 +120,7 @@ describe('e2e control plane', () => {
   });
 
   it('gives token users without bindings nothing, and RBAC bindings take effect', async () => {
-    expect(await kubectlFails(plane.tokens.viewer.kubeconfig, ['get', 'pods'])).toMatch(
-      /Forbidden.*User "viewer" cannot list resource "pods"/,
-    );
+    expect(await kubectlFails(plane.tokens.viewer.kubeconfig, ['get', 'pods'])).toMatch(/Forbidden.*User "viewer" cannot list resource "pods"/);
     expect(await kubectlFails(plane.tokens.nobody.kubeconfig, ['get', 'pods'])).toMatch(/Forbidden/);
     await kubectl(plane.kubeconfig, ['create', 'rolebinding', 'smoke-viewer', '--clusterrole=view', '--user=viewer']);
     await eventually(async () => {

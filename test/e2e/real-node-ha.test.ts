@@ -35,14 +35,29 @@ const GO_TYPE = '*unstructured.Unstructured';
 const SERVER_LABEL = 'app.kubernetes.io/name=website-apiserver';
 const log = (m: string) => process.stderr.write(`[real-node-ha] ${m}\n`);
 
-interface Condition { type: string; status: string }
+interface Condition {
+  type: string;
+  status: string;
+}
 interface PodJson {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
   status: { podIP?: string; conditions?: Condition[]; containerStatuses?: { restartCount: number; ready: boolean }[] };
 }
-interface WebsiteJson { metadata: { name: string; uid: string; resourceVersion: string; annotations?: Record<string, string> } }
+interface WebsiteJson {
+  metadata: { name: string; uid: string; resourceVersion: string; annotations?: Record<string, string> };
+}
 /** WriterLine is one answer the writer got (node/api-writer.mjs). */
-interface WriterLine { op: 'create' | 'patch'; name: string; status: number; tries: number; seq: number; uid?: string; rv?: string; error?: string; t: number }
+interface WriterLine {
+  op: 'create' | 'patch';
+  name: string;
+  status: number;
+  tries: number;
+  seq: number;
+  uid?: string;
+  rv?: string;
+  error?: string;
+  t: number;
+}
 
 /** Writer is a running node/api-writer.mjs and the answers it printed so far. */
 class Writer {
@@ -84,7 +99,9 @@ function hostPidOf(podName: string): number {
     try {
       if (readFileSync(`/proc/${e}/comm`, 'utf8').trim() !== 'node') continue;
       if (readFileSync(`/proc/${e}/environ`, 'utf8').split('\0').includes(`HOSTNAME=${podName}`)) found.push(Number(e));
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   if (found.length !== 1) throw new Error(`expected one server process for pod ${podName}, found ${JSON.stringify(found)}`);
   return found[0] as number;
@@ -119,22 +136,34 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', SERVER_LABEL])).items.filter((p) => !p.metadata.deletionTimestamp);
   const isReady = (p: PodJson) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
   const readyEndpoints = async () => {
-    const slices = await json<{ items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] }>(
-      ['get', 'endpointslices', '-n', DEFAULT_NAMESPACE, '-l', `kubernetes.io/service-name=${SERVICE_NAME}`]);
+    const slices = await json<{ items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] }>([
+      'get',
+      'endpointslices',
+      '-n',
+      DEFAULT_NAMESPACE,
+      '-l',
+      `kubernetes.io/service-name=${SERVICE_NAME}`,
+    ]);
     return slices.items.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).flatMap((e) => e.addresses)).sort();
   };
   /** allServing waits for REPLICAS ready pods, each an endpoint, and every APIService Available. */
-  const allServing = (timeoutMs = 180_000) => waitFor(`${REPLICAS} ready replicas behind the Service and the APIServices Available`, async () => {
-    const pods = await serverPods();
-    if (pods.length !== REPLICAS || !pods.every(isReady)) return undefined;
-    const ips = pods.map((p) => p.status.podIP ?? '').sort();
-    if (JSON.stringify(await readyEndpoints()) !== JSON.stringify(ips)) return undefined;
-    for (const name of APISERVICE_NAMES) {
-      const o = await json<{ status?: { conditions?: Condition[] } }>(['get', 'apiservice', name]);
-      if (!o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')) return undefined;
-    }
-    return pods;
-  }, timeoutMs, 500);
+  const allServing = (timeoutMs = 180_000) =>
+    waitFor(
+      `${REPLICAS} ready replicas behind the Service and the APIServices Available`,
+      async () => {
+        const pods = await serverPods();
+        if (pods.length !== REPLICAS || !pods.every(isReady)) return undefined;
+        const ips = pods.map((p) => p.status.podIP ?? '').sort();
+        if (JSON.stringify(await readyEndpoints()) !== JSON.stringify(ips)) return undefined;
+        for (const name of APISERVICE_NAMES) {
+          const o = await json<{ status?: { conditions?: Condition[] } }>(['get', 'apiservice', name]);
+          if (!o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')) return undefined;
+        }
+        return pods;
+      },
+      timeoutMs,
+      500,
+    );
   const websites = async () => (await json<{ items: WebsiteJson[] }>(['get', 'websites.v1.extensions.example.com', '-n', NS])).items;
 
   /**
@@ -142,7 +171,16 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
    * cluster's client CA, which every replica trusts through kube-apiserver's extension-apiserver-authentication.
    */
   const direct = async (p: PodJson, path: string) => {
-    const r = await node.exec('curl', ['-sk', '--max-time', '5', '--cert', join(dir, 'admin.crt'), '--key', join(dir, 'admin.key'), `https://${p.status.podIP}:8443${path}`]);
+    const r = await node.exec('curl', [
+      '-sk',
+      '--max-time',
+      '5',
+      '--cert',
+      join(dir, 'admin.crt'),
+      '--key',
+      join(dir, 'admin.key'),
+      `https://${p.status.podIP}:8443${path}`,
+    ]);
     if (r.code !== 0) throw new Error(`curl ${p.metadata.name}${path}: ${r.stderr}`);
     return r.stdout;
   };
@@ -150,16 +188,37 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
   const watchersByPod = async () => {
     const out: Record<string, string> = {};
     for (const p of await serverPods()) {
-      out[p.metadata.name] = await direct(p, '/metrics').then((m) => /^apiserver_registered_watchers (\S+)/m.exec(m)?.[1] ?? '?', (e: Error) => e.message);
+      out[p.metadata.name] = await direct(p, '/metrics').then(
+        (m) => /^apiserver_registered_watchers (\S+)/m.exec(m)?.[1] ?? '?',
+        (e: Error) => e.message,
+      );
     }
     return out;
   };
 
   const startWriter = (prefix: string, workers: number, max: number) =>
     new Writer(node.spawn(process.execPath, [join(ROOT, 'test/e2e/node/api-writer.mjs'), node.state.kubeconfig, NS, prefix, String(workers), String(max)]));
-  const startProbe = (label: string) => new Probe(label, 'nsenter', ['--target', String(node.pid), '--net', '--',
-    join(e2e().binDir, 'informer-probe'), '-kubeconfig', node.state.kubeconfig, '-resource', 'websites.v1.extensions.example.com',
-    '-mode', 'dynamic', '-namespace', NS], process.env);
+  const startProbe = (label: string) =>
+    new Probe(
+      label,
+      'nsenter',
+      [
+        '--target',
+        String(node.pid),
+        '--net',
+        '--',
+        join(e2e().binDir, 'informer-probe'),
+        '-kubeconfig',
+        node.state.kubeconfig,
+        '-resource',
+        'websites.v1.extensions.example.com',
+        '-mode',
+        'dynamic',
+        '-namespace',
+        NS,
+      ],
+      process.env,
+    );
 
   /**
    * checkWrites compares what the writer was told with what the API holds now: every acknowledged create is there
@@ -191,7 +250,15 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     expect(notRetriable, 'errors a client would not retry').toEqual([]);
     const byStatus: Record<string, number> = {};
     for (const e of errors) byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
-    return { acknowledged: w.acked, creates: created.size, patchedObjects: lastSeq.size, errors: errors.length, byStatus, lost: lost.length, sample: errors.slice(0, 3).map((e) => `${e.status} ${e.error}`) };
+    return {
+      acknowledged: w.acked,
+      creates: created.size,
+      patchedObjects: lastSeq.size,
+      errors: errors.length,
+      byStatus,
+      lost: lost.length,
+      sample: errors.slice(0, 3).map((e) => `${e.status} ${e.error}`),
+    };
   };
 
   /**
@@ -208,7 +275,7 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       const got = cacheOf(p.events);
       return got.size === want.size && [...want].every(([n, rv]) => got.get(n) === rv);
     };
-    for (const deadline = Date.now() + 60_000; ;) {
+    for (const deadline = Date.now() + 60_000; ; ) {
       want = new Map((await websites()).map((o) => [o.metadata.name, o.metadata.resourceVersion]));
       // The informer may be a moment behind the list just read.
       const settle = Date.now() + 2_000;
@@ -216,8 +283,13 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       if (same()) break;
       if (p.exited || Date.now() > deadline) {
         const got = cacheOf(p.events);
-        const behind = [...want].filter(([n, rv]) => got.get(n) !== rv).slice(0, 5).map(([n, rv]) => `${n}: list ${rv}, informer ${got.get(n)}`);
-        throw new Error(`the informer's cache never equalled the list\nbehind: ${JSON.stringify(behind)}\nwatchers by replica: ${JSON.stringify(await watchersByPod())}\ninformer log: ${p.stderr.slice(-3000)}`);
+        const behind = [...want]
+          .filter(([n, rv]) => got.get(n) !== rv)
+          .slice(0, 5)
+          .map(([n, rv]) => `${n}: list ${rv}, informer ${got.get(n)}`);
+        throw new Error(
+          `the informer's cache never equalled the list\nbehind: ${JSON.stringify(behind)}\nwatchers by replica: ${JSON.stringify(await watchersByPod())}\ninformer log: ${p.stderr.slice(-3000)}`,
+        );
       }
     }
     const j = judge(p.events, NS, GO_TYPE, 0);
@@ -227,7 +299,9 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     if (relistCause) {
       for (const e of watchErrors) expect(e, 'a watch error that made the informer re-list').toMatch(relistCause);
       // A re-list delivers every cached object once again, so echoes come in whole sets, one per watch error at most.
-      expect(j.echoes.length, `objects delivered again by a re-list; the informer's log:\n${p.stderr.slice(-4000)}`).toBeLessThanOrEqual(watchErrors.length * want.size);
+      expect(j.echoes.length, `objects delivered again by a re-list; the informer's log:\n${p.stderr.slice(-4000)}`).toBeLessThanOrEqual(
+        watchErrors.length * want.size,
+      );
     } else {
       expect(watchErrors).toEqual([]);
       expect(j.echoes, 'objects delivered again by a re-list').toEqual([]);
@@ -241,27 +315,43 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     dir = mkdtempSync(join(tmpdir(), 'website-real-node-ha-'));
     const images = await nodeImages(log);
     node = await startRealNode({
-      binDir: env.binDir, images: [images.pause, images.nginx, images.gitSync, images.websiteApiserver], pauseImage: images.pause.ref,
-      dir: join(dir, 'node'), log, apiserverArgs: ['--enable-aggregator-routing=true'], storageEtcdMembers: 3,
+      binDir: env.binDir,
+      images: [images.pause, images.nginx, images.gitSync, images.websiteApiserver],
+      pauseImage: images.pause.ref,
+      dir: join(dir, 'node'),
+      log,
+      apiserverArgs: ['--enable-aggregator-routing=true'],
+      storageEtcdMembers: 3,
     });
     timings['node'] = Date.now() - t0;
     // The HA bundle as a user renders it (npm run manifests -- --storage-backend etcd --replicas 3 ...).
     const manifests = join(dir, 'manifests');
     mkdirSync(manifests);
     for (const f of renderManifests({
-      namespace: DEFAULT_NAMESPACE, servingCert: generateServingCertificate(DEFAULT_NAMESPACE), image: images.websiteApiserver.ref,
+      namespace: DEFAULT_NAMESPACE,
+      servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
+      image: images.websiteApiserver.ref,
       kindFlags: { 'nginx-image': images.nginx.ref, 'git-sync-image': images.gitSync.ref },
-      storage: { backend: 'etcd', servers: node.state.storageEtcdUrls, prefix: '/website-ha' }, replicas: REPLICAS,
-    })) writeFileSync(join(manifests, f.name), f.text);
+      storage: { backend: 'etcd', servers: node.state.storageEtcdUrls, prefix: '/website-ha' },
+      replicas: REPLICAS,
+    }))
+      writeFileSync(join(manifests, f.name), f.text);
     await k(['apply', '-f', manifests]);
     await allServing();
     timings['server'] = Date.now() - t0 - (timings['node'] ?? 0);
     await k(['create', 'namespace', NS]);
     const pki = join(node.dir, 'plane', 'pki');
-    const ca = { cert: forge.pki.certificateFromPem(readFileSync(join(pki, 'ca.crt'), 'utf8')), key: forge.pki.privateKeyFromPem(readFileSync(join(pki, 'ca.key'), 'utf8')) };
+    const ca = {
+      cert: forge.pki.certificateFromPem(readFileSync(join(pki, 'ca.crt'), 'utf8')),
+      key: forge.pki.privateKeyFromPem(readFileSync(join(pki, 'ca.key'), 'utf8')),
+    };
     const now = new Date();
     const admin = createLeaf(ca, now, new Date(now.getTime() + 3_600_000), {
-      subject: [{ shortName: 'CN', value: 'ha-admin' }, { shortName: 'O', value: 'system:masters' }], extKeyUsage: { clientAuth: true },
+      subject: [
+        { shortName: 'CN', value: 'ha-admin' },
+        { shortName: 'O', value: 'system:masters' },
+      ],
+      extKeyUsage: { clientAuth: true },
     });
     writeFileSync(join(dir, 'admin.crt'), admin.certPem);
     writeFileSync(join(dir, 'admin.key'), admin.keyPem, { mode: 0o600 });
@@ -274,20 +364,30 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     const pods = await serverPods();
     expect(pods).toHaveLength(REPLICAS);
     expect(await readyEndpoints()).toEqual(pods.map((p) => p.status.podIP).sort());
-    await k(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'shared', namespace: NS },
-      spec: { replicas: 0, git: { repository: 'https://example.com/site.git' }, service: { type: 'ClusterIP' } },
-    }));
+    await k(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'extensions.example.com/v1',
+        kind: 'Website',
+        metadata: { name: 'shared', namespace: NS },
+        spec: { replicas: 0, git: { repository: 'https://example.com/site.git' }, service: { type: 'ClusterIP' } },
+      }),
+    );
     // Each replica directly (pod IP, inside the sandbox), as a cluster admin. The reconciler (on the leader) writes
     // the new object's status meanwhile, so the replicas and kube-apiserver are compared once that has settled.
-    await waitFor('every replica and kube-apiserver to answer with the same object', async () => {
-      const via = await json<WebsiteJson>(['get', 'website', 'shared', '-n', NS]);
-      for (const p of pods) {
-        const o = JSON.parse(await direct(p, `/apis/extensions.example.com/v1/namespaces/${NS}/websites/shared`)) as WebsiteJson;
-        if (o.metadata.uid !== via.metadata.uid || o.metadata.resourceVersion !== via.metadata.resourceVersion) return false;
-      }
-      return true;
-    }, 30_000, 500);
+    await waitFor(
+      'every replica and kube-apiserver to answer with the same object',
+      async () => {
+        const via = await json<WebsiteJson>(['get', 'website', 'shared', '-n', NS]);
+        for (const p of pods) {
+          const o = JSON.parse(await direct(p, `/apis/extensions.example.com/v1/namespaces/${NS}/websites/shared`)) as WebsiteJson;
+          if (o.metadata.uid !== via.metadata.uid || o.metadata.resourceVersion !== via.metadata.resourceVersion) return false;
+        }
+        return true;
+      },
+      30_000,
+      500,
+    );
   });
 
   it('kill -9 of each replica in turn under a write load through kube-apiserver: no acknowledged write lost, only retriable errors, and a client-go informer keeps an exact cache (re-listing only where client-go must)', async () => {
@@ -304,10 +404,15 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
         const t = Date.now();
         process.kill(pid, 'SIGKILL');
         // The kubelet restarts the container in place; the pod is an endpoint again once /readyz passes.
-        await waitFor(`${pod.metadata.name} restarted and ready`, async () => {
-          const p = (await serverPods()).find((q) => q.metadata.name === pod.metadata.name);
-          return p && (p.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts && isReady(p);
-        }, 120_000, 250);
+        await waitFor(
+          `${pod.metadata.name} restarted and ready`,
+          async () => {
+            const p = (await serverPods()).find((q) => q.metadata.name === pod.metadata.name);
+            return p && (p.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts && isReady(p);
+          },
+          120_000,
+          250,
+        );
         await allServing();
         recovery.push(Date.now() - t);
         // The other replicas kept taking writes meanwhile.
@@ -321,8 +426,13 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       // not as the end of the stream, and the reflector re-lists: kube's rules require that re-list. A watch request
       // routed to the dead replica before its endpoint turns not-ready gets the aggregator's 503, also a re-list.
       // No watch may fail for anything of ours (410 Expired, a decode error of our output).
-      const informer = await checkInformer(probe, /stream error: stream ID \d+; INTERNAL_ERROR|\b503\b|service unavailable|the server is currently unable to handle the request/i);
-      log(`kill -9 of ${REPLICAS} replicas in turn: kill → ready again (ms) ${JSON.stringify(recovery)}; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`);
+      const informer = await checkInformer(
+        probe,
+        /stream error: stream ID \d+; INTERNAL_ERROR|\b503\b|service unavailable|the server is currently unable to handle the request/i,
+      );
+      log(
+        `kill -9 of ${REPLICAS} replicas in turn: kill → ready again (ms) ${JSON.stringify(recovery)}; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`,
+      );
     } finally {
       await probe.stop();
     }
@@ -343,11 +453,16 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       const loop = (async () => {
         for (let i = 0; !stop; i++) {
           const cache = join(cacheRoot, String(i));
-          const r = i % 2 === 0
-            ? await node.kubectl(['--cache-dir', cache, 'get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 60_000 })
-            : await node.kubectl(['--cache-dir', cache, 'api-resources', '--api-group=extensions.example.com', '-o', 'name'], { timeoutMs: 60_000 });
+          const r =
+            i % 2 === 0
+              ? await node.kubectl(['--cache-dir', cache, 'get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 60_000 })
+              : await node.kubectl(['--cache-dir', cache, 'api-resources', '--api-group=extensions.example.com', '-o', 'name'], { timeoutMs: 60_000 });
           const discoveryError = /couldn't get resource list|unable to retrieve the complete list|the server is currently unable/i.test(r.stderr);
-          kubectlRuns.push({ ok: r.code === 0 && r.stdout.includes('website'), discoveryError, out: `${new Date().toISOString()} kubectl ${i % 2 === 0 ? 'get' : 'api-resources'} exit ${r.code}: ${r.stderr.slice(0, 300)} stdout: ${r.stdout.slice(0, 200)}` });
+          kubectlRuns.push({
+            ok: r.code === 0 && r.stdout.includes('website'),
+            discoveryError,
+            out: `${new Date().toISOString()} kubectl ${i % 2 === 0 ? 'get' : 'api-resources'} exit ${r.code}: ${r.stderr.slice(0, 300)} stdout: ${r.stdout.slice(0, 200)}`,
+          });
           rmSync(cache, { recursive: true, force: true });
         }
       })();
@@ -356,8 +471,16 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       const watchTimeline = (async () => {
         let last = '';
         while (!stop) {
-          const a = await node.kubectl(['get', 'apiservices', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[0].status}/{.status.conditions[0].reason} {end}']);
-          const now = `${a.stdout.split(' ').filter((x) => x.includes('extensions.example.com')).join(' ')} endpoints=${(await readyEndpoints().catch(() => [])).length}`;
+          const a = await node.kubectl([
+            'get',
+            'apiservices',
+            '-o',
+            'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[0].status}/{.status.conditions[0].reason} {end}',
+          ]);
+          const now = `${a.stdout
+            .split(' ')
+            .filter((x) => x.includes('extensions.example.com'))
+            .join(' ')} endpoints=${(await readyEndpoints().catch(() => [])).length}`;
           if (now !== last) timeline.push(`${new Date().toISOString()} ${now}`);
           last = now;
           await new Promise((r) => setTimeout(r, 200));
@@ -380,10 +503,15 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       await writer.stop();
       const failed = kubectlRuns.filter((r) => !r.ok || r.discoveryError);
       expect(kubectlRuns.length).toBeGreaterThan(10);
-      expect(failed.map((r) => r.out), `kubectl commands that failed or printed discovery errors; meanwhile:\n${timeline.join('\n')}`).toEqual([]);
+      expect(
+        failed.map((r) => r.out),
+        `kubectl commands that failed or printed discovery errors; meanwhile:\n${timeline.join('\n')}`,
+      ).toEqual([]);
       const writes = await checkWrites(writer, 'roll');
       const informer = await checkInformer(probe);
-      log(`rolling restart in ${timings['rollingRestart']} ms: kubectl ${kubectlRuns.length} commands, ${failed.length} failed; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`);
+      log(
+        `rolling restart in ${timings['rollingRestart']} ms: kubectl ${kubectlRuns.length} commands, ${failed.length} failed; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`,
+      );
     } finally {
       stop = true;
       await probe.stop();

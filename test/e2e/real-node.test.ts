@@ -25,7 +25,12 @@ const NS = 'sites';
 const SYNC_SECONDS = 5;
 const log = (m: string) => process.stderr.write(`[real-node] ${m}\n`);
 
-interface Condition { type: string; status: string; reason?: string; message?: string }
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
 interface WebsiteJson {
   metadata: { name: string; uid: string; generation: number };
   spec: { replicas: number; gitRepo: string; branch?: string };
@@ -38,7 +43,11 @@ interface PodJson {
 }
 
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 
 /** publish writes index.html in a working copy and pushes it to the bare repository it was cloned from. */
 function publish(work: string, branch: string, html: string, message: string) {
@@ -77,7 +86,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
   const website = (name: string) => json<WebsiteJson>(['get', 'website', name, '-n', NS]);
   const cond = (w: WebsiteJson, type: string) => w.status?.conditions?.find((c) => c.type === type);
   const podsOf = async (name: string) =>
-    (await json<{ items: PodJson[] }>(['get', 'pods', '-n', NS, '-l', `app.kubernetes.io/instance=${name}`])).items.filter((p) => !p.metadata.deletionTimestamp);
+    (await json<{ items: PodJson[] }>(['get', 'pods', '-n', NS, '-l', `app.kubernetes.io/instance=${name}`])).items.filter(
+      (p) => !p.metadata.deletionTimestamp,
+    );
   /** curl fetches a page inside the sandbox; undefined when the request fails. */
   const curl = async (url: string) => {
     const r = await node.exec('curl', ['-sS', '--max-time', '3', '-o', '-', '-w', '\n%{http_code}', url]);
@@ -89,14 +100,28 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
   // kube-proxy programs a new Service's NodePort a moment after its endpoints exist (its sync runs at most once a
   // second), so the first answer of a new Website is waited for, as a user would retry.
   const firstPage = (w: WebsiteJson) => waitFor(`an answer on NodePort ${w.status?.nodePort}`, () => page(w), 20_000, 250);
-  const applyWebsite = (name: string, spec: Record<string, unknown>) => k(['apply', '-f', '-'], YAML.stringify({
-    apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name, namespace: NS }, spec,
-  }));
-  const readyWebsite = (name: string, timeoutMs = 90_000) => waitFor(`Website ${name} Ready=True with every replica ready`, async () => {
-    const w = await website(name);
-    const ready = cond(w, 'Ready')?.status === 'True' && w.status?.readyReplicas === w.spec.replicas && w.status?.observedGeneration === w.metadata.generation;
-    return ready && w.status?.nodePort ? w : undefined;
-  }, timeoutMs, 500);
+  const applyWebsite = (name: string, spec: Record<string, unknown>) =>
+    k(
+      ['apply', '-f', '-'],
+      YAML.stringify({
+        apiVersion: 'extensions.example.com/v1alpha1',
+        kind: 'Website',
+        metadata: { name, namespace: NS },
+        spec,
+      }),
+    );
+  const readyWebsite = (name: string, timeoutMs = 90_000) =>
+    waitFor(
+      `Website ${name} Ready=True with every replica ready`,
+      async () => {
+        const w = await website(name);
+        const ready =
+          cond(w, 'Ready')?.status === 'True' && w.status?.readyReplicas === w.spec.replicas && w.status?.observedGeneration === w.metadata.generation;
+        return ready && w.status?.nodePort ? w : undefined;
+      },
+      timeoutMs,
+      500,
+    );
   const repoUrl = (name: string) => `git://${node.state.nodeIp}/${name}`;
 
   beforeAll(async () => {
@@ -119,23 +144,40 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const manifests = join(dir, 'manifests');
     mkdirSync(manifests);
     const files = renderManifests({
-      namespace: DEFAULT_NAMESPACE, servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
-      image: images.websiteApiserver.ref, kindFlags: { 'nginx-image': images.nginx.ref, 'git-sync-image': images.gitSync.ref },
+      namespace: DEFAULT_NAMESPACE,
+      servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
+      image: images.websiteApiserver.ref,
+      kindFlags: { 'nginx-image': images.nginx.ref, 'git-sync-image': images.gitSync.ref },
     });
     for (const f of files) writeFileSync(join(manifests, f.name), f.text);
     // The PVC's stand-in: a hostPath PersistentVolume with no class, which the claim (no class either) binds to.
     const pv = join(dir, 'pv');
     mkdirSync(pv);
     chmodSync(pv, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
-    await k(['apply', '-f', '-'], YAML.stringify({
-      apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'website-apiserver-data' },
-      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: pv, type: 'Directory' } },
-    }));
+    await k(
+      ['apply', '-f', '-'],
+      YAML.stringify({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'website-apiserver-data' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          hostPath: { path: pv, type: 'Directory' },
+        },
+      }),
+    );
     await k(['apply', '-f', manifests]);
-    await waitFor('APIService Available=True', async () => {
-      const o = await json<{ status?: { conditions?: Condition[] } }>(['get', 'apiservice', APISERVICE_NAME]);
-      return o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
-    }, 120_000, 500);
+    await waitFor(
+      'APIService Available=True',
+      async () => {
+        const o = await json<{ status?: { conditions?: Condition[] } }>(['get', 'apiservice', APISERVICE_NAME]);
+        return o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+      },
+      120_000,
+      500,
+    );
     timings['server'] = Date.now() - t0 - timings['images'] - timings['node'];
     await k(['create', 'namespace', NS]);
     // Started now so its ~30 s of failed syncs overlap the other tests.
@@ -154,11 +196,21 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     expect(pvc.status.phase).toBe('Bound');
     const svc = await json<{ spec: { type: string; clusterIP: string } }>(['get', 'service', '-n', DEFAULT_NAMESPACE, SERVICE_NAME]);
     expect(svc.spec.type).toBe('ClusterIP');
-    const slices = await json<{ items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] }>(
-      ['get', 'endpointslices', '-n', DEFAULT_NAMESPACE, '-l', `kubernetes.io/service-name=${SERVICE_NAME}`]);
+    const slices = await json<{ items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] }>([
+      'get',
+      'endpointslices',
+      '-n',
+      DEFAULT_NAMESPACE,
+      '-l',
+      `kubernetes.io/service-name=${SERVICE_NAME}`,
+    ]);
     const addresses = slices.items.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).flatMap((e) => e.addresses));
     expect(addresses).toEqual([pod?.status.podIP]);
-    const apiService = await json<{ spec: { service?: { name: string; namespace: string } }; status: { conditions: Condition[] } }>(['get', 'apiservice', APISERVICE_NAME]);
+    const apiService = await json<{ spec: { service?: { name: string; namespace: string } }; status: { conditions: Condition[] } }>([
+      'get',
+      'apiservice',
+      APISERVICE_NAME,
+    ]);
     expect(apiService.spec.service).toMatchObject({ name: SERVICE_NAME, namespace: DEFAULT_NAMESPACE });
     expect(apiService.status.conditions.find((c) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'Passed' });
     const list = await node.kubectl(['get', 'websites', '-A']);
@@ -166,7 +218,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     expect(list.stdout).toMatch(/^NAMESPACE\s+NAME\s+GIT-REPO\s+READY/);
   });
 
-  it('a Website turns Ready with every replica ready, and its NodePort serves the repository\'s index.html', async () => {
+  it("a Website turns Ready with every replica ready, and its NodePort serves the repository's index.html", async () => {
     const t = Date.now();
     await applyWebsite('kubia', { gitRepo: repoUrl('site.git'), syncIntervalSeconds: SYNC_SECONDS });
     const w = await readyWebsite('kubia');
@@ -209,18 +261,32 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     // The server refuses anonymous clones: the credential is what makes it work.
     const anonymous = await curl(`${node.gitHttp.url('private.git')}/info/refs?service=git-upload-pack`);
     expect(anonymous?.status).toBe(401);
-    await k(['create', 'secret', 'generic', 'site-creds', '-n', NS, '--type=kubernetes.io/basic-auth',
-      `--from-literal=username=${node.gitHttp.user}`, `--from-literal=password=${node.gitHttp.password}`]);
+    await k([
+      'create',
+      'secret',
+      'generic',
+      'site-creds',
+      '-n',
+      NS,
+      '--type=kubernetes.io/basic-auth',
+      `--from-literal=username=${node.gitHttp.user}`,
+      `--from-literal=password=${node.gitHttp.password}`,
+    ]);
     await applyWebsite('private', { gitRepo: node.gitHttp.url('private.git'), syncIntervalSeconds: SYNC_SECONDS, secretRef: { name: 'site-creds' } });
     const w = await readyWebsite('private');
     expect(await firstPage(w)).toEqual({ status: 200, body: '<h1>private site</h1>\n' });
   });
 
-  it('a repository that does not exist: Degraded=True with git-sync\'s reason while the pod keeps running; fixing spec.gitRepo recovers', async () => {
-    const degraded = await waitFor('Degraded=True on the broken Website', async () => {
-      const c = cond(await website('broken'), 'Degraded');
-      return c?.status === 'True' ? c : undefined;
-    }, 120_000, 1000);
+  it("a repository that does not exist: Degraded=True with git-sync's reason while the pod keeps running; fixing spec.gitRepo recovers", async () => {
+    const degraded = await waitFor(
+      'Degraded=True on the broken Website',
+      async () => {
+        const c = cond(await website('broken'), 'Degraded');
+        return c?.status === 'True' ? c : undefined;
+      },
+      120_000,
+      1000,
+    );
     expect(degraded.reason).toBe('GitSyncFailed');
     log(`Degraded message: ${degraded.message}`);
     expect(degraded.message).toMatch(/nope\.git/);
@@ -237,16 +303,21 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     expect((await firstPage(fixed))?.body).toContain('version 2');
   });
 
-  it('deleting the server\'s pod: the StatefulSet brings it back on the same volume, every Website is still there, and the reconciler resumes without duplicate children', async () => {
+  it("deleting the server's pod: the StatefulSet brings it back on the same volume, every Website is still there, and the reconciler resumes without duplicate children", async () => {
     const before = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items[0];
     const names = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
     expect(names).toHaveLength(3);
     const t = Date.now();
     await k(['delete', 'pod', '-n', DEFAULT_NAMESPACE, before?.metadata.name ?? '', '--wait=false']);
-    await waitFor('a new server pod, Ready', async () => {
-      const p = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items[0];
-      return p && p.metadata.uid !== before?.metadata.uid && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-    }, 120_000, 500);
+    await waitFor(
+      'a new server pod, Ready',
+      async () => {
+        const p = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items[0];
+        return p && p.metadata.uid !== before?.metadata.uid && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      },
+      120_000,
+      500,
+    );
     await waitFor('websites to be listed again', async () => (await node.kubectl(['get', 'websites', '-n', NS, '-o', 'name'])).code === 0, 60_000, 500);
     timings['serverPodBack'] = Date.now() - t;
     const after = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
@@ -256,8 +327,22 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const w = await readyWebsite('kubia', 120_000);
     expect(w.status?.readyReplicas).toBe(1);
     await waitFor('one kubia pod', async () => (await podsOf('kubia')).length === 1, 60_000, 500);
-    const deployments = await json<{ items: { metadata: { name: string } }[] }>(['get', 'deployments', '-n', NS, '-l', 'app.kubernetes.io/managed-by=website-apiserver']);
-    const services = await json<{ items: { metadata: { name: string } }[] }>(['get', 'services', '-n', NS, '-l', 'app.kubernetes.io/managed-by=website-apiserver']);
+    const deployments = await json<{ items: { metadata: { name: string } }[] }>([
+      'get',
+      'deployments',
+      '-n',
+      NS,
+      '-l',
+      'app.kubernetes.io/managed-by=website-apiserver',
+    ]);
+    const services = await json<{ items: { metadata: { name: string } }[] }>([
+      'get',
+      'services',
+      '-n',
+      NS,
+      '-l',
+      'app.kubernetes.io/managed-by=website-apiserver',
+    ]);
     const expected = ['broken-website', 'kubia-website', 'private-website'];
     expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(expected);
     expect(services.items.map((s) => s.metadata.name).sort()).toEqual(expected);
@@ -266,7 +351,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
   it('kubectl delete ws removes the pods, the Deployment and the Service', async () => {
     const r = await node.kubectl(['delete', 'ws', 'kubia', '-n', NS, '--timeout=90s']);
     expect(r.code, r.stderr).toBe(0);
-    await waitFor('kubia\'s pods to be gone', async () => (await podsOf('kubia')).length === 0, 90_000, 500);
+    await waitFor("kubia's pods to be gone", async () => (await podsOf('kubia')).length === 0, 90_000, 500);
     expect((await node.kubectl(['get', 'deployment', 'kubia-website', '-n', NS])).stderr).toMatch(/NotFound|not found/);
     expect((await node.kubectl(['get', 'service', 'kubia-website', '-n', NS])).stderr).toMatch(/NotFound|not found/);
     log(`timings (ms): ${JSON.stringify(timings)}`);

@@ -126,7 +126,9 @@ function logLines(): LogLine[] {
     if (typeof o['key'] !== 'string' || !o['key'].startsWith(`${ns}/`)) continue;
     out.push({
       t: typeof o['time'] === 'number' ? o['time'] : Date.parse(String(o['time'])),
-      msg: String(o['msg']), key: o['key'], err: o['err'],
+      msg: String(o['msg']),
+      key: o['key'],
+      err: o['err'],
       ...(typeof o['reconcileId'] === 'string' ? { reconcileId: o['reconcileId'] } : {}),
       ...(typeof o['requeues'] === 'number' ? { requeues: o['requeues'] } : {}),
       ...(typeof o['startedAt'] === 'number' && typeof o['ms'] === 'number' ? { span: [o['startedAt'], o['startedAt'] + o['ms']] as [number, number] } : {}),
@@ -186,7 +188,9 @@ function backoffViolations(runs: Run[], changes: { from: number; to: number }[])
     const woken = !prev || changed.length > 0 || wakes.some((w) => w >= prev.start - 50 && w <= r.start);
     const timerFired = due !== undefined && r.start >= due - SLACK;
     if (!woken && !timerFired) {
-      bad.push(`run ${i + 1} at +${r.start - runs[0]!.start} ms, ${due === undefined ? 'no retry pending' : `${due - r.start} ms before its deadline`} (requeues ${prev?.requeues})`);
+      bad.push(
+        `run ${i + 1} at +${r.start - runs[0]!.start} ms, ${due === undefined ? 'no retry pending' : `${due - r.start} ms before its deadline`} (requeues ${prev?.requeues})`,
+      );
     }
     if (timerFired) due = undefined;
     // This run wrote status (and so woke the key again) when it had something new to report.
@@ -235,7 +239,8 @@ async function notConverged(names: string[]): Promise<string[]> {
       if (ref !== want) problems.push(`${name}: git-sync ${ref ?? 'without --ref'}, Website branch ${branch ?? '(none)'}`);
     }
     if (!s) problems.push(`${name}: no Service`);
-    if (w.status?.observedGeneration !== w.metadata.generation) problems.push(`${name}: observedGeneration ${w.status?.observedGeneration} of ${w.metadata.generation}`);
+    if (w.status?.observedGeneration !== w.metadata.generation)
+      problems.push(`${name}: observedGeneration ${w.status?.observedGeneration} of ${w.metadata.generation}`);
     const degraded = w.status?.conditions?.find((c: any) => c.type === 'Degraded');
     if (degraded?.status !== 'False') problems.push(`${name}: Degraded ${degraded?.status} ${degraded?.reason ?? ''} ${degraded?.message ?? ''}`);
   }
@@ -311,11 +316,18 @@ describe('kube-apiserver unreachable for 20 s while Websites change', () => {
     await sleepUntil(t0 + 12_000);
     await change('charlie', ['scale', 'ws', 'charlie', '--replicas=4']);
     // Meanwhile the status says what is wrong (it lives in our own store, so it can be written during the outage).
-    await waitFor('Degraded=True on every Website during the outage', async () => {
-      const list = await json(['get', 'ws']);
-      return list.items.length === 4 && list.items.every((w: any) =>
-        w.status?.conditions?.some((c: any) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'ReconcileError'));
-    }, t0 + OUTAGE_MS - 1000 - Date.now(), 250);
+    await waitFor(
+      'Degraded=True on every Website during the outage',
+      async () => {
+        const list = await json(['get', 'ws']);
+        return (
+          list.items.length === 4 &&
+          list.items.every((w: any) => w.status?.conditions?.some((c: any) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'ReconcileError'))
+        );
+      },
+      t0 + OUTAGE_MS - 1000 - Date.now(),
+      250,
+    );
     await sleepUntil(t0 + OUTAGE_MS);
     const during = snapshot(await scrape());
     const proxyDuring = await proxy('POST', '/unblock');
@@ -348,7 +360,12 @@ describe('kube-apiserver unreachable for 20 s while Websites change', () => {
       const keyBound = ownRetries + 3 * mineChanges.length + messageChanges + 2;
       bound += keyBound;
       const spacing = backoffViolations(mine, mineChanges);
-      report[key] = { failures: mine.length, bound: keyBound, lastRequeues: mine.at(-1)?.requeues, gapsMs: mine.slice(1).map((r, i) => r.start - mine[i]!.end) };
+      report[key] = {
+        failures: mine.length,
+        bound: keyBound,
+        lastRequeues: mine.at(-1)?.requeues,
+        gapsMs: mine.slice(1).map((r, i) => r.start - mine[i]!.end),
+      };
       expect(mine.length, `${key} failed during the outage`).toBeGreaterThanOrEqual(1);
       expect(mine.length, `${key}: failing runs during the outage`).toBeLessThanOrEqual(keyBound);
       // It kept retrying through the outage with a growing delay (the requeue count is the exponent n).
@@ -362,10 +379,14 @@ describe('kube-apiserver unreachable for 20 s while Websites change', () => {
 
     // ---- recovery ----
     const names = [...initial, 'delta'];
-    await waitFor('every Deployment and Service as its Website says, status caught up', async () => (await notConverged(names)).length === 0, RECOVERY_MS, 500)
-      .catch(async (e) => {
-        throw new Error(`${(e as Error).message}\nstill: ${(await notConverged(names)).join('; ')}`);
-      });
+    await waitFor(
+      'every Deployment and Service as its Website says, status caught up',
+      async () => (await notConverged(names)).length === 0,
+      RECOVERY_MS,
+      500,
+    ).catch(async (e) => {
+      throw new Error(`${(e as Error).message}\nstill: ${(await notConverged(names)).join('; ')}`);
+    });
     const convergedMs = Date.now() - tUp;
     const after = snapshot(await scrape());
     expect(after.succeeded).toBeGreaterThan(during.succeeded);
@@ -410,11 +431,20 @@ describe('kube-apiserver unreachable for 20 s while Websites change', () => {
     const spans = logLines().filter((l) => l.msg === 'reconcile done' && l.span);
     expect(spans.length, 'reconcile done lines (the server runs at debug level)').toBeGreaterThan(seen.size);
     for (const key of keys) {
-      const mine = spans.filter((l) => l.key === key).map((l) => l.span!).sort((a, b) => a[0] - b[0]);
+      const mine = spans
+        .filter((l) => l.key === key)
+        .map((l) => l.span!)
+        .sort((a, b) => a[0] - b[0]);
       for (let i = 1; i < mine.length; i++) {
         expect(mine[i]![0], `${key}: run ${i} started before run ${i - 1} ended`).toBeGreaterThanOrEqual(mine[i - 1]![1]);
       }
     }
-    console.log('concurrency', { samples: samples.length, maxActiveSeen: Math.max(...samples.map((s) => s.active)), limit: max, failingRunsChecked: seen.size, runSpansChecked: spans.length });
+    console.log('concurrency', {
+      samples: samples.length,
+      maxActiveSeen: Math.max(...samples.map((s) => s.active)),
+      limit: max,
+      failingRunsChecked: seen.size,
+      runSpansChecked: spans.length,
+    });
   }, 120_000);
 });

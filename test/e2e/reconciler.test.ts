@@ -12,10 +12,13 @@ const env = e2e();
 const NS = `reconciler-${Date.now().toString(36)}`;
 const k = (args: string[], input?: string) => kubectlOk(env.kubeconfig.admin, args, input === undefined ? {} : { input });
 const json = async (args: string[]) => JSON.parse(await k([...args, '-o', 'json']));
-const site = (name: string, spec: Record<string, unknown> = {}) => JSON.stringify({
-  apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: { name, namespace: NS },
-  spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec },
-});
+const site = (name: string, spec: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    apiVersion: 'extensions.example.com/v1alpha1',
+    kind: 'Website',
+    metadata: { name, namespace: NS },
+    spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec },
+  });
 const exists = async (kind: string, name: string, ns = NS) => (await kubectl(env.kubeconfig.admin, ['get', kind, name, '-n', ns, '-o', 'name'])).code === 0;
 const deployment = (name: string) => json(['get', 'deployment', `${name}-website`, '-n', NS]);
 const condition = (w: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }, type: string) =>
@@ -39,7 +42,9 @@ describe('Website reconciler through a real cluster', () => {
     expect(d.metadata.labels).toMatchObject(labels);
     const w = await json(['get', 'ws', 'kubia', '-n', NS]);
     // The reconciler reads Websites in the storage version, v1, and names that version as the owner's.
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'extensions.example.com/v1', kind: 'Website', name: 'kubia', uid: w.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.ownerReferences).toEqual([
+      { apiVersion: 'extensions.example.com/v1', kind: 'Website', name: 'kubia', uid: w.metadata.uid, controller: true, blockOwnerDeletion: true },
+    ]);
     expect(w.metadata.finalizers).toContain('extensions.example.com/cleanup');
     expect(d.spec.replicas).toBe(2);
     const containers = d.spec.template.spec.containers;
@@ -50,20 +55,34 @@ describe('Website reconciler through a real cluster', () => {
     expect(containers[1].args).toEqual(expect.arrayContaining(['--repo=https://github.com/luksa/kubia-website-example.git', '--ref=master']));
     // Server-side apply with our field manager.
     const withFields = await json(['get', 'deployment', 'kubia-website', '-n', NS, '--show-managed-fields']);
-    expect(withFields.metadata.managedFields.map((m: { manager: string; operation: string }) => `${m.manager}/${m.operation}`)).toContain('website-apiserver/Apply');
+    expect(withFields.metadata.managedFields.map((m: { manager: string; operation: string }) => `${m.manager}/${m.operation}`)).toContain(
+      'website-apiserver/Apply',
+    );
 
-    const svc = await waitFor('the Service', async () => (await exists('service', 'kubia-website')) && json(['get', 'service', 'kubia-website', '-n', NS]), 30_000);
+    const svc = await waitFor(
+      'the Service',
+      async () => (await exists('service', 'kubia-website')) && json(['get', 'service', 'kubia-website', '-n', NS]),
+      30_000,
+    );
     expect(svc.spec.type).toBe('NodePort');
     expect(svc.spec.ports[0]).toMatchObject({ port: 80 });
     expect(svc.metadata.labels).toMatchObject(labels);
     const nodePort = svc.spec.ports[0].nodePort;
     expect(nodePort).toBeGreaterThan(0);
 
-    const status = await waitFor('status with the nodePort', async () => {
-      const o = await json(['get', 'ws', 'kubia', '-n', NS]);
-      return o.status?.nodePort === nodePort && o.status.observedGeneration === o.metadata.generation && o;
-    }, 30_000);
-    expect(status.status).toMatchObject({ deployment: 'kubia-website', service: 'kubia-website', selector: 'app.kubernetes.io/instance=kubia,app.kubernetes.io/name=website' });
+    const status = await waitFor(
+      'status with the nodePort',
+      async () => {
+        const o = await json(['get', 'ws', 'kubia', '-n', NS]);
+        return o.status?.nodePort === nodePort && o.status.observedGeneration === o.metadata.generation && o;
+      },
+      30_000,
+    );
+    expect(status.status).toMatchObject({
+      deployment: 'kubia-website',
+      service: 'kubia-website',
+      selector: 'app.kubernetes.io/instance=kubia,app.kubernetes.io/name=website',
+    });
     expect(condition(status, 'Ready')).toMatchObject({ status: 'False' });
     const events = await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=kubia', '-o', 'jsonpath={.items[*].reason}']);
     expect(events.split(' ')).toEqual(expect.arrayContaining(['CreatedDeployment', 'CreatedService']));
@@ -71,42 +90,68 @@ describe('Website reconciler through a real cluster', () => {
 
   it('turns Ready when the Deployment reports its replicas ready (no kubelet here: the status is written by hand)', async () => {
     const d = await deployment('kubia');
-    await k(['patch', 'deployment', 'kubia-website', '-n', NS, '--subresource=status', '--type', 'merge', '-p',
-      JSON.stringify({ status: { observedGeneration: d.metadata.generation, replicas: 2, readyReplicas: 2, updatedReplicas: 2, availableReplicas: 2 } })]);
-    const w = await waitFor('Ready=True', async () => {
-      const o = await json(['get', 'ws', 'kubia', '-n', NS]);
-      return condition(o, 'Ready')?.status === 'True' && o;
-    }, 30_000);
+    await k([
+      'patch',
+      'deployment',
+      'kubia-website',
+      '-n',
+      NS,
+      '--subresource=status',
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ status: { observedGeneration: d.metadata.generation, replicas: 2, readyReplicas: 2, updatedReplicas: 2, availableReplicas: 2 } }),
+    ]);
+    const w = await waitFor(
+      'Ready=True',
+      async () => {
+        const o = await json(['get', 'ws', 'kubia', '-n', NS]);
+        return condition(o, 'Ready')?.status === 'True' && o;
+      },
+      30_000,
+    );
     expect(w.status).toMatchObject({ readyReplicas: 2, replicas: 2 });
     expect((await k(['get', 'ws', 'kubia', '-n', NS, '--no-headers'])).split(/\s+/)).toEqual(expect.arrayContaining(['2/2', 'Ready']));
   });
 
   it('follows spec.branch and replicas, and kubectl scale', async () => {
     await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"gh-pages"},"replicas":3}}']);
-    await waitFor('the Deployment to follow the spec', async () => {
-      const d = await deployment('kubia');
-      return d.spec.replicas === 3 && d.spec.template.spec.containers[1].args.includes('--ref=gh-pages');
-    }, 30_000);
+    await waitFor(
+      'the Deployment to follow the spec',
+      async () => {
+        const d = await deployment('kubia');
+        return d.spec.replicas === 3 && d.spec.template.spec.containers[1].args.includes('--ref=gh-pages');
+      },
+      30_000,
+    );
     await k(['scale', 'ws', 'kubia', '-n', NS, '--replicas=1']);
     await waitFor('the Deployment to follow kubectl scale', async () => (await deployment('kubia')).spec.replicas === 1, 30_000);
     const scale = JSON.parse(await k(['get', '--raw', `/apis/extensions.example.com/v1alpha1/namespaces/${NS}/websites/kubia/scale`]));
     expect(scale.spec.replicas).toBe(1);
     expect(scale.status.selector).toBe('app.kubernetes.io/instance=kubia,app.kubernetes.io/name=website');
-    const w = await waitFor('observedGeneration to catch up', async () => {
-      const o = await json(['get', 'ws', 'kubia', '-n', NS]);
-      return o.status.observedGeneration === o.metadata.generation && o;
-    }, 30_000);
+    const w = await waitFor(
+      'observedGeneration to catch up',
+      async () => {
+        const o = await json(['get', 'ws', 'kubia', '-n', NS]);
+        return o.status.observedGeneration === o.metadata.generation && o;
+      },
+      30_000,
+    );
     expect(w.metadata.generation).toBeGreaterThanOrEqual(3);
   });
 
   it('repairs drift: a deleted Service comes back, a hand-patched replica count is reverted', async () => {
     const before = await json(['get', 'service', 'kubia-website', '-n', NS]);
     await k(['delete', 'service', 'kubia-website', '-n', NS]);
-    const after = await waitFor('the Service to come back', async () => {
-      if (!(await exists('service', 'kubia-website'))) return false;
-      const s = await json(['get', 'service', 'kubia-website', '-n', NS]);
-      return s.metadata.uid !== before.metadata.uid && s;
-    }, 30_000);
+    const after = await waitFor(
+      'the Service to come back',
+      async () => {
+        if (!(await exists('service', 'kubia-website'))) return false;
+        const s = await json(['get', 'service', 'kubia-website', '-n', NS]);
+        return s.metadata.uid !== before.metadata.uid && s;
+      },
+      30_000,
+    );
     expect(after.spec.type).toBe('NodePort');
     await k(['patch', 'deployment', 'kubia-website', '-n', NS, '--type', 'merge', '-p', '{"spec":{"replicas":7}}']);
     await waitFor('the replica count to be reverted', async () => (await deployment('kubia')).spec.replicas === 1, 30_000);
@@ -118,10 +163,14 @@ describe('Website reconciler through a real cluster', () => {
     await k(['replace', '--subresource=status', '-f', '-'], JSON.stringify({ ...w, status: { ...w.status, conditions: [...w.status.conditions, custom] } }));
     // A spec change: the reconciler writes the status of the new generation.
     await k(['patch', 'ws', 'kubia', '-n', NS, '--type', 'merge', '-p', '{"spec":{"git":{"branch":"custom-conditions"}}}']);
-    const after = await waitFor('the status of the new generation', async () => {
-      const o = await json(['get', 'ws', 'kubia', '-n', NS]);
-      return o.metadata.generation > w.metadata.generation && o.status.observedGeneration === o.metadata.generation && o;
-    }, 30_000);
+    const after = await waitFor(
+      'the status of the new generation',
+      async () => {
+        const o = await json(['get', 'ws', 'kubia', '-n', NS]);
+        return o.metadata.generation > w.metadata.generation && o.status.observedGeneration === o.metadata.generation && o;
+      },
+      30_000,
+    );
     expect(after.status.conditions.map((c: { type: string }) => c.type)).toEqual(['Ready', 'Progressing', 'Degraded', 'Custom']);
     expect(condition(after, 'Custom')).toEqual(custom);
     expect(condition(after, 'Ready')).toMatchObject({ observedGeneration: after.metadata.generation });
@@ -141,7 +190,7 @@ describe('Website reconciler through a real cluster', () => {
     expect(await exists('deployment', 'kubia-website')).toBe(false);
   });
 
-  it('reconciles under leader election: the Lease in the server\'s namespace names this server', async () => {
+  it("reconciles under leader election: the Lease in the server's namespace names this server", async () => {
     const lease = await json(['get', 'lease', 'website-apiserver', '-n', env.namespace]);
     expect(lease.spec.holderIdentity).toMatch(/_/);
     expect(lease.spec.leaseDurationSeconds).toBe(15);

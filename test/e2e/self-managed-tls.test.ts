@@ -40,7 +40,8 @@ let port = 0;
 
 type Secret = { type: string; data: Record<string, string>; metadata: { resourceVersion: string } };
 const decode = (s: string) => Buffer.from(s, 'base64').toString('utf8');
-const readSecret = async (): Promise<Secret> => JSON.parse(await kubectlOk(admin, ['get', 'secret', '-n', SECRET_NS, SELF_MANAGED_TLS_SECRET_NAME, '-o', 'json']));
+const readSecret = async (): Promise<Secret> =>
+  JSON.parse(await kubectlOk(admin, ['get', 'secret', '-n', SECRET_NS, SELF_MANAGED_TLS_SECRET_NAME, '-o', 'json']));
 const apiService = async (name: string) => JSON.parse(await kubectlOk(admin, ['get', 'apiservice', name, '-o', 'json']));
 
 /** servedCert is the certificate a server presents to a client that asks for the Service's name (as the aggregator). */
@@ -58,8 +59,13 @@ function serve(p: number): Promise<ServerProcess> {
   return startServer({
     port: p,
     args: [
-      '--bind-address', '127.0.0.1', '--kubeconfig', env.kubeconfig.websiteServer, '--enable-reconcilers=false',
-      `--self-managed-tls=${SELF_MANAGED_TLS_SECRET_NAME}`, '--self-managed-tls-check-interval=2s',
+      '--bind-address',
+      '127.0.0.1',
+      '--kubeconfig',
+      env.kubeconfig.websiteServer,
+      '--enable-reconcilers=false',
+      `--self-managed-tls=${SELF_MANAGED_TLS_SECRET_NAME}`,
+      '--self-managed-tls-check-interval=2s',
     ],
     // As the downward API sets it in the install's pod.
     env: { POD_NAMESPACE: SECRET_NS },
@@ -80,7 +86,9 @@ beforeAll(async () => {
   await kubectlOk(admin, ['create', 'namespace', svcNs]);
   await kubectlOk(admin, ['apply', '-f', '-'], {
     input: JSON.stringify({
-      apiVersion: 'v1', kind: 'Service', metadata: { name: SERVICE_NAME, namespace: svcNs },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: SERVICE_NAME, namespace: svcNs },
       spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
     }),
   });
@@ -90,7 +98,9 @@ beforeAll(async () => {
   const rbac = objects.filter((o) => ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind));
   await kubectlOk(admin, ['apply', '-f', '-'], { input: rbac.map((o) => JSON.stringify(o)).join('\n') });
   // The install's APIServices, pointed at this test's Service (global-setup points its own at an ExternalName too).
-  const apiServices = objects.filter((o) => o.kind === 'APIService').map((o) => ({ ...o, spec: { ...(o['spec'] as object), service: { namespace: svcNs, name: SERVICE_NAME, port } } }));
+  const apiServices = objects
+    .filter((o) => o.kind === 'APIService')
+    .map((o) => ({ ...o, spec: { ...(o['spec'] as object), service: { namespace: svcNs, name: SERVICE_NAME, port } } }));
   expect(apiServices.map((a) => a.metadata.name)).toEqual([...APISERVICE_NAMES]);
   for (const a of apiServices) expect(a.spec).not.toHaveProperty('caBundle');
   await kubectlOk(admin, ['apply', '-f', '-'], { input: apiServices.map((o) => JSON.stringify(o)).join('\n') });
@@ -127,16 +137,31 @@ describe('--self-managed-tls with the one-file install', () => {
     expect((await servedCert(port)).equals(leaf.raw)).toBe(true);
   });
 
-  it('sets each APIService\'s caBundle to the Secret\'s ca.crt; they turn Available and kubectl works through kube-apiserver', async () => {
+  it("sets each APIService's caBundle to the Secret's ca.crt; they turn Available and kubectl works through kube-apiserver", async () => {
     const s = await readSecret();
-    await waitFor('caBundles set', async () => {
-      for (const n of APISERVICE_NAMES) if ((await apiService(n)).spec.caBundle !== s.data['ca.crt']) return false;
-      return true;
-    }, 30_000, 250);
+    await waitFor(
+      'caBundles set',
+      async () => {
+        for (const n of APISERVICE_NAMES) if ((await apiService(n)).spec.caBundle !== s.data['ca.crt']) return false;
+        return true;
+      },
+      30_000,
+      250,
+    );
     for (const n of APISERVICE_NAMES) expect((await apiService(n)).spec.insecureSkipTLSVerify ?? false).toBe(false);
     await waitFor('APIServices Available', () => available(APISERVICE_NAMES), 90_000, 500);
-    const website = { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: 'selftls', namespace: svcNs }, spec: { git: { repository: 'https://github.com/luksa/kubia-website-example.git' } } };
-    await waitFor('a Website created through kube-apiserver', async () => (await kubectl(admin, ['create', '-f', '-'], { input: JSON.stringify(website) })).code === 0, 60_000, 500);
+    const website = {
+      apiVersion: 'extensions.example.com/v1',
+      kind: 'Website',
+      metadata: { name: 'selftls', namespace: svcNs },
+      spec: { git: { repository: 'https://github.com/luksa/kubia-website-example.git' } },
+    };
+    await waitFor(
+      'a Website created through kube-apiserver',
+      async () => (await kubectl(admin, ['create', '-f', '-'], { input: JSON.stringify(website) })).code === 0,
+      60_000,
+      500,
+    );
     const r = await kubectl(admin, ['get', 'websites', '-A']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^${svcNs}\\s+selftls\\s`, 'm'));
@@ -166,21 +191,36 @@ describe('--self-managed-tls with the one-file install', () => {
   it('a deleted Secret (rotation): both running instances converge on one new Secret, serve it, and the caBundle follows', async () => {
     const old = await readSecret();
     await kubectlOk(admin, ['delete', 'secret', '-n', SECRET_NS, SELF_MANAGED_TLS_SECRET_NAME]);
-    const fresh = await waitFor('a new Secret', async () => {
-      const r = await kubectl(admin, ['get', 'secret', '-n', SECRET_NS, SELF_MANAGED_TLS_SECRET_NAME, '-o', 'json']);
-      return r.code === 0 && (JSON.parse(r.stdout) as Secret);
-    }, 30_000, 250);
+    const fresh = await waitFor(
+      'a new Secret',
+      async () => {
+        const r = await kubectl(admin, ['get', 'secret', '-n', SECRET_NS, SELF_MANAGED_TLS_SECRET_NAME, '-o', 'json']);
+        return r.code === 0 && (JSON.parse(r.stdout) as Secret);
+      },
+      30_000,
+      250,
+    );
     expect(fresh.data['ca.crt']).not.toBe(old.data['ca.crt']);
     const leaf = new X509Certificate(decode(fresh.data['tls.crt']!)).raw;
     // Both servers swap to it without a restart (new connections get it).
-    await waitFor('both servers serving the new certificate', async () => {
-      for (const s of servers) if (!(await servedCert(s.port)).equals(leaf)) return false;
-      return true;
-    }, 30_000, 250);
-    await waitFor('caBundles on the new CA', async () => {
-      for (const n of APISERVICE_NAMES) if ((await apiService(n)).spec.caBundle !== fresh.data['ca.crt']) return false;
-      return true;
-    }, 30_000, 250);
+    await waitFor(
+      'both servers serving the new certificate',
+      async () => {
+        for (const s of servers) if (!(await servedCert(s.port)).equals(leaf)) return false;
+        return true;
+      },
+      30_000,
+      250,
+    );
+    await waitFor(
+      'caBundles on the new CA',
+      async () => {
+        for (const n of APISERVICE_NAMES) if ((await apiService(n)).spec.caBundle !== fresh.data['ca.crt']) return false;
+        return true;
+      },
+      30_000,
+      250,
+    );
     // One Secret, written once: a few more checks later it is still the same object and content.
     await new Promise((r) => setTimeout(r, 5000));
     const later = await readSecret();

@@ -38,12 +38,22 @@ async function start(args: string[] = []): Promise<{ server: ServerProcess; agen
 // soakOn runs the clients against one server, sampling (given) the metrics while they run; runSoak samples /readyz.
 async function soakOn(server: ServerProcess, agent: Agent, sample?: (metrics: string) => void) {
   const oldRevision = await seedObjects(server.url, agent, NAMESPACES, 1000);
-  const r = await runSoak({
-    url: server.url, agent, namespaces: NAMESPACES, seconds: SECONDS, listers: 8, watchers: 3, getters: 2, writers: 4,
-    onTick: async () => {
-      if (sample) sample((await call(agent, `${server.url}/metrics`)).text);
+  const r = await runSoak(
+    {
+      url: server.url,
+      agent,
+      namespaces: NAMESPACES,
+      seconds: SECONDS,
+      listers: 8,
+      watchers: 3,
+      getters: 2,
+      writers: 4,
+      onTick: async () => {
+        if (sample) sample((await call(agent, `${server.url}/metrics`)).text);
+      },
     },
-  }, oldRevision);
+    oldRevision,
+  );
   expect(r.failures).toEqual([]);
   expect(r.pages).toBeGreaterThan(1000);
   expect(r.writes).toBeGreaterThan(300);

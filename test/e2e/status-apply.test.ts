@@ -32,8 +32,22 @@ const CUSTOM = { owner: 'custom-controller', type: 'CustomReady' };
 const OTHER = { owner: 'other-controller', type: 'CacheWarm' };
 
 type Json = any;
-interface Condition { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string; observedGeneration?: number }
-interface Entry { manager: string; operation: string; apiVersion: string; subresource?: string; fieldsType?: string; fieldsV1?: Json }
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
+}
+interface Entry {
+  manager: string;
+  operation: string;
+  apiVersion: string;
+  subresource?: string;
+  fieldsType?: string;
+  fieldsV1?: Json;
+}
 
 const k = (args: string[], input?: string) => kubectlOk(env.kubeconfig.admin, args, input === undefined ? {} : { input });
 /** read gets the Website in v1 with its managedFields. */
@@ -49,7 +63,9 @@ const listKey = (type: string) => `k:${JSON.stringify({ type })}`;
  * that created the list also owns the list itself ('.'), which is not a condition.
  */
 const conditionKeys = (e: Entry | undefined): string[] =>
-  Object.keys(e?.fieldsV1?.['f:status']?.['f:conditions'] ?? {}).filter((key) => key.startsWith('k:')).sort();
+  Object.keys(e?.fieldsV1?.['f:status']?.['f:conditions'] ?? {})
+    .filter((key) => key.startsWith('k:'))
+    .sort();
 /** appliedFields is kube's FieldsV1 of an Apply that sets one condition with every field but observedGeneration. */
 const appliedFields = (type: string) => ({
   'f:status': {
@@ -60,13 +76,39 @@ const appliedFields = (type: string) => ({
 });
 const show = (o: Json) => JSON.stringify({ conditions: o.status?.conditions, managedFields: o.metadata?.managedFields }, null, 1);
 
-interface ApplyArgs { owner: string; type: string; status: string; reason: string; message: string; lastTransitionTime: string; force?: boolean }
+interface ApplyArgs {
+  owner: string;
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  force?: boolean;
+}
 
 /** statusApply runs the controller-runtime client once and returns the object the server answered. */
 function statusApply(a: ApplyArgs): Promise<Json> {
-  const args = ['-kubeconfig', env.kubeconfig.admin, '-namespace', NS, '-name', NAME, '-field-owner', a.owner,
-    '-type', a.type, '-status', a.status, '-reason', a.reason, '-message', a.message,
-    '-last-transition-time', a.lastTransitionTime, `-force=${a.force ?? true}`];
+  const args = [
+    '-kubeconfig',
+    env.kubeconfig.admin,
+    '-namespace',
+    NS,
+    '-name',
+    NAME,
+    '-field-owner',
+    a.owner,
+    '-type',
+    a.type,
+    '-status',
+    a.status,
+    '-reason',
+    a.reason,
+    '-message',
+    a.message,
+    '-last-transition-time',
+    a.lastTransitionTime,
+    `-force=${a.force ?? true}`,
+  ];
   return new Promise((resolve, reject) => {
     execFile(STATUS_APPLY, args, { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`status-apply ${a.owner} ${a.type}=${a.status} failed (${err.code ?? err.signal}): ${stderr.trim()}`));
@@ -85,7 +127,9 @@ function runsSince(t0: number): number[] {
     try {
       const o = JSON.parse(line) as { key?: string; msg?: string; startedAt?: number };
       if (o.msg === 'reconcile done' && o.key === `${NS}/${NAME}` && (o.startedAt ?? 0) >= t0) starts.push(o.startedAt ?? 0);
-    } catch { /* a line being written */ }
+    } catch {
+      /* a line being written */
+    }
   }
   return starts;
 }
@@ -98,11 +142,16 @@ async function settled(t0: number): Promise<Json> {
   await waitFor('a reconcile of the Website after the write', () => runsSince(t0).length > 0, 30_000, 100);
   let seen = -1;
   let quietSince = Date.now();
-  await waitFor('the reconciler to be done with the Website', () => {
-    const n = runsSince(t0).length;
-    if (n !== seen) [seen, quietSince] = [n, Date.now()];
-    return Date.now() - quietSince >= 1500;
-  }, 60_000, 100);
+  await waitFor(
+    'the reconciler to be done with the Website',
+    () => {
+      const n = runsSince(t0).length;
+      if (n !== seen) [seen, quietSince] = [n, Date.now()];
+      return Date.now() - quietSince >= 1500;
+    },
+    60_000,
+    100,
+  );
   return read();
 }
 
@@ -113,14 +162,18 @@ const withoutCondition = (status: Json, type: string) => ({ ...status, condition
 function expectReconcilerOwnsItsConditions(o: Json): void {
   const entries = statusEntries(o, FIELD_MANAGER);
   expect(entries, `the reconciler's status entry\n${show(o)}`).toHaveLength(1);
-  expect(conditionKeys(entries[0]), `what the reconciler's status entry owns under f:status.f:conditions\n${show(o)}`)
-    .toEqual(RECONCILER_TYPES.map(listKey).sort());
+  expect(conditionKeys(entries[0]), `what the reconciler's status entry owns under f:status.f:conditions\n${show(o)}`).toEqual(
+    RECONCILER_TYPES.map(listKey).sort(),
+  );
 }
 
 /** expectAppliedEntry: one Apply entry of `owner` on status, owning exactly its condition. */
 function expectAppliedEntry(o: Json, owner: string, type: string): void {
   const entries = statusEntries(o, owner);
-  expect(entries.map((e) => `${e.manager}/${e.operation}/${e.subresource}`), show(o)).toEqual([`${owner}/Apply/status`]);
+  expect(
+    entries.map((e) => `${e.manager}/${e.operation}/${e.subresource}`),
+    show(o),
+  ).toEqual([`${owner}/Apply/status`]);
   expect(entries[0]?.apiVersion).toBe('extensions.example.com/v1');
   expect(entries[0]?.fieldsType).toBe('FieldsV1');
   expect(entries[0]?.fieldsV1, `${owner}'s fields\n${show(o)}`).toEqual(appliedFields(type));
@@ -148,14 +201,24 @@ describe('controller-runtime Status().Apply beside our reconciler', () => {
 
   it('the reconciler writes its conditions on a new Website', async () => {
     const t0 = Date.now();
-    await k(['create', '-f', '-'], JSON.stringify({
-      apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name: NAME, namespace: NS },
-      spec: { replicas: 1, git: { repository: 'https://github.com/luksa/kubia-website-example.git' } },
-    }));
-    await waitFor("the reconciler's status", async () => {
-      const o = await read();
-      return o.status?.observedGeneration === o.metadata.generation && types(o).length === 3 && statusEntries(o, FIELD_MANAGER).length > 0;
-    }, 60_000, 200);
+    await k(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'extensions.example.com/v1',
+        kind: 'Website',
+        metadata: { name: NAME, namespace: NS },
+        spec: { replicas: 1, git: { repository: 'https://github.com/luksa/kubia-website-example.git' } },
+      }),
+    );
+    await waitFor(
+      "the reconciler's status",
+      async () => {
+        const o = await read();
+        return o.status?.observedGeneration === o.metadata.generation && types(o).length === 3 && statusEntries(o, FIELD_MANAGER).length > 0;
+      },
+      60_000,
+      200,
+    );
     before = await settled(t0);
     expect(types(before)).toEqual(RECONCILER_TYPES);
     expectReconcilerOwnsItsConditions(before);
@@ -168,7 +231,13 @@ describe('controller-runtime Status().Apply beside our reconciler', () => {
     const o = (before = await settled(t0));
     // The client decodes the server's answer into its object: the Website in v1 with the condition as applied.
     expect(answered.apiVersion).toBe('extensions.example.com/v1');
-    expect(conditionOf(answered, CUSTOM.type)).toEqual({ type: CUSTOM.type, status: 'True', reason: 'AllGood', message: 'the custom check passed', lastTransitionTime: T1 });
+    expect(conditionOf(answered, CUSTOM.type)).toEqual({
+      type: CUSTOM.type,
+      status: 'True',
+      reason: 'AllGood',
+      message: 'the custom check passed',
+      lastTransitionTime: T1,
+    });
     expect(types(answered), `the answer to the apply\n${show(answered)}`).toEqual([...RECONCILER_TYPES, CUSTOM.type].sort());
     expect(types(o), `after the reconciler's turn\n${show(o)}`).toEqual([...RECONCILER_TYPES, CUSTOM.type].sort());
     expect(conditionOf(o, CUSTOM.type)).toEqual(conditionOf(answered, CUSTOM.type));
@@ -184,13 +253,20 @@ describe('controller-runtime Status().Apply beside our reconciler', () => {
     const t0 = Date.now();
     const prev = before;
     await k(['patch', RESOURCE, NAME, '-n', NS, '--type', 'merge', '-p', JSON.stringify({ spec: { replicas: 2 } })]);
-    await waitFor('the reconciler to write status for the new generation', async () => {
-      const o = await read();
-      return o.metadata.generation > prev.metadata.generation && o.status?.observedGeneration === o.metadata.generation;
-    }, 60_000, 200);
+    await waitFor(
+      'the reconciler to write status for the new generation',
+      async () => {
+        const o = await read();
+        return o.metadata.generation > prev.metadata.generation && o.status?.observedGeneration === o.metadata.generation;
+      },
+      60_000,
+      200,
+    );
     const o = (before = await settled(t0));
     expect(o.status.observedGeneration).toBe(o.metadata.generation);
-    expect(types(o), `after the reconciler wrote status for generation ${o.metadata.generation}\n${show(o)}`).toEqual([...RECONCILER_TYPES, CUSTOM.type].sort());
+    expect(types(o), `after the reconciler wrote status for generation ${o.metadata.generation}\n${show(o)}`).toEqual(
+      [...RECONCILER_TYPES, CUSTOM.type].sort(),
+    );
     expect(conditionOf(o, CUSTOM.type), 'the applied condition, untouched by the reconciler').toEqual(conditionOf(prev, CUSTOM.type));
     // The reconciler stamps its own conditions with the generation it saw.
     for (const t of RECONCILER_TYPES) expect(conditionOf(o, t)?.observedGeneration).toBe(o.metadata.generation);
@@ -204,7 +280,13 @@ describe('controller-runtime Status().Apply beside our reconciler', () => {
     const answered = await statusApply(changed);
     const prev = before;
     const o = (before = await settled(t0));
-    expect(conditionOf(answered, CUSTOM.type)).toEqual({ type: CUSTOM.type, status: 'False', reason: 'CheckFailed', message: 'the custom check failed', lastTransitionTime: T2 });
+    expect(conditionOf(answered, CUSTOM.type)).toEqual({
+      type: CUSTOM.type,
+      status: 'False',
+      reason: 'CheckFailed',
+      message: 'the custom check failed',
+      lastTransitionTime: T2,
+    });
     expect(conditionOf(o, CUSTOM.type), show(o)).toEqual(conditionOf(answered, CUSTOM.type));
     expect(withoutCondition(o.status, CUSTOM.type), 'everything else in status').toEqual(withoutCondition(prev.status, CUSTOM.type));
     expect(o.spec).toEqual(prev.spec);
@@ -214,7 +296,7 @@ describe('controller-runtime Status().Apply beside our reconciler', () => {
     expectReconcilerOwnsItsConditions(o);
   });
 
-  it('a second applier (other-controller, without force) adds CacheWarm: no conflict, both appliers\' conditions kept', async () => {
+  it("a second applier (other-controller, without force) adds CacheWarm: no conflict, both appliers' conditions kept", async () => {
     const t0 = Date.now();
     const answered = await statusApply({ ...OTHER, status: 'True', reason: 'Warmed', message: 'the cache is warm', lastTransitionTime: T1, force: false });
     const o = await settled(t0);

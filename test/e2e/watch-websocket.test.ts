@@ -47,7 +47,10 @@ interface Opened {
 }
 
 /** openWs opens a WebSocket to `url` and resolves once it is open or refused. */
-async function openWs(url: string, o: { headers?: Record<string, string>; protocols?: string[]; ca: string; servername?: string; origin?: string }): Promise<Opened> {
+async function openWs(
+  url: string,
+  o: { headers?: Record<string, string>; protocols?: string[]; ca: string; servername?: string; origin?: string },
+): Promise<Opened> {
   const socket = new WebSocket(url.replace(/^https:/, 'wss:'), o.protocols ?? [], {
     ca: o.ca,
     ...(o.servername ? { servername: o.servername } : {}),
@@ -56,7 +59,11 @@ async function openWs(url: string, o: { headers?: Record<string, string>; protoc
   });
   cleanups.push(() => socket.terminate());
   const w: Opened = {
-    status: 0, body: '', protocol: '', messages: [], socket,
+    status: 0,
+    body: '',
+    protocol: '',
+    messages: [],
+    socket,
     closed: new Promise((r) => socket.on('close', (code) => r(code))),
     async until(n, what, ms = 15_000) {
       const deadline = Date.now() + ms;
@@ -151,7 +158,7 @@ describe('watch over WebSocket through kube-apiserver (aggregation)', () => {
     ws.socket.close();
   });
 
-  it('timeoutSeconds closes with 1000, and a missing Origin gets our (x/net\'s) 403 through the proxy', async () => {
+  it("timeoutSeconds closes with 1000, and a missing Origin gets our (x/net's) 403 through the proxy", async () => {
     const ws = await openWs(`${env.server}${path}?watch=true&timeoutSeconds=1`, { headers: bearer(env.tokens.admin), ca: kubeCA });
     expect(ws.status).toBe(101);
     expect(await ws.closed).toBe(1000);
@@ -181,7 +188,9 @@ describe('watch over WebSocket straight to our port (delegated authentication an
     const nobody = await openWs(url, { ...ours, headers: bearer(env.tokens.nobody) });
     expect(nobody.status).toBe(403);
     expect(JSON.parse(nobody.body)).toMatchObject({
-      kind: 'Status', code: 403, reason: 'Forbidden',
+      kind: 'Status',
+      code: 403,
+      reason: 'Forbidden',
       message: expect.stringContaining('User "nobody" cannot watch resource "websites" in API group "extensions.example.com"'),
     });
   });

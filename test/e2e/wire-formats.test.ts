@@ -30,43 +30,100 @@ const bearer = { authorization: `Bearer ${env.tokens.admin}` };
 const SIDES = { kube: `/apis/${TWIN}/v1/namespaces/${NS}/websites`, ours: `/apis/extensions.example.com/v1/namespaces/${NS}/websites` };
 type Side = keyof typeof SIDES;
 
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 async function send(path: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' | 'PATCH' | 'DELETE' = 'GET', body?: string): Promise<Answer> {
   // Each request on a connection of its own: kube-apiserver may close one after refusing a body it did not read.
-  const r = await request(`${env.server}${path}`, { dispatcher: kube, method, reset: true, headers: { ...bearer, ...headers }, ...(body === undefined ? {} : { body }) });
+  const r = await request(`${env.server}${path}`, {
+    dispatcher: kube,
+    method,
+    reset: true,
+    headers: { ...bearer, ...headers },
+    ...(body === undefined ? {} : { body }),
+  });
   return { status: r.statusCode, headers: r.headers, body: Buffer.from(await r.body.arrayBuffer()) };
 }
 
 /** same puts both sides' group in one spelling, so their answers compare. */
 const same = (text: string) => text.replaceAll(TWIN, 'extensions.example.com');
 
-const manifest = (side: Side, name: string, annotations: Record<string, string> = {}) => JSON.stringify({
-  apiVersion: `${side === 'kube' ? TWIN : 'extensions.example.com'}/v1`, kind: 'Website',
-  metadata: { name, annotations }, spec: { git: { repository: 'https://github.com/x/y' }, replicas: 1 },
-});
+const manifest = (side: Side, name: string, annotations: Record<string, string> = {}) =>
+  JSON.stringify({
+    apiVersion: `${side === 'kube' ? TWIN : 'extensions.example.com'}/v1`,
+    kind: 'Website',
+    metadata: { name, annotations },
+    spec: { git: { repository: 'https://github.com/x/y' }, replicas: 1 },
+  });
 
 // Annotations that exercise go-yaml's quoting, folding, escapes and key order.
 const ANNOTATIONS: Record<string, string> = {
-  empty: '', bool: 'true', int: '123', float: '1.5', colon: 'a: b', dash: '- x', multi: 'line1\nline2', keep: 'x\n\n',
-  quote: "it's", dq: 'say "hi"', null: 'null', yes: 'yes', hash: '#x', lead: ' lead', trail: 'trail ', date: '2026-01-01',
-  hex: '0x1F', long: `${'long '.repeat(30)}end`, unicode: 'café ☃', emoji: 'emoji 😀', tab: 'tab\there', nel: '\u0085nel',
-  a10: 'v', a9: 'v', aB: 'v', 'a-b': 'v', 'a.b': 'v', a_b: 'v', A: 'v', '123': 'v', base60: '1:20',
+  empty: '',
+  bool: 'true',
+  int: '123',
+  float: '1.5',
+  colon: 'a: b',
+  dash: '- x',
+  multi: 'line1\nline2',
+  keep: 'x\n\n',
+  quote: "it's",
+  dq: 'say "hi"',
+  null: 'null',
+  yes: 'yes',
+  hash: '#x',
+  lead: ' lead',
+  trail: 'trail ',
+  date: '2026-01-01',
+  hex: '0x1F',
+  long: `${'long '.repeat(30)}end`,
+  unicode: 'café ☃',
+  emoji: 'emoji 😀',
+  tab: 'tab\there',
+  nel: '\u0085nel',
+  a10: 'v',
+  a9: 'v',
+  aB: 'v',
+  'a-b': 'v',
+  'a.b': 'v',
+  a_b: 'v',
+  A: 'v',
+  '123': 'v',
+  base60: '1:20',
   // Over 128 bytes: a complex key (`? key`, `: value`).
   [`${'a'.repeat(60)}.${'b'.repeat(60)}.com/long`]: 'v',
 };
 
 async function installCrd(): Promise<void> {
-  const r = await send('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { 'content-type': 'application/json' }, 'POST', JSON.stringify(websiteCrd(TWIN)));
+  const r = await send(
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    { 'content-type': 'application/json' },
+    'POST',
+    JSON.stringify(websiteCrd(TWIN)),
+  );
   if (r.status !== 201 && r.status !== 409) throw new Error(`creating the CRD: HTTP ${r.status} ${r.body.toString()}`);
   await waitFor('the twin served', async () => (await send(`/apis/${TWIN}/v1/websites?limit=1`)).status === 200, 60_000, 100);
 }
 
 beforeAll(async () => {
   await installCrd();
-  expect((await send('/api/v1/namespaces', { 'content-type': 'application/json' }, 'POST', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }))).status).toBe(201);
+  expect(
+    (
+      await send(
+        '/api/v1/namespaces',
+        { 'content-type': 'application/json' },
+        'POST',
+        JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
+      )
+    ).status,
+  ).toBe(201);
   for (const side of ['kube', 'ours'] as const) {
-    for (const [name, ann] of [['tricky', ANNOTATIONS], ['plain', {}]] as const) {
+    for (const [name, ann] of [
+      ['tricky', ANNOTATIONS],
+      ['plain', {}],
+    ] as const) {
       const r = await send(SIDES[side], { 'content-type': 'application/json' }, 'POST', manifest(side, name, ann));
       expect(r.status, `${side} ${name}: ${r.body.toString()}`).toBe(201);
     }
@@ -83,22 +140,33 @@ afterAll(async () => {
 });
 
 // both sends one request to each side.
-async function both(path: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' | 'PATCH' = 'GET', body?: (side: Side) => string): Promise<Record<Side, Answer>> {
-  const one = (side: Side) => send(`${SIDES[side]}${path}`, headers, method, body?.(side)).catch((e: unknown) => {
-    throw new Error(`${side}: ${String(e)}`);
-  });
+async function both(
+  path: string,
+  headers: Record<string, string> = {},
+  method: 'GET' | 'POST' | 'PATCH' = 'GET',
+  body?: (side: Side) => string,
+): Promise<Record<Side, Answer>> {
+  const one = (side: Side) =>
+    send(`${SIDES[side]}${path}`, headers, method, body?.(side)).catch((e: unknown) => {
+      throw new Error(`${side}: ${String(e)}`);
+    });
   return { kube: await one('kube'), ours: await one('ours') };
 }
 
 // yamlAndJson reads a path as YAML and as JSON, again until nothing changed in between (our reconciler writes status).
 async function yamlAndJson(side: Side, path: string, accept: string): Promise<{ yaml: string; json: unknown }> {
-  return waitFor(`${side} ${path} unchanged between two reads`, async () => {
-    const j1 = await send(`${SIDES[side]}${path}`, { accept });
-    const y = await send(`${SIDES[side]}${path}`, { accept: accept.replace('application/json', 'application/yaml') });
-    const j2 = await send(`${SIDES[side]}${path}`, { accept });
-    expect(y.headers['content-type'], `${side} ${path}`).toBe('application/yaml');
-    return j1.body.equals(j2.body) ? { yaml: y.body.toString(), json: JSON.parse(j1.body.toString()) } : undefined;
-  }, 30_000, 200);
+  return waitFor(
+    `${side} ${path} unchanged between two reads`,
+    async () => {
+      const j1 = await send(`${SIDES[side]}${path}`, { accept });
+      const y = await send(`${SIDES[side]}${path}`, { accept: accept.replace('application/json', 'application/yaml') });
+      const j2 = await send(`${SIDES[side]}${path}`, { accept });
+      expect(y.headers['content-type'], `${side} ${path}`).toBe('application/yaml');
+      return j1.body.equals(j2.body) ? { yaml: y.body.toString(), json: JSON.parse(j1.body.toString()) } : undefined;
+    },
+    30_000,
+    200,
+  );
 }
 
 describe('Accept: application/yaml', () => {
@@ -142,7 +210,12 @@ describe('406 and 415', () => {
   it('are the same bytes', async () => {
     const cases: [string, Record<string, string>, 'GET' | 'POST' | 'PATCH', string, ((side: Side) => string)?][] = [
       ['a 406', { accept: 'text/yaml', 'user-agent': 'wire-test' }, 'GET', '/plain'],
-      ['a 404 to a Table-only Accept (indented JSON)', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io', 'user-agent': 'wire-test' }, 'GET', '/nothing'],
+      [
+        'a 404 to a Table-only Accept (indented JSON)',
+        { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io', 'user-agent': 'wire-test' },
+        'GET',
+        '/nothing',
+      ],
       ['a 415 for a create', { 'content-type': 'text/plain' }, 'POST', '', (side) => manifest(side, 'never')],
       ['a 415 for CBOR', { 'content-type': 'application/cbor' }, 'POST', '', (side) => manifest(side, 'never')],
       ['a 415 for a patch', { 'content-type': 'text/plain' }, 'PATCH', '/plain', () => '{}'],
@@ -165,7 +238,12 @@ describe('gzip', () => {
   async function setJsonLength(side: Side, length: number): Promise<void> {
     let pad = 100;
     for (let i = 0; i < 6; i++) {
-      const p = await send(`${SIDES[side]}/big`, { 'content-type': 'application/merge-patch+json' }, 'PATCH', JSON.stringify({ metadata: { annotations: { pad: 'x'.repeat(pad) } } }));
+      const p = await send(
+        `${SIDES[side]}/big`,
+        { 'content-type': 'application/merge-patch+json' },
+        'PATCH',
+        JSON.stringify({ metadata: { annotations: { pad: 'x'.repeat(pad) } } }),
+      );
       expect(p.status, p.body.toString().slice(0, 300)).toBe(200);
       const got = (await send(`${SIDES[side]}/big`, { accept: 'application/json' })).body.toString().replace(/\n$/, '').length;
       if (got === length) return;
@@ -195,7 +273,8 @@ describe('gzip', () => {
   });
 
   it('a watch-list is gzip members on both sides, a plain watch on neither', async () => {
-    const WATCH_LIST = '?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2&labelSelector=wire%3Dlist';
+    const WATCH_LIST =
+      '?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2&labelSelector=wire%3Dlist';
     for (const side of ['kube', 'ours'] as const) {
       const body = manifest(side, 'listed').replace('"annotations":{}', '"annotations":{},"labels":{"wire":"list"}');
       expect((await send(SIDES[side], { 'content-type': 'application/json' }, 'POST', body)).status).toBe(201);
@@ -203,8 +282,14 @@ describe('gzip', () => {
     const r = await both(WATCH_LIST, { 'accept-encoding': 'gzip' });
     for (const side of ['kube', 'ours'] as const) {
       expect(r[side].headers['content-encoding'], side).toBe('gzip');
-      const first = firstMember(r[side].body).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name?: string } } });
-      expect(first.map((e) => `${e.type} ${e.object.metadata.name ?? ''}`), side).toEqual(['ADDED listed', 'BOOKMARK ']);
+      const first = firstMember(r[side].body)
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; object: { metadata: { name?: string } } });
+      expect(
+        first.map((e) => `${e.type} ${e.object.metadata.name ?? ''}`),
+        side,
+      ).toEqual(['ADDED listed', 'BOOKMARK ']);
     }
     const plain = await both('?watch=true&timeoutSeconds=1', { 'accept-encoding': 'gzip' });
     expect(plain.ours.headers['content-encoding']).toBe(plain.kube.headers['content-encoding']);

@@ -27,7 +27,11 @@ export interface TestCert {
 // forged-chain tests would prove nothing).
 let leafKeys: forge.pki.rsa.KeyPair | undefined;
 function newKeys(): forge.pki.rsa.KeyPair {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 1024,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   const key = pki.privateKeyFromPem(privateKey);
   return { privateKey: key, publicKey: pki.setRsaPublicKey(key.n, key.e) };
 }
@@ -60,11 +64,7 @@ export function makeCert(spec: CertSpec): TestCert {
   cert.serialNumber = (serial++).toString(16).padStart(4, '0');
   cert.validity.notBefore = spec.notBefore ?? new Date(Date.now() - HOUR_MS);
   cert.validity.notAfter = spec.notAfter ?? new Date(Date.now() + 24 * HOUR_MS);
-  const subject = [
-    { shortName: 'CN', value: spec.cn },
-    ...(spec.o ?? []).map((value) => ({ shortName: 'O', value })),
-    ...(spec.extraSubject ?? []),
-  ];
+  const subject = [{ shortName: 'CN', value: spec.cn }, ...(spec.o ?? []).map((value) => ({ shortName: 'O', value })), ...(spec.extraSubject ?? [])];
   cert.setSubject(subject);
   cert.setIssuer(spec.issuer ? spec.issuer.cert.subject.attributes : subject);
   const ext: object[] = [{ name: 'basicConstraints', cA: ca, critical: true }];

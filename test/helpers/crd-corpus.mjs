@@ -9,5 +9,7 @@ import { join, resolve } from 'node:path';
 const REPO = resolve(import.meta.dirname, '../..');
 
 /** @type {string} */
-export const CRD_CORPUS = [process.env['WEBSITE_APISERVER_CRD_CORPUS'], join(REPO, '..', 'shared', 'crds'), '/work/shared/crds']
-  .find((d) => d !== undefined && d !== '' && existsSync(d)) ?? join(REPO, '..', 'shared', 'crds');
+export const CRD_CORPUS =
+  [process.env['WEBSITE_APISERVER_CRD_CORPUS'], join(REPO, '..', 'shared', 'crds'), '/work/shared/crds'].find(
+    (d) => d !== undefined && d !== '' && existsSync(d),
+  ) ?? join(REPO, '..', 'shared', 'crds');

@@ -54,7 +54,16 @@ export async function startFakeKube(): Promise<FakeKube> {
     res.end(JSON.stringify(body));
   };
   const notFound = (res: ServerResponse, kind: string, name: string) =>
-    json(res, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `${kind} "${name}" not found`, reason: 'NotFound', details: { name, kind }, code: 404 });
+    json(res, 404, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `${kind} "${name}" not found`,
+      reason: 'NotFound',
+      details: { name, kind },
+      code: 404,
+    });
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
@@ -92,7 +101,15 @@ export async function startFakeKube(): Promise<FakeKube> {
       const obj = parent.items.get(name) ?? parent.getOnly.get(name);
       return obj ? json(res, 200, obj) : notFound(res, url.pathname.slice(0, slash).split('/').pop() ?? '', name);
     }
-    json(res, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 });
+    json(res, 404, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the server could not find the requested resource',
+      reason: 'NotFound',
+      code: 404,
+    });
   };
 
   const server: Server = createServer(handle);

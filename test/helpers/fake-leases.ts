@@ -85,12 +85,17 @@ export async function startFakeLeases(): Promise<FakeLeases> {
   // Returns an error Status when the body is not a Lease the apiserver would accept for this path.
   const invalid = (body: LeaseObject, ns: string, name: string | undefined) => {
     if (body?.kind !== undefined && body.kind !== 'Lease') return status(400, 'BadRequest', `wrong kind ${body.kind}`);
-    if (body?.metadata?.namespace !== undefined && body.metadata.namespace !== ns) return status(400, 'BadRequest', 'the namespace of the object does not match the namespace on the request');
+    if (body?.metadata?.namespace !== undefined && body.metadata.namespace !== ns)
+      return status(400, 'BadRequest', 'the namespace of the object does not match the namespace on the request');
     if (name !== undefined && body?.metadata?.name !== name) return status(400, 'BadRequest', 'the name of the object does not match the name on the URL');
     for (const f of ['acquireTime', 'renewTime'] as const) {
       const v = body.spec?.[f];
       if (v !== undefined && (typeof v !== 'string' || !MICRO_TIME.test(v))) {
-        return status(400, 'BadRequest', `Lease in version "v1" cannot be handled as a Lease: parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05.000000Z07:00"`);
+        return status(
+          400,
+          'BadRequest',
+          `Lease in version "v1" cannot be handled as a Lease: parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05.000000Z07:00"`,
+        );
       }
     }
     return undefined;
@@ -133,8 +138,17 @@ export async function startFakeLeases(): Promise<FakeLeases> {
         const body = JSON.parse(raw) as LeaseObject;
         const bad = invalid(body, ns, undefined);
         if (bad) return write(400, bad);
-        if (store.has(key(ns, body.metadata.name))) return write(409, { ...status(409, 'AlreadyExists', `leases.coordination.k8s.io "${body.metadata.name}" already exists`), details: { name: body.metadata.name, group: 'coordination.k8s.io', kind: 'leases' } });
-        const created = stamp({ ...body, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...body.metadata, namespace: ns, uid: `uid-${rv}` } });
+        if (store.has(key(ns, body.metadata.name)))
+          return write(409, {
+            ...status(409, 'AlreadyExists', `leases.coordination.k8s.io "${body.metadata.name}" already exists`),
+            details: { name: body.metadata.name, group: 'coordination.k8s.io', kind: 'leases' },
+          });
+        const created = stamp({
+          ...body,
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { ...body.metadata, namespace: ns, uid: `uid-${rv}` },
+        });
         return write(201, created);
       }
       if (req.method === 'PUT' && name !== undefined) {
@@ -143,11 +157,22 @@ export async function startFakeLeases(): Promise<FakeLeases> {
         if (bad) return write(400, bad);
         if (!current) return write(404, status(404, 'NotFound', `leases.coordination.k8s.io "${name}" not found`));
         // Stricter than the apiserver (which allows an unconditional update): the elector must always send one.
-        if (!body.metadata.resourceVersion) return write(422, status(422, 'Invalid', 'metadata.resourceVersion: Required value (fake: the elector must send it)'));
+        if (!body.metadata.resourceVersion)
+          return write(422, status(422, 'Invalid', 'metadata.resourceVersion: Required value (fake: the elector must send it)'));
         if (body.metadata.resourceVersion !== current.metadata.resourceVersion) {
-          return write(409, status(409, 'Conflict', `Operation cannot be fulfilled on leases.coordination.k8s.io "${name}": the object has been modified; please apply your changes to the latest version and try again`));
+          return write(
+            409,
+            status(
+              409,
+              'Conflict',
+              `Operation cannot be fulfilled on leases.coordination.k8s.io "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+            ),
+          );
         }
-        return write(200, stamp({ ...body, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...body.metadata, namespace: ns, uid: current.metadata.uid } }));
+        return write(
+          200,
+          stamp({ ...body, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...body.metadata, namespace: ns, uid: current.metadata.uid } }),
+        );
       }
       json(405, status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
     });

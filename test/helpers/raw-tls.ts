@@ -41,7 +41,8 @@ export interface TlsTarget {
 
 function connect(t: TlsTarget, clientCert: boolean, identity?: { cert: string; key: string }): tls.TLSSocket {
   const ca = readFileSync(join(t.certDir, 'ca.crt'), 'utf8');
-  const auth = identity ?? (clientCert ? { cert: readFileSync(join(t.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(t.certDir, 'admin.key'), 'utf8') } : {});
+  const auth =
+    identity ?? (clientCert ? { cert: readFileSync(join(t.certDir, 'admin.crt'), 'utf8'), key: readFileSync(join(t.certDir, 'admin.key'), 'utf8') } : {});
   return tls.connect({ host: '127.0.0.1', port: t.port, ca, servername: 'localhost', ALPNProtocols: ['http/1.1'], ...auth });
 }
 
@@ -124,6 +125,8 @@ export function rawRequest(t: TlsTarget, request: string | Buffer | ((s: tls.TLS
 export function httpRequest(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): string | Buffer {
   const h: Record<string, string> = { host: 'localhost', ...headers };
   if (body !== undefined && h['transfer-encoding'] === undefined) h['content-length'] = String(Buffer.byteLength(body));
-  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(h).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(h)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
   return body === undefined ? head : Buffer.concat([Buffer.from(head, 'latin1'), Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8')]);
 }

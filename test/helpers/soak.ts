@@ -47,13 +47,15 @@ export interface SoakResult {
 export async function seedObjects(url: string, agent: Agent, namespaces: string[], n: number): Promise<string> {
   let rv = '0';
   for (let i = 0; i < n; i += 25) {
-    const made = await Promise.all(Array.from({ length: Math.min(25, n - i) }, async (_, j) => {
-      const k = i + j;
-      const ns = namespaces[k % namespaces.length] as string;
-      const res = await call(agent, `${url}${GROUP}/namespaces/${ns}/websites`, 'POST', websiteV1(`seed-${k}`, k));
-      if (res.status !== 201) throw new Error(`seeding answered ${res.status}: ${res.text}`);
-      return (res.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion ?? '0';
-    }));
+    const made = await Promise.all(
+      Array.from({ length: Math.min(25, n - i) }, async (_, j) => {
+        const k = i + j;
+        const ns = namespaces[k % namespaces.length] as string;
+        const res = await call(agent, `${url}${GROUP}/namespaces/${ns}/websites`, 'POST', websiteV1(`seed-${k}`, k));
+        if (res.status !== 201) throw new Error(`seeding answered ${res.status}: ${res.text}`);
+        return (res.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion ?? '0';
+      }),
+    );
     if (i === 0) rv = made[0] ?? '0';
   }
   return rv;
@@ -61,7 +63,8 @@ export async function seedObjects(url: string, agent: Agent, namespaces: string[
 
 function websiteV1(name: string, k: number) {
   return {
-    apiVersion: 'extensions.example.com/v1', kind: 'Website',
+    apiVersion: 'extensions.example.com/v1',
+    kind: 'Website',
     metadata: { name, labels: { app: 'soak', bucket: `b${k % 4}` } },
     spec: { replicas: 1, git: { repository: 'https://github.com/luksa/kubia-website-example.git' } },
   };
@@ -75,7 +78,13 @@ export async function runSoak(o: SoakOptions, oldRevision: string): Promise<Soak
   const pick = <T>(a: readonly T[]): T => a[Math.floor(Math.random() * a.length)] as T;
 
   const send = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, headers: Record<string, string> = {}, body?: unknown) => {
-    const res = await call(o.agent, `${o.url}${path}`, method, body, method === 'PATCH' ? { 'content-type': 'application/merge-patch+json', ...headers } : headers);
+    const res = await call(
+      o.agent,
+      `${o.url}${path}`,
+      method,
+      body,
+      method === 'PATCH' ? { 'content-type': 'application/merge-patch+json', ...headers } : headers,
+    );
     result.codes[res.status] = (result.codes[res.status] ?? 0) + 1;
     if (res.status >= 500) result.failures.push({ method, path, status: res.status, body: res.text.slice(0, 300) });
     return res;
@@ -106,7 +115,8 @@ export async function runSoak(o: SoakOptions, oldRevision: string): Promise<Soak
       for (const line of text.split('\n')) {
         if (!line) continue;
         const e = JSON.parse(line) as { type: string; object?: { code?: number } };
-        if (e.type === 'ERROR' && (e.object?.code ?? 0) >= 500) result.failures.push({ method: 'WATCH', path: ns, status: e.object?.code ?? 0, body: line.slice(0, 300) });
+        if (e.type === 'ERROR' && (e.object?.code ?? 0) >= 500)
+          result.failures.push({ method: 'WATCH', path: ns, status: e.object?.code ?? 0, body: line.slice(0, 300) });
         result.watchEvents++;
       }
     }

@@ -15,8 +15,10 @@ import { MemoryStorage } from '../../src/storage/memory-storage.js';
 export const R = 'extensions.example.com/websites';
 export const ALL: KeyPrefix = { resource: R };
 export const key = (namespace: string, name: string, resource = R): ObjectKey => ({ resource, namespace, name });
-export const obj = (namespace: string, name: string, spec: Record<string, unknown> = {}, labels?: Record<string, string>): KubeObject =>
-  ({ metadata: { namespace, name, ...(labels ? { labels } : {}) }, spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec } });
+export const obj = (namespace: string, name: string, spec: Record<string, unknown> = {}, labels?: Record<string, string>): KubeObject => ({
+  metadata: { namespace, name, ...(labels ? { labels } : {}) },
+  spec: { gitRepo: 'https://github.com/luksa/kubia-website-example.git', ...spec },
+});
 export const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 const dirs: string[] = [];

@@ -49,7 +49,10 @@ export function openWatch(srv: ServerProcess, path: string, rv: number): Promise
         buf += c;
         let nl: number;
         while ((nl = buf.indexOf('\n')) >= 0) {
-          const e = JSON.parse(buf.slice(0, nl)) as { type: string; object: { metadata: { name?: string; resourceVersion: string }; spec?: { replicas?: number } } };
+          const e = JSON.parse(buf.slice(0, nl)) as {
+            type: string;
+            object: { metadata: { name?: string; resourceVersion: string }; spec?: { replicas?: number } };
+          };
           buf = buf.slice(nl + 1);
           const ev = { type: e.type, name: e.object.metadata.name ?? '', rv: Number(e.object.metadata.resourceVersion), replicas: e.object.spec?.replicas };
           events.push(ev);
@@ -68,11 +71,17 @@ export function openWatch(srv: ServerProcess, path: string, rv: number): Promise
         until(target, timeoutMs = 15_000) {
           if (events.some((e) => e.rv >= target)) return Promise.resolve();
           return new Promise((res, rej) => {
-            const t = setTimeout(() => rej(new Error(`watch did not reach resourceVersion ${target} in ${timeoutMs} ms (last ${events.at(-1)?.rv})`)), timeoutMs);
-            waiters.push({ rv: target, done: () => {
-              clearTimeout(t);
-              res();
-            } });
+            const t = setTimeout(
+              () => rej(new Error(`watch did not reach resourceVersion ${target} in ${timeoutMs} ms (last ${events.at(-1)?.rv})`)),
+              timeoutMs,
+            );
+            waiters.push({
+              rv: target,
+              done: () => {
+                clearTimeout(t);
+                res();
+              },
+            });
           });
         },
         close: () => {

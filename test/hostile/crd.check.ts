@@ -26,7 +26,9 @@ let dir: string;
 const tally = new Tally();
 
 beforeAll(async () => {
-  const bin = readdirSync(BIN_ROOT).map((d) => join(BIN_ROOT, d)).find((d) => existsSync(join(d, 'kube-apiserver')));
+  const bin = readdirSync(BIN_ROOT)
+    .map((d) => join(BIN_ROOT, d))
+    .find((d) => existsSync(join(d, 'kube-apiserver')));
   if (!bin) throw new Error(`no e2e binaries under ${BIN_ROOT}: run test/e2e/scripts/build-binaries.sh`);
   dir = mkdtempSync(join(tmpdir(), 'hostile-crd-'));
   target = await startCrd(dir, bin, () => {});
@@ -48,6 +50,8 @@ it('kube-apiserver answers every hostile case inside the expected set (or with i
   await runCases(client, cases, tally, 8);
   // Only the code counts here: kube's own 5xx, dropped connections and non-Status bodies (Go's plain-text 400, 404
   // page not found, 431) are what the suite demands better of us.
-  const disagreements = tally.failures.filter((f) => !/^5\d\d |^no answer/.test(f.answer) && !/body|Content-Type/.test(f.problem) && !KUBE_QUIRKS.some((q) => q.test(f.name)));
+  const disagreements = tally.failures.filter(
+    (f) => !/^5\d\d |^no answer/.test(f.answer) && !/body|Content-Type/.test(f.problem) && !KUBE_QUIRKS.some((q) => q.test(f.name)),
+  );
   expect(disagreements.map((f) => `[${f.cls}] ${f.name}: kube ${f.answer.slice(0, 200)} (expected ${f.expected}; ${f.problem})`).slice(0, 40)).toEqual([]);
 });

@@ -16,7 +16,13 @@ const J = { 'content-type': 'application/json' };
 const OTHER_NS = 'hostile-fx2';
 
 async function call(client: Client, method: string, path: string, body?: unknown, headers: Record<string, string> = J) {
-  const a = await client.send({ method, path, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), expect: [] });
+  const a = await client.send({
+    method,
+    path,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    expect: [],
+  });
   let parsed: any;
   try {
     parsed = JSON.parse(a.text);
@@ -53,7 +59,11 @@ async function writeSet(client: Client, ns: string): Promise<void> {
     site('fx-plain'),
     site('fx-labels', { labels: { app: 'web', tier: 'front' }, annotations: { note: 'ünïcødé ✓ 🙂', 'example.com/x': 'y' } }),
     site('fx-fin', { finalizers: ['example.com/keep'] }),
-    site('fx-owner', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: '6f1c7a52-9a55-4b7e-8a39-2b3b4c5d6e7f', controller: true, blockOwnerDeletion: false }] }),
+    site('fx-owner', {
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: '6f1c7a52-9a55-4b7e-8a39-2b3b4c5d6e7f', controller: true, blockOwnerDeletion: false },
+      ],
+    }),
     site('fx-spec', {}, { branch: 'main', replicas: 3, syncIntervalSeconds: 30, serviceType: 'ClusterIP', secretRef: { name: 'creds' } }),
     site('fx-status'),
     { ...site('', { generateName: 'fx-gen-' }), metadata: { generateName: 'fx-gen-', labels: { gen: 'yes' } } },
@@ -112,7 +122,8 @@ export async function fixtureChanges(client: Client, before: Fixture[]): Promise
       problems.push(`${key(f)} changed:\n  before ${JSON.stringify(f.object).slice(0, 600)}\n  after  ${JSON.stringify(now.object).slice(0, 600)}`);
     }
   }
-  for (const f of after) if (!before.some((b) => key(b) === key(f))) problems.push(`${key(f)} appeared in a fixture namespace: ${JSON.stringify(f.object).slice(0, 300)}`);
+  for (const f of after)
+    if (!before.some((b) => key(b) === key(f))) problems.push(`${key(f)} appeared in a fixture namespace: ${JSON.stringify(f.object).slice(0, 300)}`);
   return problems;
 }
 
@@ -129,7 +140,8 @@ export async function decodeProblems(client: Client): Promise<{ problems: string
   if (full.status !== 200) problems.push(`list: HTTP ${full.status} ${full.text.slice(0, 300)}`);
   else {
     for (const e of goDecodeErrors(full.body, websiteList)) problems.push(`typed list: ${e}`);
-    if (full.body.items.length !== meta.body.items.length) problems.push(`the metadata list has ${meta.body.items.length} items, the list ${full.body.items.length}`);
+    if (full.body.items.length !== meta.body.items.length)
+      problems.push(`the metadata list has ${meta.body.items.length} items, the list ${full.body.items.length}`);
   }
   return { problems, items: meta.body.items.length as number };
 }

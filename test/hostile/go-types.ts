@@ -9,16 +9,7 @@
  */
 
 /** GoType is the shape of a Go type as encoding/json sees it. */
-export type GoType =
-  | 'string'
-  | 'bool'
-  | 'int32'
-  | 'int64'
-  | 'time'
-  | 'raw'
-  | { map: GoType }
-  | { slice: GoType }
-  | { struct: Record<string, GoType> };
+export type GoType = 'string' | 'bool' | 'int32' | 'int64' | 'time' | 'raw' | { map: GoType } | { slice: GoType } | { struct: Record<string, GoType> };
 
 const ownerReference: GoType = {
   struct: { apiVersion: 'string', kind: 'string', name: 'string', uid: 'string', controller: 'bool', blockOwnerDeletion: 'bool' },

@@ -44,9 +44,26 @@ export interface Failure {
 
 // Every metav1.StatusReason constant ("" is StatusReasonUnknown, omitted from JSON as omitempty).
 const STATUS_REASONS = new Set([
-  '', 'Unauthorized', 'Forbidden', 'NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Invalid', 'ServerTimeout',
-  'StoreReadError', 'Timeout', 'TooManyRequests', 'BadRequest', 'MethodNotAllowed', 'NotAcceptable',
-  'RequestEntityTooLarge', 'UnsupportedMediaType', 'InternalError', 'Expired', 'ServiceUnavailable',
+  '',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'AlreadyExists',
+  'Conflict',
+  'Gone',
+  'Invalid',
+  'ServerTimeout',
+  'StoreReadError',
+  'Timeout',
+  'TooManyRequests',
+  'BadRequest',
+  'MethodNotAllowed',
+  'NotAcceptable',
+  'RequestEntityTooLarge',
+  'UnsupportedMediaType',
+  'InternalError',
+  'Expired',
+  'ServiceUnavailable',
 ]);
 // The reason each code carries when kube's errors package builds it (NewBadRequest, NewInvalid, ...).
 const REASON_OF_CODE: Record<number, string[]> = {
@@ -85,7 +102,9 @@ export function judge(step: Step, a: Answer): string | undefined {
   // 505 HTTP Version Not Supported is the one 5xx a client causes on purpose (kube-apiserver answers it too), and
   // 500 where kube-apiserver itself answers it: an applied configuration it cannot type (a list map item without its
   // key, a duplicate), `failed to create typed patch object`, as test/e2e/apply-differential.test.ts shows.
-  const allowed5xx = (a.status === 505 && step.expect.includes(505)) || (a.status === 500 && step.expect.includes(500) && /^failed to create typed patch object /.test(statusMessage(a.text)));
+  const allowed5xx =
+    (a.status === 505 && step.expect.includes(505)) ||
+    (a.status === 500 && step.expect.includes(500) && /^failed to create typed patch object /.test(statusMessage(a.text)));
   if (a.status >= 500 && !allowed5xx) return `${a.status} is a server error`;
   // (A 2xx body may say anything: the OpenAPI document itself holds "is not defined".)
   const leaked = [a.status >= 400 ? a.text : '', ...Object.values(a.headers).flat().map(String)].find((t) => JS_ERROR.test(t));
@@ -162,7 +181,9 @@ export class Client {
       rv = undefined;
     }
     if (typeof rv !== 'string' || rv === fresh.rv) return step;
-    const body = Buffer.from(step.body as string | Uint8Array).toString('utf8').replace(`"resourceVersion":"${fresh.rv}"`, `"resourceVersion":"${rv}"`);
+    const body = Buffer.from(step.body as string | Uint8Array)
+      .toString('utf8')
+      .replace(`"resourceVersion":"${fresh.rv}"`, `"resourceVersion":"${rv}"`);
     return { ...step, body };
   }
 
@@ -298,7 +319,10 @@ export class Tally {
   /** summary is the table the closing note quotes: cases and answers per class. */
   summary(): string {
     const rows = [...this.perClass.entries()].map(([cls, t]) => {
-      const codes = [...t.codes.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([c, n]) => `${c}×${n}`).join(' ');
+      const codes = [...t.codes.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([c, n]) => `${c}×${n}`)
+        .join(' ');
       return `${cls.padEnd(18)} ${String(t.cases).padStart(6)} cases  failures ${String(t.failures).padStart(5)}  ${codes}`;
     });
     const total = [...this.perClass.values()].reduce((s, t) => s + t.cases, 0);
@@ -315,7 +339,10 @@ export function describeStep(s: Step): string {
   let body = '';
   if (s.body !== undefined) {
     const b = Buffer.from(s.body);
-    const t = b.subarray(0, 160).toString('utf8').replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+    const t = b
+      .subarray(0, 160)
+      .toString('utf8')
+      .replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
     body = ` body(${b.length}B${s.chunked ? ', chunked' : ''}): ${t}${b.length > 160 ? '…' : ''}`;
   }
   return `${s.raw ? 'raw ' : ''}${s.method} ${path}${hdrs ? ` [${hdrs}]` : ''}${body}`;

@@ -16,7 +16,15 @@ export interface AirportV1beta1 extends KubeObject {
 const { group, kind, listKind, plural, singular, shortNames, categories, namespaced, description } = airport;
 
 const definition: ResourceDefinition<AirportV1beta1> = {
-  group, kind, listKind, plural, singular, shortNames, categories, namespaced, description,
+  group,
+  kind,
+  listKind,
+  plural,
+  singular,
+  shortNames,
+  categories,
+  namespaced,
+  description,
   version: 'v1beta1',
   schema: objectSchema('Airport is where flights depart and land.', {
     spec: { type: 'object', required: ['town'], properties: { town: { type: 'string', minLength: 1 } } },

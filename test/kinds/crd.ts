@@ -19,16 +19,22 @@ export function crdOf(def: ResourceDefinition, group: string = def.group): Recor
       group,
       scope: def.namespaced ? 'Namespaced' : 'Cluster',
       names: {
-        kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular,
-        ...(def.shortNames.length ? { shortNames: [...def.shortNames] } : {}), ...(def.categories.length ? { categories: [...def.categories] } : {}),
+        kind: def.kind,
+        listKind: def.listKind,
+        plural: def.plural,
+        singular: def.singular,
+        ...(def.shortNames.length ? { shortNames: [...def.shortNames] } : {}),
+        ...(def.categories.length ? { categories: [...def.categories] } : {}),
       },
-      versions: [{
-        name: def.version,
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: schema },
-        ...(def.subresources.status ? { subresources: { status: {} } } : {}),
-      }],
+      versions: [
+        {
+          name: def.version,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: schema },
+          ...(def.subresources.status ? { subresources: { status: {} } } : {}),
+        },
+      ],
     },
   };
 }

@@ -55,7 +55,11 @@ export const flightTicket: ResourceDefinition<FlightTicket> = {
         legs: {
           type: 'array',
           description: 'Legs of the journey, one per origin and destination.',
-          items: { type: 'object', required: ['from', 'to'], properties: { from: { type: 'string' }, to: { type: 'string' }, flight: { type: 'string' }, cabin: { type: 'string' } } },
+          items: {
+            type: 'object',
+            required: ['from', 'to'],
+            properties: { from: { type: 'string' }, to: { type: 'string' }, flight: { type: 'string' }, cabin: { type: 'string' } },
+          },
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['from', 'to'],
         },
@@ -70,7 +74,10 @@ export const flightTicket: ResourceDefinition<FlightTicket> = {
         },
       },
     },
-    status: { type: 'object', properties: { booked: { type: 'boolean' }, note: { type: 'string' }, conditions: conditionsSchema(['Ready', 'Progressing', 'Degraded', 'Custom']) } },
+    status: {
+      type: 'object',
+      properties: { booked: { type: 'boolean' }, note: { type: 'string' }, conditions: conditionsSchema(['Ready', 'Progressing', 'Degraded', 'Custom']) },
+    },
   }),
   printerColumns: [
     { name: 'Route', type: 'string', description: 'From and to.', priority: 0, cell: (t) => `${t.spec.departure}-${t.spec.destination}` },
@@ -79,7 +86,13 @@ export const flightTicket: ResourceDefinition<FlightTicket> = {
   subresources: { status: true },
   validate(t) {
     return t.spec.departure === t.spec.destination
-      ? [{ type: 'FieldValueInvalid', field: 'spec.destination', message: `spec.destination: Invalid value: "${t.spec.destination}": must differ from spec.departure` }]
+      ? [
+          {
+            type: 'FieldValueInvalid',
+            field: 'spec.destination',
+            message: `spec.destination: Invalid value: "${t.spec.destination}": must differ from spec.departure`,
+          },
+        ]
       : [];
   },
 };

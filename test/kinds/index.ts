@@ -14,5 +14,8 @@ export const tickets = (namespace: string) => `/apis/testing.example.com/v1/name
 
 /** ticket is a valid FlightTicket body. */
 export const ticket = (name: string, namespace?: string) => ({
-  apiVersion: 'testing.example.com/v1', kind: 'FlightTicket', metadata: { name, ...(namespace ? { namespace } : {}) }, spec: { departure: 'ICN', destination: 'SFO' },
+  apiVersion: 'testing.example.com/v1',
+  kind: 'FlightTicket',
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  spec: { departure: 'ICN', destination: 'SFO' },
 });

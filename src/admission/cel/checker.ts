@@ -110,7 +110,7 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           // a field of an optional is an optional (cel-go): run it as the optional accessor
           const inner = ot.inner;
           if (inner.k === 'object' && !inner.fields.has(f)) err(x.id, `undefined field '${f}'`);
-          const fieldT = inner.k === 'object' ? inner.fields.get(f) ?? T.dyn : inner.k === 'map' ? inner.val : T.dyn;
+          const fieldT = inner.k === 'object' ? (inner.fields.get(f) ?? T.dyn) : inner.k === 'map' ? inner.val : T.dyn;
           x.exprKind = {
             case: 'callExpr',
             value: { $typeName: 'cel.expr.Expr.Call', function: 'k8s.optSelect', args: [operand, stringConst(f)] },
@@ -150,7 +150,11 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           exempt.add(lit.id);
           const lt = visit(lit, scope);
           visit(c.args[1]!, scope);
-          const idx = new Set((c.args[1]!.exprKind.value as { elements: Expr[] }).elements.map((x) => Number((x.exprKind.value as { constantKind: { value: bigint } }).constantKind.value)));
+          const idx = new Set(
+            (c.args[1]!.exprKind.value as { elements: Expr[] }).elements.map((x) =>
+              Number((x.exprKind.value as { constantKind: { value: bigint } }).constantKind.value),
+            ),
+          );
           const els = (lit.exprKind.value as { elements: Expr[] }).elements.map((x, i) => {
             const t = types.get(x.id) ?? T.dyn;
             return idx.has(i) && t.k === 'opt' ? t.inner : t;
@@ -159,7 +163,12 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           const firstAt = els.findIndex((t) => !isDyn(t));
           const first = els[firstAt] ?? T.dyn;
           els.forEach((t, i) => {
-            if (i > firstAt && !isDyn(t) && !homogeneous(first, t)) err(lit.id, `expected type '${typeName(first)}' but found '${typeName(t)}'`, nodeOffset((lit.exprKind.value as { elements: Expr[] }).elements[i]!));
+            if (i > firstAt && !isDyn(t) && !homogeneous(first, t))
+              err(
+                lit.id,
+                `expected type '${typeName(first)}' but found '${typeName(t)}'`,
+                nodeOffset((lit.exprKind.value as { elements: Expr[] }).elements[i]!),
+              );
           });
           return T.list(first, (lt as { size?: number }).size);
         }
@@ -221,7 +230,8 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
         const els = k.value.elements.map((el) => visit(el, scope));
         const elem: CelT = els[0] ?? T.dyn;
         let bad = false;
-        if (!exempt.has(x.id) && x.id < 1_000_000n) // not the rewrites' own lists
+        if (!exempt.has(x.id) && x.id < 1_000_000n)
+          // not the rewrites' own lists
           els.slice(1).forEach((el, i) => {
             if (!homogeneous(elem, el)) {
               err(x.id, `expected type '${typeName(elem)}' but found '${typeName(el)}'`, nodeOffset(k.value.elements[i + 1]!));
@@ -242,7 +252,8 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
           const vt = en.value ? visit(en.value, scope) : T.dyn;
           if (i === 0) [key, val] = [kt, vt];
           else if (!exempt.has(x.id)) {
-            if (en.keyKind.case === 'mapKey' && !homogeneous(key, kt)) err(x.id, `expected type '${typeName(key)}' but found '${typeName(kt)}'`, nodeOffset(en.keyKind.value));
+            if (en.keyKind.case === 'mapKey' && !homogeneous(key, kt))
+              err(x.id, `expected type '${typeName(key)}' but found '${typeName(kt)}'`, nodeOffset(en.keyKind.value));
             if (en.value && !homogeneous(val, vt)) err(x.id, `expected type '${typeName(val)}' but found '${typeName(vt)}'`, nodeOffset(en.value));
           }
         });
@@ -252,7 +263,8 @@ export function checkExpr(e: Expr, positionsIn: Record<string, number>, vars: Ma
         const c = k.value;
         const rt = visit(c.iterRange!, scope);
         const iterT = rt.k === 'list' ? rt.elem : rt.k === 'map' ? rt.key : T.dyn;
-        if (!isDyn(rt) && rt.k !== 'list' && rt.k !== 'map') err(c.iterRange!.id, `expression of type '${typeName(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)`);
+        if (!isDyn(rt) && rt.k !== 'list' && rt.k !== 'map')
+          err(c.iterRange!.id, `expression of type '${typeName(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)`);
         const accT = visit(c.accuInit!, scope);
         const inner = new Map(scope);
         inner.set(c.iterVar, iterT);

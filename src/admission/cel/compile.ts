@@ -88,7 +88,8 @@ function compileNode(s: JSONSchema, p: string, root: boolean, cardinality: numbe
       const v = new Map(vars).set('oldSelf', optionalOld ? T.opt(type) : type);
       const c = compileExpression(r.rule, v);
       const cost = c.program ? estimateCost(c.program.ast, c.program.types) * cardinality : 0;
-      if (cost > STATIC_ESTIMATED_COST_LIMIT) ctx.errors.push(forbidden(`${rp}.rule`, costFactorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
+      if (cost > STATIC_ESTIMATED_COST_LIMIT)
+        ctx.errors.push(forbidden(`${rp}.rule`, costFactorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
       ctx.total += cost;
       if (cost >= STATIC_ESTIMATED_CRD_COST_LIMIT / 100) ctx.costs.push({ path: `${rp}.rule`, cost });
       let error = c.error ? `compilation failed: ${c.error}` : undefined;
@@ -132,7 +133,14 @@ function compileNode(s: JSONSchema, p: string, root: boolean, cardinality: numbe
   }
   if (typeof s.additionalProperties === 'object') {
     const a = s.additionalProperties;
-    node.additionalProperties = compileNode(a, `${p}.additionalProperties`, a['x-kubernetes-embedded-resource'] === true, cardinality * maxMapProperties(s), uncorrelatable, ctx);
+    node.additionalProperties = compileNode(
+      a,
+      `${p}.additionalProperties`,
+      a['x-kubernetes-embedded-resource'] === true,
+      cardinality * maxMapProperties(s),
+      uncorrelatable,
+      ctx,
+    );
   }
   if (s.items) {
     const isMapList = s['x-kubernetes-list-type'] === 'map';
@@ -149,7 +157,12 @@ export function compileSchema(schema: JSONSchema, at: string): { root?: RuleNode
   if (ctx.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     const top = [...ctx.costs].sort((a, b) => b.cost - a.cost).slice(0, 4);
     for (const t of top) ctx.errors.push(forbidden(t.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'));
-    ctx.errors.push(forbidden(at, costFactorMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', ctx.total, STATIC_ESTIMATED_CRD_COST_LIMIT)));
+    ctx.errors.push(
+      forbidden(
+        at,
+        costFactorMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', ctx.total, STATIC_ESTIMATED_CRD_COST_LIMIT),
+      ),
+    );
   }
   return { root, errors: ctx.errors };
 }

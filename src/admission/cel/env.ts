@@ -20,6 +20,18 @@ const stringsV2 = [...strings].filter((f) => f.name !== 'reverse');
 
 export const ruleEnv = celEnv({
   variables: {},
-  funcs: [...stringsV2, ...listFuncs, ...setFuncs, ...regexFuncs, ...optionalFuncs, ...quantityFuncs, ...netFuncs, ...miscFuncs, ...listsExtFuncs, ...conversionFuncs, pairsFunc],
+  funcs: [
+    ...stringsV2,
+    ...listFuncs,
+    ...setFuncs,
+    ...regexFuncs,
+    ...optionalFuncs,
+    ...quantityFuncs,
+    ...netFuncs,
+    ...miscFuncs,
+    ...listsExtFuncs,
+    ...conversionFuncs,
+    pairsFunc,
+  ],
   re2: { compile: (p: string) => compileRe2(p) },
 });

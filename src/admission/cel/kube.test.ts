@@ -44,13 +44,26 @@ describe('CRD-time errors as kube-apiserver 1.37.2 words them', () => {
     expect(e[2]).toContain(`compilation failed: ERROR: <input>:1:18: found no matching overload for 'reverse' applied to 'string.()'`);
   });
   it('messageExpression and optionalOldSelf', () => {
-    expect(compile([{ rule: 'self.replicas > 0', messageExpression: 'self.replicas' }, { rule: 'self.replicas > 0', optionalOldSelf: true }])).toEqual([
+    expect(
+      compile([
+        { rule: 'self.replicas > 0', messageExpression: 'self.replicas' },
+        { rule: 'self.replicas > 0', optionalOldSelf: true },
+      ]),
+    ).toEqual([
       `${P}[0].messageExpression: Invalid value: {"Rule":"self.replicas \\u003e 0","Message":"","MessageExpression":"self.replicas","Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression must evaluate to a string`,
       `${P}[1].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`,
     ]);
   });
   it("the rule's own fields", () => {
-    expect(compile([{ rule: 'self.replicas > 0', reason: 'Bogus' }, { rule: 'self.replicas > 0', fieldPath: '.nope' }, { rule: '  ' }, { rule: 'self.replicas > 0', message: ' ' }, { rule: 'self.replicas >\n 0' }])).toEqual([
+    expect(
+      compile([
+        { rule: 'self.replicas > 0', reason: 'Bogus' },
+        { rule: 'self.replicas > 0', fieldPath: '.nope' },
+        { rule: '  ' },
+        { rule: 'self.replicas > 0', message: ' ' },
+        { rule: 'self.replicas >\n 0' },
+      ]),
+    ).toEqual([
       `${P}[0].reason: Unsupported value: "Bogus": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`,
       `${P}[1].fieldPath: Invalid value: ".nope": must be a valid path`,
       `${P}[2].rule: Required value: rule is not specified`,
@@ -66,7 +79,19 @@ describe('CRD-time errors as kube-apiserver 1.37.2 words them', () => {
     ]);
   });
   it('oldSelf under a set', () => {
-    const s = withSpec(obj({ set: { type: 'array', 'x-kubernetes-list-type': 'set', ...{ maxItems: 4 }, items: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } as JSONSchema } }, []));
+    const s = withSpec(
+      obj(
+        {
+          set: {
+            type: 'array',
+            'x-kubernetes-list-type': 'set',
+            ...{ maxItems: 4 },
+            items: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } as JSONSchema,
+          },
+        },
+        [],
+      ),
+    );
     expect(compileCelRules(s, AT).errors.map((e) => e.message)).toEqual([
       `${AT}.properties[spec].properties[set].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${AT}.properties[spec].properties[set]`,
     ]);
@@ -79,8 +104,16 @@ describe('object validation as kube-apiserver 1.37.2 answers', () => {
       replicas: { type: 'integer' },
       minReplicas: { type: 'integer' },
       name: { type: 'string', maxLength: 10 },
-      items: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 10, 'x-kubernetes-validations': [{ rule: "self != 'bad'" }] } as JSONSchema } as JSONSchema,
-      m: { type: 'object', maxProperties: 5, additionalProperties: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: "self != 'bad'" }] } as JSONSchema } as JSONSchema,
+      items: {
+        type: 'array',
+        maxItems: 10,
+        items: { type: 'string', maxLength: 10, 'x-kubernetes-validations': [{ rule: "self != 'bad'" }] } as JSONSchema,
+      } as JSONSchema,
+      m: {
+        type: 'object',
+        maxProperties: 5,
+        additionalProperties: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: "self != 'bad'" }] } as JSONSchema,
+      } as JSONSchema,
     },
     [
       { rule: 'self.minReplicas <= self.replicas' },
@@ -136,8 +169,18 @@ describe('costprobes.celx.example.com on kube-apiserver 1.37.2', () => {
       'x-y': { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 0' }] } as JSONSchema,
       obj: { type: 'object', properties: { 'x-y': { type: 'integer' } }, 'x-kubernetes-validations': [{ rule: 'self.x__dash__y > 0' }] } as JSONSchema,
       ios: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: "type(self) == int ? self > 0 : self.startsWith('a')" }] } as JSONSchema,
-      emb: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [{ rule: "self.kind == 'Pod' && self.metadata.name.startsWith('p')" }] } as JSONSchema,
-      pu: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }, 'x-kubernetes-validations': [{ rule: 'has(self.a)' }] } as JSONSchema,
+      emb: {
+        type: 'object',
+        'x-kubernetes-embedded-resource': true,
+        'x-kubernetes-preserve-unknown-fields': true,
+        'x-kubernetes-validations': [{ rule: "self.kind == 'Pod' && self.metadata.name.startsWith('p')" }],
+      } as JSONSchema,
+      pu: {
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        properties: { a: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        'x-kubernetes-validations': [{ rule: 'has(self.a)' }],
+      } as JSONSchema,
     },
     [{ rule: 'self.l.all(x, self.l.all(y, x != y || x == y))', message: 'pairs' }],
   );
@@ -165,7 +208,10 @@ describe('costprobes.celx.example.com on kube-apiserver 1.37.2', () => {
     ]);
   });
   it('c3/c4: int-or-string as an int', () => {
-    expect(rules.validate(cr({ name: 'abc', ios: 0 }), undefined).errors.map((x) => x.message)).toEqual([nokey, "spec.ios: Invalid value: 0: failed rule: type(self) == int ? self > 0 : self.startsWith('a')"]);
+    expect(rules.validate(cr({ name: 'abc', ios: 0 }), undefined).errors.map((x) => x.message)).toEqual([
+      nokey,
+      "spec.ios: Invalid value: 0: failed rule: type(self) == int ? self > 0 : self.startsWith('a')",
+    ]);
     expect(rules.validate(cr({ name: 'abc', ios: 5 }), undefined).errors.map((x) => x.message)).toEqual([nokey]);
   });
   it('ratcheting: an unchanged value that now fails a rule is a warning, a changed one an error', () => {
@@ -176,10 +222,25 @@ describe('costprobes.celx.example.com on kube-apiserver 1.37.2', () => {
     const kept = r2.validate(cr({ name: 'abc', other: 'o2', l: [] }), old);
     expect(kept.errors).toEqual([]);
     expect(kept.warnings).toEqual([`spec.name: Invalid value: "abc": failed rule: self.startsWith('z')`]);
-    expect(r2.validate(cr({ name: 'bcd', other: 'o1', l: [] }), old).errors.map((x) => x.message)).toEqual([`spec.name: Invalid value: "bcd": failed rule: self.startsWith('z')`]);
+    expect(r2.validate(cr({ name: 'bcd', other: 'o1', l: [] }), old).errors.map((x) => x.message)).toEqual([
+      `spec.name: Invalid value: "bcd": failed rule: self.startsWith('z')`,
+    ]);
   });
   it('a typeless field is out of the object; rules on a typeless node are an internal error', () => {
-    const s = withSpec(obj({ pu: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { 'x-kubernetes-preserve-unknown-fields': true } }, 'x-kubernetes-validations': [{ rule: 'self.a.b == 1' }] } as JSONSchema, pv: { 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [{ rule: 'self.a.b == 1' }] } as JSONSchema }, []));
+    const s = withSpec(
+      obj(
+        {
+          pu: {
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
+            properties: { a: { 'x-kubernetes-preserve-unknown-fields': true } },
+            'x-kubernetes-validations': [{ rule: 'self.a.b == 1' }],
+          } as JSONSchema,
+          pv: { 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [{ rule: 'self.a.b == 1' }] } as JSONSchema,
+        },
+        [],
+      ),
+    );
     expect(compileCelRules(s, AT).errors.map((e) => e.message)).toEqual([
       `${AT}.properties[spec].properties[pu].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.a.b == 1","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:5: undefined field 'a'\n | self.a.b == 1\n | ....^`,
       `${AT}.properties[spec].properties[pv].x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations`,
@@ -193,7 +254,11 @@ describe('budgetprobes.celx.example.com on kube-apiserver 1.37.2: the estimate a
     withSpec({
       type: 'object',
       properties: {
-        items: { type: 'array', ...{ maxItems }, items: { type: 'string', maxLength: 300, 'x-kubernetes-validations': rules.map((rule) => ({ rule })) } as JSONSchema } as JSONSchema,
+        items: {
+          type: 'array',
+          ...{ maxItems },
+          items: { type: 'string', maxLength: 300, 'x-kubernetes-validations': rules.map((rule) => ({ rule })) } as JSONSchema,
+        } as JSONSchema,
       },
     });
   it('10000 items of 300 characters: 2.3x over per rule', () => {
@@ -202,11 +267,20 @@ describe('budgetprobes.celx.example.com on kube-apiserver 1.37.2: the estimate a
     expect(errs).toEqual([0, 1].map((i) => `${AT}.properties[spec].properties[items].items.x-kubernetes-validations[${i}].rule: ${over}`));
   });
   it('4000 items, five rules: accepted, and the budget runs out near item 3502 (where kube stopped)', () => {
-    const { rules, errors } = compileCelRules(schema(4000, [0, 1, 2, 3, 4].map((k) => `self.matches('${R}') || ${k} > 0`)), AT);
+    const { rules, errors } = compileCelRules(
+      schema(
+        4000,
+        [0, 1, 2, 3, 4].map((k) => `self.matches('${R}') || ${k} > 0`),
+      ),
+      AT,
+    );
     expect(errors).toEqual([]);
     const got = rules.validate({ spec: { items: Array(4000).fill('a'.repeat(290)) } }, undefined);
     expect(got.errors).toHaveLength(1);
-    const m = /^spec\.items\[(\d+)\]: Invalid value: "string": validation failed due to running out of cost budget, no further validation rules will be run$/.exec(got.errors[0]!.message);
+    const m =
+      /^spec\.items\[(\d+)\]: Invalid value: "string": validation failed due to running out of cost budget, no further validation rules will be run$/.exec(
+        got.errors[0]!.message,
+      );
     expect(m).not.toBeNull();
     // the runtime cost is estimated from the actual sizes (both sides of || counted), not counted as cel-go
     // counts it: this one stops at 3496, kube at 3502
@@ -264,8 +338,25 @@ describe('from the source (validation.go), no kube run needed', () => {
     ]);
   });
   it('list-map items meet their old selves by key; two-variable all types its variables', () => {
-    const old = { spec: { n: 5, items: [{ name: 'a', v: 1 }, { name: 'bb', v: 2 }] } };
-    const now = { spec: { n: 5, items: [{ name: 'bb', v: 3 }, { name: 'a', v: 1 }, { name: 'ccc', v: 9 }] } };
+    const old = {
+      spec: {
+        n: 5,
+        items: [
+          { name: 'a', v: 1 },
+          { name: 'bb', v: 2 },
+        ],
+      },
+    };
+    const now = {
+      spec: {
+        n: 5,
+        items: [
+          { name: 'bb', v: 3 },
+          { name: 'a', v: 1 },
+          { name: 'ccc', v: 9 },
+        ],
+      },
+    };
     expect(rules.validate(now, old).errors.map((e) => e.message)).toEqual(['spec.items[0]: Invalid value: v is immutable']);
     expect(rules.validate({ spec: { n: 5, items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] } }, undefined).errors.map((e) => e.message)).toEqual([
       'spec: Invalid value: failed rule: self.items.all(i, v, v.name.size() >= i)',
@@ -278,7 +369,9 @@ describe('from the source (validation.go), no kube run needed', () => {
 describe('iosprobes.celx.example.com on kube-apiserver 1.37.2: int-or-string meets the wrong overload', () => {
   it('no such overload, with the empty type kube prints for int-or-string', () => {
     const ios = (rules: string[]) => ({ 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': rules.map((rule) => ({ rule })) }) as JSONSchema;
-    const s = withSpec(obj({ a: ios(['self > 0', "self.startsWith('x')", 'size(self) > 0', 'self == 1']), b: ios(["self.startsWith('x')", 'self + 1 > 0']) }, []));
+    const s = withSpec(
+      obj({ a: ios(['self > 0', "self.startsWith('x')", 'size(self) > 0', 'self == 1']), b: ios(["self.startsWith('x')", 'self + 1 > 0']) }, []),
+    );
     const { rules, errors } = compileCelRules(s, AT);
     expect(errors).toEqual([]);
     expect(rules.validate({ spec: { a: 'b', b: 3 } }, undefined).errors.map((e) => e.message)).toEqual([
@@ -292,43 +385,43 @@ describe('iosprobes.celx.example.com on kube-apiserver 1.37.2: int-or-string mee
 
 describe('eqprobes.celx.example.com on kube-apiserver 1.37.2: string functions over 100 unbounded strings', () => {
   const CASES: Record<string, string> = {
-    "eq": "self == 'a'",
-    "ne": "self != 'abc'",
-    "lt": "self < 'abc'",
-    "contains": "self.contains('a')",
-    "starts": "self.startsWith('a')",
-    "size": "size(self) > 1",
-    "concat": "self + 'x' != ''",
-    "in": "self in ['a', 'b']",
-    "split": "self.split('/').size() > 0",
-    "lower": "self.lowerAscii() != ''",
-    "indexOf": "self.indexOf('a') > 0",
-    "replace": "self.replace('a', 'b') != ''",
-    "isURL": "isURL(self)",
-    "quantity": "isQuantity(self)",
-    "ip": "isIP(self)",
-    "find": "self.find('[a-z]+') != ''",
-    "format": "!format.dns1123Label().validate(self).hasValue()",
-    "semver": "isSemver(self)",
-    "trim": "self.trim() != ''",
-    "substring": "self.substring(1) != ''"
-};
+    eq: "self == 'a'",
+    ne: "self != 'abc'",
+    lt: "self < 'abc'",
+    contains: "self.contains('a')",
+    starts: "self.startsWith('a')",
+    size: 'size(self) > 1',
+    concat: "self + 'x' != ''",
+    in: "self in ['a', 'b']",
+    split: "self.split('/').size() > 0",
+    lower: "self.lowerAscii() != ''",
+    indexOf: "self.indexOf('a') > 0",
+    replace: "self.replace('a', 'b') != ''",
+    isURL: 'isURL(self)',
+    quantity: 'isQuantity(self)',
+    ip: 'isIP(self)',
+    find: "self.find('[a-z]+') != ''",
+    format: '!format.dns1123Label().validate(self).hasValue()',
+    semver: 'isSemver(self)',
+    trim: "self.trim() != ''",
+    substring: "self.substring(1) != ''",
+  };
   /** KUBE: the factor kube refused each with; the rest it accepted. */
   const KUBE: Record<string, string> = {
-    "quantity": "3.1x",
-    "ip": "3.1x",
-    "find": "6.3x",
-    "replace": "6.3x",
-    "contains": "3.1x",
-    "format": "more than 100x",
-    "trim": "3.1x",
-    "semver": "3.1x",
-    "indexOf": "3.1x",
-    "lower": "3.1x",
-    "split": "6.3x",
-    "substring": "3.1x",
-    "concat": "3.1x"
-};
+    quantity: '3.1x',
+    ip: '3.1x',
+    find: '6.3x',
+    replace: '6.3x',
+    contains: '3.1x',
+    format: 'more than 100x',
+    trim: '3.1x',
+    semver: '3.1x',
+    indexOf: '3.1x',
+    lower: '3.1x',
+    split: '6.3x',
+    substring: '3.1x',
+    concat: '3.1x',
+  };
   it('the same accepted, the same refused by the same factor', () => {
     const props = Object.fromEntries(
       Object.entries(CASES).map(([k, rule]) => [k, { type: 'array', ...{ maxItems: 100 }, items: { type: 'string', 'x-kubernetes-validations': [{ rule }] } }]),
@@ -336,7 +429,10 @@ describe('eqprobes.celx.example.com on kube-apiserver 1.37.2: string functions o
     const errs = compileCelRules(withSpec({ type: 'object', properties: props } as unknown as JSONSchema), AT).errors;
     const got: Record<string, string> = {};
     for (const e of errs) {
-      const m = /properties\[spec\]\.properties\[(\w+)\]\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of (.*?) \(/.exec(e.message);
+      const m =
+        /properties\[spec\]\.properties\[(\w+)\]\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of (.*?) \(/.exec(
+          e.message,
+        );
       if (m) got[m[1]!] = m[2]!;
     }
     expect(got).toEqual(KUBE);
@@ -345,37 +441,45 @@ describe('eqprobes.celx.example.com on kube-apiserver 1.37.2: string functions o
 
 describe('listprobes.celx.example.com on kube-apiserver 1.37.2: list and map functions over unbounded lists', () => {
   const RULES: string[] = [
-    "self.l.all(x, x > 0)",
-    "self.l.exists(x, x == 1)",
-    "self.l.map(x, x * 2).size() > 0",
-    "self.l.filter(x, x > 1).size() > 0",
-    "self.l.exists_one(x, x == 1)",
-    "self.l.isSorted()",
-    "self.l.sum() > 0",
-    "self.l.min() > 0",
-    "self.l.indexOf(1) > 0",
-    "sets.contains(self.l, [1])",
-    "self.l.sort().size() > 0",
-    "self.l.distinct().size() > 0",
-    "1 in self.l",
-    "self.l == [1]",
-    "size(self.l) > 0",
+    'self.l.all(x, x > 0)',
+    'self.l.exists(x, x == 1)',
+    'self.l.map(x, x * 2).size() > 0',
+    'self.l.filter(x, x > 1).size() > 0',
+    'self.l.exists_one(x, x == 1)',
+    'self.l.isSorted()',
+    'self.l.sum() > 0',
+    'self.l.min() > 0',
+    'self.l.indexOf(1) > 0',
+    'sets.contains(self.l, [1])',
+    'self.l.sort().size() > 0',
+    'self.l.distinct().size() > 0',
+    '1 in self.l',
+    'self.l == [1]',
+    'size(self.l) > 0',
     "self.m.all(k, k != '')",
-    "self.m.exists(k, self.m[k] > 1)",
+    'self.m.exists(k, self.m[k] > 1)',
     "'a' in self.m",
-    "self.l.all(i, v, v > i)",
-    "self.l.slice(0, 1).size() > 0",
-    "self.l.reverse().size() > 0",
-    "(self.l + [1]).size() > 0",
-    "self.s.all(x, x.size() > 0)"
-];
+    'self.l.all(i, v, v > i)',
+    'self.l.slice(0, 1).size() > 0',
+    'self.l.reverse().size() > 0',
+    '(self.l + [1]).size() > 0',
+    'self.s.all(x, x.size() > 0)',
+  ];
   it('kube refused map (2.2x), filter (2.4x), sort and distinct (more than 100x) and accepted the rest', () => {
     const props = {
       l: { type: 'array', items: { type: 'integer' } },
       m: { type: 'object', additionalProperties: { type: 'integer' } },
       s: { type: 'array', ...{ maxItems: 1000 }, items: { type: 'string', maxLength: 100 } },
     };
-    const errs = compileCelRules(withSpec(obj(props as Record<string, JSONSchema>, RULES.map((rule) => ({ rule })))), AT).errors;
+    const errs = compileCelRules(
+      withSpec(
+        obj(
+          props as Record<string, JSONSchema>,
+          RULES.map((rule) => ({ rule })),
+        ),
+      ),
+      AT,
+    ).errors;
     const got = errs.flatMap((e) => {
       const m = /x-kubernetes-validations\[(\d+)\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of (.*?) \(/.exec(e.message);
       return m ? [[Number(m[1]), m[2]]] : [];
@@ -390,25 +494,32 @@ describe('listprobes.celx.example.com on kube-apiserver 1.37.2: list and map fun
 });
 
 describe('optional oldSelf fields, and literal checks', () => {
-  const s = withSpec(obj({ replicas: { type: 'integer' } }, [
-    { rule: 'oldSelf.replicas > 0', optionalOldSelf: true },
-    { rule: 'oldSelf.replicas.orValue(0) <= self.replicas', optionalOldSelf: true, message: 'no shrink' },
-    { rule: "duration('1x') > duration('1s')" },
-    { rule: "timestamp('2020-13-01') > timestamp('2020-01-01T00:00:00Z')" },
-  ]));
+  const s = withSpec(
+    obj({ replicas: { type: 'integer' } }, [
+      { rule: 'oldSelf.replicas > 0', optionalOldSelf: true },
+      { rule: 'oldSelf.replicas.orValue(0) <= self.replicas', optionalOldSelf: true, message: 'no shrink' },
+      { rule: "duration('1x') > duration('1s')" },
+      { rule: "timestamp('2020-13-01') > timestamp('2020-01-01T00:00:00Z')" },
+    ]),
+  );
   it('a field of an optional oldSelf is optional (kube: no _>_ for optional_type(int))', () => {
     const { errors } = compileCelRules(s, AT);
     const msgs = errors.map((e) => e.message);
     expect(msgs[0]).toBe(
-      `${P}[0].rule: Invalid value: {"Rule":"oldSelf.replicas \\u003e 0","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":true}: compilation failed: ERROR: <input>:1:18: found no matching overload for '_\\u003e_' applied to '(optional_type(int), int)'\n | oldSelf.replicas > 0\n | .................^`.replace('_\\u003e_', '_>_'),
+      `${P}[0].rule: Invalid value: {"Rule":"oldSelf.replicas \\u003e 0","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":true}: compilation failed: ERROR: <input>:1:18: found no matching overload for '_\\u003e_' applied to '(optional_type(int), int)'\n | oldSelf.replicas > 0\n | .................^`.replace(
+        '_\\u003e_',
+        '_>_',
+      ),
     );
     expect(msgs[1]).toBe(`${P}[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`);
-    expect(msgs[2]).toContain("compilation failed: ERROR: <input>:1:10: invalid duration argument");
-    expect(msgs[3]).toContain("compilation failed: ERROR: <input>:1:11: invalid timestamp argument");
+    expect(msgs[2]).toContain('compilation failed: ERROR: <input>:1:10: invalid duration argument');
+    expect(msgs[3]).toContain('compilation failed: ERROR: <input>:1:11: invalid timestamp argument');
     expect(msgs).toHaveLength(4);
   });
   it('and runs as one', () => {
-    const ok = withSpec(obj({ replicas: { type: 'integer' } }, [{ rule: 'oldSelf.replicas.orValue(0) <= self.replicas', optionalOldSelf: true, message: 'no shrink' }]));
+    const ok = withSpec(
+      obj({ replicas: { type: 'integer' } }, [{ rule: 'oldSelf.replicas.orValue(0) <= self.replicas', optionalOldSelf: true, message: 'no shrink' }]),
+    );
     const { rules, errors } = compileCelRules(ok, AT);
     expect(errors).toEqual([]);
     expect(rules.validate({ spec: { replicas: 1 } }, undefined).errors).toEqual([]);
@@ -418,24 +529,27 @@ describe('optional oldSelf fields, and literal checks', () => {
 
 describe('positions after an optional accessor', () => {
   it('point into the rule as written', () => {
-    const s = withSpec(obj({ r: { type: 'integer' }, m: { type: 'object', additionalProperties: { type: 'string' } } as JSONSchema }, [{ rule: "self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1" }]));
+    const s = withSpec(
+      obj({ r: { type: 'integer' }, m: { type: 'object', additionalProperties: { type: 'string' } } as JSONSchema }, [
+        { rule: "self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1" },
+      ]),
+    );
     const msg = compileCelRules(s, AT).errors[0]!.message;
-    expect(msg).toContain(`ERROR: <input>:1:52: found no matching overload for '_==_' applied to '(string, int)'\n | self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1\n | ...................................................^`);
+    expect(msg).toContain(
+      `ERROR: <input>:1:52: found no matching overload for '_==_' applied to '(string, int)'\n | self.?r.orValue(1) > 0 && self.m[?'k'].orValue('') == 1\n | ...................................................^`,
+    );
   });
 });
 
 describe('formats typed as CEL types (SchemaDeclType)', () => {
   it('date-time is a timestamp, duration a duration, byte bytes', () => {
     const s = withSpec(
-      obj(
-        { at: { type: 'string', format: 'date-time' }, ttl: { type: 'string', format: 'duration' }, raw: { type: 'string', format: 'byte' } },
-        [
-          { rule: "self.at > timestamp('2020-01-01T00:00:00Z')", message: 'too early' },
-          { rule: "self.ttl <= duration('1h')", message: 'too long' },
-          { rule: 'size(self.raw) == 3', message: 'three bytes' },
-          { rule: "self.at.getFullYear() >= 2020 && self.ttl.getMinutes() >= 0 && self.raw == b'abc'" },
-        ],
-      ),
+      obj({ at: { type: 'string', format: 'date-time' }, ttl: { type: 'string', format: 'duration' }, raw: { type: 'string', format: 'byte' } }, [
+        { rule: "self.at > timestamp('2020-01-01T00:00:00Z')", message: 'too early' },
+        { rule: "self.ttl <= duration('1h')", message: 'too long' },
+        { rule: 'size(self.raw) == 3', message: 'three bytes' },
+        { rule: "self.at.getFullYear() >= 2020 && self.ttl.getMinutes() >= 0 && self.raw == b'abc'" },
+      ]),
     );
     const { rules, errors } = compileCelRules(s, AT);
     expect(errors).toEqual([]);
@@ -456,7 +570,12 @@ describe('type names in overload errors, as kube-apiserver 1.37.2 prints them (t
   it('timestamp; objects as the generated self type and its fields; maps and lists by their types', () => {
     const s = withSpec(
       obj(
-        { at: { type: 'string', format: 'date-time' }, o: { type: 'object', properties: { a: { type: 'string' } } }, m: { type: 'object', additionalProperties: { type: 'integer' } } as JSONSchema, l: { type: 'array', items: { type: 'string' } } },
+        {
+          at: { type: 'string', format: 'date-time' },
+          o: { type: 'object', properties: { a: { type: 'string' } } },
+          m: { type: 'object', additionalProperties: { type: 'integer' } } as JSONSchema,
+          l: { type: 'array', items: { type: 'string' } },
+        },
         ["self.at == 'x'", 'self == 1', 'self.o == 1', 'self.m == 1', 'self.l == 1'].map((rule) => ({ rule })),
       ),
     );

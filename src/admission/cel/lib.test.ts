@@ -14,12 +14,18 @@ const schema = (rules: string[], props: Record<string, unknown>): JSONSchema =>
 const failing = (rules: string[], props: Record<string, unknown>) =>
   compileCelRules(schema(rules, props), AT)
     .errors.filter((e) => e.field.startsWith(P))
-    .map((e) => [Number(/\[(\d+)\]/.exec(e.field.slice(P.length))![1]), e.message.slice(e.field.length + 2).replace(/^Invalid value: \{"Rule".*?\}: /, '').split('\n')[0]]);
+    .map((e) => [
+      Number(/\[(\d+)\]/.exec(e.field.slice(P.length))![1]),
+      e.message
+        .slice(e.field.length + 2)
+        .replace(/^Invalid value: \{"Rule".*?\}: /, '')
+        .split('\n')[0],
+    ]);
 
 const RULES_A: string[] = [
-  "[1,2,3].isSorted() && [1,2].sum() == 3 && [3,1].min() == 1 && [3,1].max() == 3",
-  "[1,2,1].indexOf(1) == 0 && [1,2,1].lastIndexOf(1) == 2",
-  "sets.contains([1,2],[1]) && sets.equivalent([1,2],[2,1]) && sets.intersects([1],[1,3])",
+  '[1,2,3].isSorted() && [1,2].sum() == 3 && [3,1].min() == 1 && [3,1].max() == 3',
+  '[1,2,1].indexOf(1) == 0 && [1,2,1].lastIndexOf(1) == 2',
+  'sets.contains([1,2],[1]) && sets.equivalent([1,2],[2,1]) && sets.intersects([1],[1,3])',
   "'abc123'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]') == ['1','2'] && 'a1b2c3'.findAll('[0-9]', 2) == ['1','2']",
   "url('https://example.com:80/path?x=1').getHost() == 'example.com:80' && isURL('https://a') && url('https://a/b?c=d').getQuery()['c'] == ['d']",
   "quantity('1Gi').isGreaterThan(quantity('1G')) && isQuantity('100m') && quantity('1.5').asApproximateFloat() == 1.5 && quantity('2k').asInteger() == 2000",
@@ -32,36 +38,36 @@ const RULES_A: string[] = [
   "'a,b'.split(',').size() == 2 && 'abc'.charAt(1) == 'b' && 'ABC'.lowerAscii() == 'abc' && ' x '.trim() == 'x' && ['a','b'].join('-') == 'a-b' && strings.quote('a') == '\"a\"'",
   "'%s-%d'.format(['a', 1]) == 'a-1'",
   "timestamp('2020-01-01T00:00:00Z') + duration('1h') > timestamp('2020-01-01T00:00:00Z')",
-  "[1,2].slice(0,1) == [1]",
-  "lists.range(2) == [0,1]",
-  "[2,1].sort() == [1,2]",
-  "math.greatest(1,2) == 2",
+  '[1,2].slice(0,1) == [1]',
+  'lists.range(2) == [0,1]',
+  '[2,1].sort() == [1,2]',
+  'math.greatest(1,2) == 2',
   "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
-  "[[1],[2]].flatten() == [1,2]",
-  "1 == 1.0",
+  '[[1],[2]].flatten() == [1,2]',
+  '1 == 1.0',
   "base64.encode(b'a') == 'YQ=='",
   "'abc'.matches('(?i)ABC')",
-  "[1,2].distinct() == [1,2]",
+  '[1,2].distinct() == [1,2]',
   "ip('10.0.0.1') == ip('10.0.0.1')",
   "quantity('1') == quantity('1000m')",
   "string(ip('::1')) == '::1'",
-  "self.x.size() < 3 && 1 < 2.0",
-  "[1,2].exists_one(x, x == 1) && [1].map(x, x + 1) == [2] && [1,2].filter(x, x > 1) == [2]",
+  'self.x.size() < 3 && 1 < 2.0',
+  '[1,2].exists_one(x, x == 1) && [1].map(x, x + 1) == [2] && [1,2].filter(x, x > 1) == [2]',
   "optional.ofNonZeroValue('').hasValue() == false && optional.of(1).or(optional.of(2)).value() == 1",
-  "self.?x.hasValue() || true",
+  'self.?x.hasValue() || true',
   "{'a': 1}[?'a'].value() == 1",
-  "[1][?0].hasValue()"
+  '[1][?0].hasValue()',
 ];
 const RULES_B: string[] = [
-  "[1,2].reverse() == [2,1]",
-  "[2,1].sortBy(x, x) == [1,2]",
-  "[1,2].first().value() == 1",
-  "[1,2].last().value() == 2",
-  "[[1],[2,[3]]].flatten(2) == [1,2,3]",
+  '[1,2].reverse() == [2,1]',
+  '[2,1].sortBy(x, x) == [1,2]',
+  '[1,2].first().value() == 1',
+  '[1,2].last().value() == 2',
+  '[[1],[2,[3]]].flatten(2) == [1,2,3]',
   "{'a': 1}.transformMapEntry(k, v, {k + 'x': v}) == {'ax': 1}",
-  "optional.of(1).optMap(x, x + 1).value() == 2",
-  "optional.of(1).optFlatMap(x, optional.of(x + 1)).value() == 2",
-  "optional.unwrap([optional.of(1)]) == [1]",
+  'optional.of(1).optMap(x, x + 1).value() == 2',
+  'optional.of(1).optFlatMap(x, optional.of(x + 1)).value() == 2',
+  'optional.unwrap([optional.of(1)]) == [1]',
   "'a,b'.split(',').size() == 2",
   "'abc'.charAt(1) == 'b'",
   "'ABC'.lowerAscii() == 'abc'",
@@ -83,19 +89,19 @@ const RULES_B: string[] = [
   "self.l.exists(s, s.matches('^a$'))",
   "'a' in self.l",
   "self.l.map(s, s + 'x').size() > 0",
-  "quantity(self.x).isInteger()",
+  'quantity(self.x).isInteger()',
   "url(self.x).getHost() == ''",
-  "self.l.isSorted()",
-  "self.l.sum() == 0",
-  "1 < 2.0",
-  "1u == 1u",
-  "self.i.sum() > 0",
-  "duration('1h').getHours() == 1"
+  'self.l.isSorted()',
+  'self.l.sum() == 0',
+  '1 < 2.0',
+  '1u == 1u',
+  'self.i.sum() > 0',
+  "duration('1h').getHours() == 1",
 ];
 const RULES_C: string[] = [
-  "[1,2,3].isSorted() && [1,2].sum() == 3 && [3,1].min() == 1 && [3,1].max() == 3",
-  "[1,2,1].indexOf(1) == 0 && [1,2,1].lastIndexOf(1) == 2",
-  "sets.contains([1,2],[1]) && sets.equivalent([1,2],[2,1]) && sets.intersects([1],[1,3])",
+  '[1,2,3].isSorted() && [1,2].sum() == 3 && [3,1].min() == 1 && [3,1].max() == 3',
+  '[1,2,1].indexOf(1) == 0 && [1,2,1].lastIndexOf(1) == 2',
+  'sets.contains([1,2],[1]) && sets.equivalent([1,2],[2,1]) && sets.intersects([1],[1,3])',
   "'abc123'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]') == ['1','2'] && 'a1b2c3'.findAll('[0-9]', 2) == ['1','2']",
   "url('https://example.com:80/path?x=1').getHost() == 'example.com:80' && isURL('https://a') && url('https://a/b?c=d').getQuery()['c'] == ['d']",
   "quantity('1Gi').isGreaterThan(quantity('1G')) && isQuantity('100m') && quantity('1.5').asApproximateFloat() == 1.5 && quantity('2k').asInteger() == 2000",
@@ -107,37 +113,37 @@ const RULES_C: string[] = [
   "[1,2].all(i, v, v > i) && {'a': 1}.exists(k, v, v == 1) && [1,2].existsOne(i, v, v == 2) && [1,2].transformList(i, v, v * 2) == [2, 4]",
   "'%s-%d'.format(['a', 1]) == 'a-1'",
   "timestamp('2020-01-01T00:00:00Z') + duration('1h') > timestamp('2020-01-01T00:00:00Z')",
-  "[1,2].slice(0,1) == [1]",
-  "lists.range(2) == [0,1]",
-  "[2,1].sort() == [1,2]",
+  '[1,2].slice(0,1) == [1]',
+  'lists.range(2) == [0,1]',
+  '[2,1].sort() == [1,2]',
   "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
-  "[[1],[2]].flatten() == [1,2]",
+  '[[1],[2]].flatten() == [1,2]',
   "'abc'.matches('(?i)ABC')",
-  "[1,2].distinct() == [1,2]",
+  '[1,2].distinct() == [1,2]',
   "ip('10.0.0.1') == ip('10.0.0.1')",
   "quantity('1') == quantity('1000m')",
   "string(ip('::1')) == '::1'",
-  "[1,2].exists_one(x, x == 1) && [1].map(x, x + 1) == [2] && [1,2].filter(x, x > 1) == [2]",
+  '[1,2].exists_one(x, x == 1) && [1].map(x, x + 1) == [2] && [1,2].filter(x, x > 1) == [2]',
   "optional.ofNonZeroValue('').hasValue() == false && optional.of(1).or(optional.of(2)).value() == 1",
-  "self.?x.hasValue() || true",
+  'self.?x.hasValue() || true',
   "{'a': 1}[?'a'].value() == 1",
-  "[1][?0].hasValue()",
-  "[1,2].reverse() == [2,1]",
-  "[2,1].sortBy(x, x) == [1,2]",
-  "[1,2].first().value() == 1",
-  "[1,2].last().value() == 2",
+  '[1][?0].hasValue()',
+  '[1,2].reverse() == [2,1]',
+  '[2,1].sortBy(x, x) == [1,2]',
+  '[1,2].first().value() == 1',
+  '[1,2].last().value() == 2',
   "{'a': 1}.transformMapEntry(k, v, {k + 'x': v}) == {'ax': 1}",
-  "optional.of(1).optMap(x, x + 1).value() == 2",
-  "optional.of(1).optFlatMap(x, optional.of(x + 1)).value() == 2",
-  "optional.unwrap([optional.of(1)]) == [1]",
+  'optional.of(1).optMap(x, x + 1).value() == 2',
+  'optional.of(1).optFlatMap(x, optional.of(x + 1)).value() == 2',
+  'optional.unwrap([optional.of(1)]) == [1]',
   "'a,b'.split(',').size() == 2",
   "'abc'.charAt(1) == 'b'",
   "'ABC'.lowerAscii() == 'abc'",
   "' x '.trim() == 'x'",
   "strings.quote('a') == 'x'",
-  "1 < 2.0",
-  "1u == 1u",
-  "duration('1h').getHours() == 1"
+  '1 < 2.0',
+  '1u == 1u',
+  "duration('1h').getHours() == 1",
 ];
 
 describe('which rules kube 1.37 accepts', () => {
@@ -166,9 +172,7 @@ describe('what the rules kube accepts evaluate to', () => {
   it('all true but the one meant to fail, as on kube', () => {
     const { rules, errors } = compileCelRules(schema(RULES_C, { x: { type: 'string', maxLength: 10 } }), AT);
     expect(errors).toEqual([]);
-    expect(rules.validate({ spec: {} }, undefined).errors.map((e) => e.message)).toEqual([
-      "spec: Invalid value: failed rule: strings.quote('a') == 'x'",
-    ]);
+    expect(rules.validate({ spec: {} }, undefined).errors.map((e) => e.message)).toEqual(["spec: Invalid value: failed rule: strings.quote('a') == 'x'"]);
   });
 });
 
@@ -185,56 +189,73 @@ describe('RE2 patterns on JavaScript regular expressions', () => {
 });
 
 describe('named formats as kube-apiserver 1.37.2 words them (fmtprobes.celx.example.com)', () => {
-  const FORMATS: string[] = ["dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "labelValue", "uri", "uuid", "byte", "date", "datetime", "dns1123LabelPrefix", "dns1123SubdomainPrefix", "dns1035LabelPrefix"];
+  const FORMATS: string[] = [
+    'dns1123Label',
+    'dns1123Subdomain',
+    'dns1035Label',
+    'qualifiedName',
+    'labelValue',
+    'uri',
+    'uuid',
+    'byte',
+    'date',
+    'datetime',
+    'dns1123LabelPrefix',
+    'dns1123SubdomainPrefix',
+    'dns1035LabelPrefix',
+  ];
   const KUBE: Record<string, string[]> = {
-    "A_b.": [
-        "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-        "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
-        "spec: Invalid value: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-        "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-        "spec: Invalid value: parse \"A_b.\": invalid URI for request",
-        "spec: Invalid value: does not match the UUID format",
-        "spec: Invalid value: invalid base64",
-        "spec: Invalid value: invalid date",
-        "spec: Invalid value: invalid datetime"
+    'A_b.': [
+      "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+      "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+      "spec: Invalid value: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      'spec: Invalid value: parse "A_b.": invalid URI for request',
+      'spec: Invalid value: does not match the UUID format',
+      'spec: Invalid value: invalid base64',
+      'spec: Invalid value: invalid date',
+      'spec: Invalid value: invalid datetime',
     ],
-    "a/b/c": [
-        "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-        "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
-        "spec: Invalid value: a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-        "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-        "spec: Invalid value: parse \"a/b/c\": invalid URI for request",
-        "spec: Invalid value: does not match the UUID format",
-        "spec: Invalid value: invalid base64",
-        "spec: Invalid value: invalid date",
-        "spec: Invalid value: invalid datetime"
+    'a/b/c': [
+      "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+      "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+      "spec: Invalid value: a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+      "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      'spec: Invalid value: parse "a/b/c": invalid URI for request',
+      'spec: Invalid value: does not match the UUID format',
+      'spec: Invalid value: invalid base64',
+      'spec: Invalid value: invalid date',
+      'spec: Invalid value: invalid datetime',
     ],
-    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": [
-        "spec: Invalid value: must be no more than 63 characters",
-        "spec: Invalid value: name part must be no more than 63 bytes",
-        "spec: Invalid value: must be no more than 63 bytes",
-        "spec: Invalid value: parse \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": invalid URI for request",
-        "spec: Invalid value: does not match the UUID format",
-        "spec: Invalid value: invalid date",
-        "spec: Invalid value: invalid datetime"
+    aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: [
+      'spec: Invalid value: must be no more than 63 characters',
+      'spec: Invalid value: name part must be no more than 63 bytes',
+      'spec: Invalid value: must be no more than 63 bytes',
+      'spec: Invalid value: parse "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": invalid URI for request',
+      'spec: Invalid value: does not match the UUID format',
+      'spec: Invalid value: invalid date',
+      'spec: Invalid value: invalid datetime',
     ],
-    "-x": [
-        "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-        "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
-        "spec: Invalid value: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-        "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-        "spec: Invalid value: parse \"-x\": invalid URI for request",
-        "spec: Invalid value: does not match the UUID format",
-        "spec: Invalid value: invalid base64",
-        "spec: Invalid value: invalid date",
-        "spec: Invalid value: invalid datetime"
-    ]
-};
+    '-x': [
+      "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+      "spec: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      "spec: Invalid value: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+      "spec: Invalid value: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      "spec: Invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      'spec: Invalid value: parse "-x": invalid URI for request',
+      'spec: Invalid value: does not match the UUID format',
+      'spec: Invalid value: invalid base64',
+      'spec: Invalid value: invalid date',
+      'spec: Invalid value: invalid datetime',
+    ],
+  };
   const rules = FORMATS.map((f) => ({ rule: `!format.${f}().validate(self.s).hasValue()`, messageExpression: `format.${f}().validate(self.s).value()[0]` }));
-  const s = { type: 'object', properties: { spec: { type: 'object', properties: { s: { type: 'string', maxLength: 70 } }, 'x-kubernetes-validations': rules } } } as unknown as JSONSchema;
+  const s = {
+    type: 'object',
+    properties: { spec: { type: 'object', properties: { s: { type: 'string', maxLength: 70 } }, 'x-kubernetes-validations': rules } },
+  } as unknown as JSONSchema;
   for (const [input, want] of Object.entries(KUBE)) {
     it(JSON.stringify(input.length > 10 ? `${input.length} characters` : input), () => {
       const c = compileCelRules(s, AT);
@@ -283,40 +304,43 @@ describe('valprobes.celx.example.com on kube-apiserver 1.37.2: library results',
     "!isSemver('v1.0.0')",
     "semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
     "[3, 1, 2].sort() == [1, 2, 3] && ['b', 'a'].sort() == ['a', 'b']",
-    "[1, [2, [3]]].flatten().size() == 3",
-    "lists.range(3) == [0, 1, 2]",
-    "[1, 2, 3].slice(1, 3) == [2, 3]",
+    '[1, [2, [3]]].flatten().size() == 3',
+    'lists.range(3) == [0, 1, 2]',
+    '[1, 2, 3].slice(1, 3) == [2, 3]',
     "['a', 'bb'].sortBy(s, -size(s)) == ['bb', 'a']",
     "{'a': 1, 'b': 2}.transformMap(k, v, v > 1, v * 10) == {'b': 20}",
-    "[1, 2].transformList(i, v, i > 0, v * 10) == [20]",
+    '[1, 2].transformList(i, v, i > 0, v * 10) == [20]',
     "{'a': 1}.transformMapEntry(k, v, {v: k}) == {1: 'a'}",
-    "optional.of(2).optMap(x, x * 2).value() == 4",
-    "optional.none().optMap(x, x * 2).hasValue() == false",
-    "[1, 2, 3].distinct() == [1, 2, 3] && [1, 1].distinct() == [1]",
+    'optional.of(2).optMap(x, x * 2).value() == 4',
+    'optional.none().optMap(x, x * 2).hasValue() == false',
+    '[1, 2, 3].distinct() == [1, 2, 3] && [1, 1].distinct() == [1]',
     "'hello %s, %d, %.2f'.format(['x', 3, 1.5]) == 'hello x, 3, 1.50'",
     "'abc'.lastIndexOf('c') == 2 && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
     "'ABC'.lowerAscii() == 'abc' && 'abc'.upperAscii() == 'ABC' && 'aaa'.replace('a', 'b', 2) == 'bba'",
-    "strings.quote('a\"b') == '\"a\\\\\"b\"'",
+    'strings.quote(\'a"b\') == \'"a\\\\"b"\'',
     "[1, 2, 3].isSorted() && ![3, 1].isSorted() && [1.5, 2.5].sum() == 4.0 && ['b', 'a'].min() == 'a'",
-    "sets.equivalent([1, 1, 2], [2, 1]) && !sets.intersects([1], [2])",
+    'sets.equivalent([1, 1, 2], [2, 1]) && !sets.intersects([1], [2])',
     "'abc123def'.findAll('[0-9]') == ['1', '2', '3'] && 'xyz'.find('[0-9]') == ''",
     "timestamp('2024-02-29T12:00:00Z').getDayOfYear() == 59 && timestamp('2024-02-29T12:00:00Z').getMonth() == 1",
     "duration('1h30m').getMinutes() == 90",
     "timestamp('2024-01-01T00:00:00Z') - timestamp('2023-12-31T00:00:00Z') == duration('24h')",
     "type(1) == int && type('a') == string && type([1]) == list",
-    "1u + 2u == 3u && 7 % 3 == 1 && -7 / 2 == -3",
-    "double(2) / 4.0 == 0.5 && int(2.9) == 2 && uint(3) == 3u",
-    "[1, 2].exists(x, x == 2) && [1, 2].all(x, x > 0) && [1, 2].exists_one(x, x > 1)",
+    '1u + 2u == 3u && 7 % 3 == 1 && -7 / 2 == -3',
+    'double(2) / 4.0 == 0.5 && int(2.9) == 2 && uint(3) == 3u',
+    '[1, 2].exists(x, x == 2) && [1, 2].all(x, x > 0) && [1, 2].exists_one(x, x > 1)',
     "{'a': 1}.all(k, k == 'a') && 'a' in {'a': 1}",
-    "[?optional.of(1), ?optional.none()].size() == 1"
-];
+    '[?optional.of(1), ?optional.none()].size() == 1',
+  ];
   const props = { s: { type: 'string', maxLength: 5 } };
   it('kube refused three (sign is not declared for Quantity, a mixed literal, a string list walk)', () => {
     const got = failing(RULES, props).map(([i, m]) => [i, String(m).split('\n')[0]]);
     expect(got).toEqual([
       [26, "compilation failed: ERROR: <input>:1:26: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'"],
       [37, "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'list(dyn)'"],
-      [51, 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)'],
+      [
+        51,
+        'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+      ],
       [51, 'Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'],
     ]);
   });
@@ -329,8 +353,21 @@ describe('valprobes.celx.example.com on kube-apiserver 1.37.2: library results',
     ]);
   });
   it('walking a literal list of strings is unbounded for kube, of ints not', () => {
-    const R: string[] = ["[1, 2, 3].isSorted()", "![3, 1].isSorted()", "[1.5, 2.5].sum() == 4.0", "['b', 'a'].min() == 'a'", "[1, 2].max() == 2", "[1,2].indexOf(2) == 1", "['a'].lastIndexOf('a') == 0", "[1, 2].sum() == 3"];
-    expect(failing(R, props).filter(([, m]) => String(m).includes('exceeds budget')).map(([i]) => i)).toEqual([3, 6]);
+    const R: string[] = [
+      '[1, 2, 3].isSorted()',
+      '![3, 1].isSorted()',
+      '[1.5, 2.5].sum() == 4.0',
+      "['b', 'a'].min() == 'a'",
+      '[1, 2].max() == 2',
+      '[1,2].indexOf(2) == 1',
+      "['a'].lastIndexOf('a') == 0",
+      '[1, 2].sum() == 3',
+    ];
+    expect(
+      failing(R, props)
+        .filter(([, m]) => String(m).includes('exceeds budget'))
+        .map(([i]) => i),
+    ).toEqual([3, 6]);
   });
 });
 

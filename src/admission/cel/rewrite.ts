@@ -148,8 +148,7 @@ export function preprocess(src: string): Preprocessed {
 
 let nextId = 1_000_000n;
 const node = (exprKind: Expr['exprKind']): Expr => ({ $typeName: 'cel.expr.Expr', id: nextId++, exprKind }) as Expr;
-const call = (fn: string, args: Expr[]): Expr =>
-  node({ case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: fn, args } } as Expr['exprKind']);
+const call = (fn: string, args: Expr[]): Expr => node({ case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: fn, args } } as Expr['exprKind']);
 const ident = (name: string): Expr => node({ case: 'identExpr', value: { $typeName: 'cel.expr.Expr.Ident', name } } as Expr['exprKind']);
 const intConst = (v: bigint): Expr =>
   node({ case: 'constExpr', value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value: v } } } as Expr['exprKind']);
@@ -281,7 +280,13 @@ export function transform(e: Expr): Expr {
         const v = (a[0].exprKind.value as { name: string }).name;
         const target = c.target;
         const tpl = parse(ONE_VAR[c.function]!(v)).expr!;
-        const r = substitute(renumber(tpl), new Map([['__t__', () => target], ['__b__', () => a[1]!]]));
+        const r = substitute(
+          renumber(tpl),
+          new Map([
+            ['__t__', () => target],
+            ['__b__', () => a[1]!],
+          ]),
+        );
         r.id = e.id;
         return r;
       }

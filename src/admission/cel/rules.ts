@@ -75,7 +75,8 @@ export function ruleFieldErrors(r: ValidationRule, p: string, s: JSONSchema): Fi
   const msg = (r.message ?? '').trim();
   if (!rule) errs.push(required(`${p}.rule`, 'rule is not specified'));
   else if (r.message !== undefined && r.message.length > 0 && !msg) errs.push(invalid(`${p}.message`, r.message, 'must be non-empty if specified'));
-  else if ((r.message ?? '').length > 2048) errs.push(invalid(`${p}.message`, `${r.message!.slice(0, 10)}...`, 'must have a maximum length of 2048 characters'));
+  else if ((r.message ?? '').length > 2048)
+    errs.push(invalid(`${p}.message`, `${r.message!.slice(0, 10)}...`, 'must have a maximum length of 2048 characters'));
   else if (NEWLINE.test(msg)) errs.push(invalid(`${p}.message`, r.message, 'must not contain line breaks'));
   else if (NEWLINE.test(rule) && !msg) errs.push(required(`${p}.message`, 'message must be specified if rule contains line breaks'));
   if (r.messageExpression !== undefined && r.messageExpression.length > 0 && !r.messageExpression.trim())
@@ -84,7 +85,8 @@ export function ruleFieldErrors(r: ValidationRule, p: string, s: JSONSchema): Fi
   if (r.fieldPath !== undefined) {
     if (r.fieldPath.length > 0 && !r.fieldPath.trim()) errs.push(invalid(`${p}.fieldPath`, r.fieldPath, 'must be non-empty if specified'));
     else if (NEWLINE.test(r.fieldPath)) errs.push(invalid(`${p}.fieldPath`, r.fieldPath, 'must not contain line breaks'));
-    else if (r.fieldPath.length > 0 && resolveFieldPath(r.fieldPath.trim(), s) === undefined) errs.push(invalid(`${p}.fieldPath`, r.fieldPath, 'must be a valid path'));
+    else if (r.fieldPath.length > 0 && resolveFieldPath(r.fieldPath.trim(), s) === undefined)
+      errs.push(invalid(`${p}.fieldPath`, r.fieldPath, 'must be a valid path'));
   }
   return errs;
 }

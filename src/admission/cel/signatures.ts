@@ -13,8 +13,22 @@ export const isDyn = (t: CelT) => t.k === 'dyn';
 export const TYPE_NAMES = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
 /** OPERATORS: each operator function's symbol in the source, where cel-go reports it. */
 export const OPERATORS: Record<string, string> = {
-  '_==_': '==', '_!=_': '!=', '_<_': '<', '_<=_': '<=', '_>_': '>', '_>=_': '>=', '_+_': '+', '_-_': '-', '_*_': '*',
-  '_/_': '/', '_%_': '%', '@in': 'in', '_&&_': '&&', '_||_': '||', '_?_:_': '?', '_[_]': '[',
+  '_==_': '==',
+  '_!=_': '!=',
+  '_<_': '<',
+  '_<=_': '<=',
+  '_>_': '>',
+  '_>=_': '>=',
+  '_+_': '+',
+  '_-_': '-',
+  '_*_': '*',
+  '_/_': '/',
+  '_%_': '%',
+  '@in': 'in',
+  '_&&_': '&&',
+  '_||_': '||',
+  '_?_:_': '?',
+  '_[_]': '[',
 };
 const NUM = new Set(['int', 'uint', 'double']);
 
@@ -32,18 +46,27 @@ export function same(a: CelT, b: CelT): boolean {
 const nullable = (t: CelT) => ['dyn', 'null', 'object', 'map', 'list', 'opt', 'timestamp', 'duration'].includes(t.k);
 
 export type Sig = (args: CelT[], target?: CelT) => CelT | undefined;
-const fixed = (ret: CelT, ...want: CelT[]): Sig => (args) => (args.length === want.length && args.every((a, i) => same(a, want[i]!)) ? ret : undefined);
-const method = (targetKind: CelT, ret: CelT | ((t: CelT) => CelT), ...want: CelT[]): Sig => (args, target) =>
-  target && same(target, targetKind) && args.length === want.length && args.every((a, i) => same(a, want[i]!))
-    ? typeof ret === 'function' ? ret(target) : ret
-    : undefined;
-const anyOf = (...sigs: Sig[]): Sig => (args, target) => {
-  for (const s of sigs) {
-    const r = s(args, target);
-    if (r) return r;
-  }
-  return undefined;
-};
+const fixed =
+  (ret: CelT, ...want: CelT[]): Sig =>
+  (args) =>
+    args.length === want.length && args.every((a, i) => same(a, want[i]!)) ? ret : undefined;
+const method =
+  (targetKind: CelT, ret: CelT | ((t: CelT) => CelT), ...want: CelT[]): Sig =>
+  (args, target) =>
+    target && same(target, targetKind) && args.length === want.length && args.every((a, i) => same(a, want[i]!))
+      ? typeof ret === 'function'
+        ? ret(target)
+        : ret
+      : undefined;
+const anyOf =
+  (...sigs: Sig[]): Sig =>
+  (args, target) => {
+    for (const s of sigs) {
+      const r = s(args, target);
+      if (r) return r;
+    }
+    return undefined;
+  };
 const elemOf = (t: CelT): CelT => (t.k === 'list' ? t.elem : T.dyn);
 const LIST_DYN = T.list(T.dyn);
 const Q = T.opaque('kubernetes.Quantity');
@@ -65,7 +88,18 @@ const ordered: Sig = (a) => {
   if (NUM.has(x.k) && NUM.has(y.k)) return T.bool;
   return x.k === y.k && ['string', 'bytes', 'bool', 'timestamp', 'duration'].includes(x.k) ? T.bool : undefined;
 };
-const timeMethods = ['getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getFullYear', 'getHours', 'getMilliseconds', 'getMinutes', 'getMonth', 'getSeconds'];
+const timeMethods = [
+  'getDate',
+  'getDayOfMonth',
+  'getDayOfWeek',
+  'getDayOfYear',
+  'getFullYear',
+  'getHours',
+  'getMilliseconds',
+  'getMinutes',
+  'getMonth',
+  'getSeconds',
+];
 
 /** SIGS are the functions a CRD rule may call at kube 1.37's environment, by name. */
 export const SIGS: Record<string, Sig> = {
@@ -99,7 +133,7 @@ export const SIGS: Record<string, Sig> = {
   '_[_]': (a) => {
     const [c, i] = a as [CelT, CelT];
     if (isDyn(c)) return T.dyn;
-    if (c.k === 'list') return same(i, T.int) || (NUM.has(i.k)) ? c.elem : undefined;
+    if (c.k === 'list') return same(i, T.int) || NUM.has(i.k) ? c.elem : undefined;
     if (c.k === 'map') return same(i, c.key) ? c.val : undefined;
     return undefined;
   },
@@ -133,8 +167,12 @@ export const SIGS: Record<string, Sig> = {
   getHours: anyOf(method(T.timestamp, T.int), method(T.timestamp, T.int, T.string), method(T.duration, T.int)),
   // strings extension, version 2
   charAt: method(T.string, T.string, T.int),
-  indexOf: anyOf(method(T.string, T.int, T.string), method(T.string, T.int, T.string, T.int), (a, t) => (t?.k === 'list' && a.length === 1 && same(a[0]!, t.elem) ? T.int : undefined)),
-  lastIndexOf: anyOf(method(T.string, T.int, T.string), method(T.string, T.int, T.string, T.int), (a, t) => (t?.k === 'list' && a.length === 1 && same(a[0]!, t.elem) ? T.int : undefined)),
+  indexOf: anyOf(method(T.string, T.int, T.string), method(T.string, T.int, T.string, T.int), (a, t) =>
+    t?.k === 'list' && a.length === 1 && same(a[0]!, t.elem) ? T.int : undefined,
+  ),
+  lastIndexOf: anyOf(method(T.string, T.int, T.string), method(T.string, T.int, T.string, T.int), (a, t) =>
+    t?.k === 'list' && a.length === 1 && same(a[0]!, t.elem) ? T.int : undefined,
+  ),
   lowerAscii: method(T.string, T.string),
   upperAscii: method(T.string, T.string),
   trim: method(T.string, T.string),
@@ -147,7 +185,12 @@ export const SIGS: Record<string, Sig> = {
   // reverse on strings came with strings version 3: at kube's version 2 only the lists extension's
   reverse: (a, t) => (t && a.length === 0 && (t.k === 'list' || isDyn(t)) ? t : undefined),
   slice: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 2 && same(a[0]!, T.int) && same(a[1]!, T.int) ? t : undefined),
-  flatten: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length <= 1 ? (a.length === 0 && t.k === 'list' && t.elem.k === 'list' ? t.elem : T.list(T.dyn, (t as { size?: number }).size)) : undefined),
+  flatten: (a, t) =>
+    t && (t.k === 'list' || isDyn(t)) && a.length <= 1
+      ? a.length === 0 && t.k === 'list' && t.elem.k === 'list'
+        ? t.elem
+        : T.list(T.dyn, (t as { size?: number }).size)
+      : undefined,
   distinct: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? t : undefined),
   sort: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? t : undefined),
   first: (a, t) => (t && (t.k === 'list' || isDyn(t)) && a.length === 0 ? T.opt(elemOf(t)) : undefined),
@@ -156,10 +199,14 @@ export const SIGS: Record<string, Sig> = {
   'k8s.sortByKeys': (a) => a[0],
   'k8s.toMap': (a) => T.map(T.dyn, T.dyn, (a[0] as { size?: number }).size),
   'k8s.mergeMaps': (a) => T.map(T.dyn, T.dyn, (a[0] as { size?: number }).size),
-  'optional.unwrap': (a) => (a.length === 1 && (a[0]!.k === 'list' || isDyn(a[0]!)) ? T.list(a[0]!.k === 'list' && a[0]!.elem.k === 'opt' ? a[0]!.elem.inner : T.dyn, (a[0] as { size?: number }).size) : undefined),
+  'optional.unwrap': (a) =>
+    a.length === 1 && (a[0]!.k === 'list' || isDyn(a[0]!))
+      ? T.list(a[0]!.k === 'list' && a[0]!.elem.k === 'opt' ? a[0]!.elem.inner : T.dyn, (a[0] as { size?: number }).size)
+      : undefined,
   // lists
   isSorted: (a, t) => (t?.k === 'list' && a.length === 0 ? T.bool : t && isDyn(t) ? T.bool : undefined),
-  sum: (a, t) => (t?.k === 'list' && a.length === 0 && ['int', 'uint', 'double', 'duration', 'dyn'].includes(t.elem.k) ? t.elem : t && isDyn(t) ? T.dyn : undefined),
+  sum: (a, t) =>
+    t?.k === 'list' && a.length === 0 && ['int', 'uint', 'double', 'duration', 'dyn'].includes(t.elem.k) ? t.elem : t && isDyn(t) ? T.dyn : undefined,
   min: (a, t) => (t?.k === 'list' && a.length === 0 ? t.elem : t && isDyn(t) ? T.dyn : undefined),
   max: (a, t) => (t?.k === 'list' && a.length === 0 ? t.elem : t && isDyn(t) ? T.dyn : undefined),
   'sets.contains': fixed(T.bool, LIST_DYN, LIST_DYN),
@@ -222,7 +269,12 @@ export const SIGS: Record<string, Sig> = {
   'optional.none': (a) => (a.length === 0 ? T.opt(T.dyn) : undefined),
   hasValue: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 0 ? T.bool : undefined),
   value: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 0 ? (t.k === 'opt' ? t.inner : T.dyn) : undefined),
-  orValue: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t.k === 'opt' ? t.inner : T.dyn, a[0]!) ? (t.k === 'opt' && !isDyn(t.inner) ? t.inner : a[0]) : undefined),
+  orValue: (a, t) =>
+    t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t.k === 'opt' ? t.inner : T.dyn, a[0]!)
+      ? t.k === 'opt' && !isDyn(t.inner)
+        ? t.inner
+        : a[0]
+      : undefined,
   or: (a, t) => (t && (t.k === 'opt' || isDyn(t)) && a.length === 1 && same(t, a[0]!) ? t : undefined),
   // [key, value] pairs of the two-variable rewrites: each pair remembers both types for p[0] and p[1]
   'k8s.pairs': (a) => {

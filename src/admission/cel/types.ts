@@ -135,8 +135,27 @@ export function isIntOrString(s: JSONSchema): boolean {
 
 /** ESCAPES are the property names CEL reaches as `__dot__`-style words (apiserver/pkg/cel/escaping.go). */
 const CEL_RESERVED = new Set([
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import',
-  'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ]);
 
 /** escapeName turns a property name into the CEL field name kube declares, or undefined if it cannot be one. */

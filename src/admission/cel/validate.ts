@@ -90,7 +90,8 @@ function mergeShape(a: CelT, b: CelT): CelT {
 const scalarCosts = new WeakMap<object, Map<string, number>>();
 
 function runtimeCost(ast: Parameters<typeof estimateCost>[0], self: CelT, source: string, cap: number, oldSelf?: CelT): number {
-  const scalar = self.k !== 'list' && self.k !== 'map' && self.k !== 'object' && (!oldSelf || (oldSelf.k !== 'list' && oldSelf.k !== 'map' && oldSelf.k !== 'object'));
+  const scalar =
+    self.k !== 'list' && self.k !== 'map' && self.k !== 'object' && (!oldSelf || (oldSelf.k !== 'list' && oldSelf.k !== 'map' && oldSelf.k !== 'object'));
   if (scalar) {
     const key = JSON.stringify([self, oldSelf ?? null, cap]);
     let m = scalarCosts.get(ast);
@@ -134,7 +135,13 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
     const oldT = oldShape ?? declared;
     const cost = runtimeCost(c.program.ast, selfShape, r.rule, run.cap, c.program.usesOldSelf ? (optional ? T.opt(oldT) : oldT) : undefined);
     if (cost > PER_CALL_LIMIT) {
-      run.errors.push(invalid(p, typeName, `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`));
+      run.errors.push(
+        invalid(
+          p,
+          typeName,
+          `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`,
+        ),
+      );
       run.budget = -1;
       return;
     }
@@ -147,7 +154,13 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
     const out = c.program.run(bindings);
     if (out.error !== undefined) {
       if (out.error.startsWith('no such overload'))
-        run.errors.push(invalid(p, typeName, `'${out.error}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(r)}`));
+        run.errors.push(
+          invalid(
+            p,
+            typeName,
+            `'${out.error}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(r)}`,
+          ),
+        );
       else run.errors.push(invalid(p, typeName, `${out.error} evaluating rule: ${ruleErrorString(r)}`));
       continue;
     }
@@ -158,7 +171,9 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
       const m = c.message.run(bindings);
       const mcost = runtimeCost(c.message.ast, selfShape, r.messageExpression ?? '', run.cap);
       if (mcost > run.budget) {
-        run.errors.push(invalid(at, typeName, 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'));
+        run.errors.push(
+          invalid(at, typeName, 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'),
+        );
         run.budget = -1;
         return;
       }
@@ -189,7 +204,9 @@ function evalRules(n: RuleNode, p: string, obj: unknown, old: unknown, unchanged
 function correlateItem(n: RuleNode, item: unknown, oldList: unknown[] | undefined): unknown {
   if (!oldList || n.schema['x-kubernetes-list-type'] !== 'map' || !item || typeof item !== 'object') return undefined;
   const keys = n.schema['x-kubernetes-list-map-keys'] ?? [];
-  return oldList.find((o) => o && typeof o === 'object' && keys.every((k) => deepEqual((o as Record<string, unknown>)[k], (item as Record<string, unknown>)[k])));
+  return oldList.find(
+    (o) => o && typeof o === 'object' && keys.every((k) => deepEqual((o as Record<string, unknown>)[k], (item as Record<string, unknown>)[k])),
+  );
 }
 
 /** base is the path children extend: the root's is empty, though its own errors say <nil>. */

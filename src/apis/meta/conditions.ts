@@ -22,7 +22,10 @@ export function conditionSchema(types: readonly string[]): JSONSchema {
     description: 'Condition is one aspect of the current state (metav1.Condition).',
     required: ['type', 'status'],
     properties: {
-      type: { type: 'string', description: `Type of condition: ${types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types.join('')}.` },
+      type: {
+        type: 'string',
+        description: `Type of condition: ${types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types.join('')}.`,
+      },
       status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition: True, False or Unknown.' },
       reason: { type: 'string', description: "Machine-readable CamelCase reason for the condition's last transition." },
       message: { type: 'string', description: 'Human-readable details about the transition.' },

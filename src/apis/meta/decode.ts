@@ -24,17 +24,32 @@ const BOOL: GoType = { kind: 'bool' };
 
 /** OWNER_REFERENCE is metav1.OwnerReference: the four identifying fields are always written, even empty. */
 const OWNER_REFERENCE: GoType = {
-  kind: 'struct', name: 'OwnerReference', qualified: 'v1.OwnerReference', fields: [
-    f('apiVersion', str(), {}), f('kind', str(), {}), f('name', str(), {}), f('uid', str('types.UID'), {}),
-    f('controller', BOOL, { pointer: true }), f('blockOwnerDeletion', BOOL, { pointer: true }),
+  kind: 'struct',
+  name: 'OwnerReference',
+  qualified: 'v1.OwnerReference',
+  fields: [
+    f('apiVersion', str(), {}),
+    f('kind', str(), {}),
+    f('name', str(), {}),
+    f('uid', str('types.UID'), {}),
+    f('controller', BOOL, { pointer: true }),
+    f('blockOwnerDeletion', BOOL, { pointer: true }),
   ],
 };
 
 /** MANAGED_FIELDS_ENTRY is metav1.ManagedFieldsEntry (fieldsV1 keeps any JSON, as FieldsV1.UnmarshalJSON does). */
 const MANAGED_FIELDS_ENTRY: GoType = {
-  kind: 'struct', name: 'ManagedFieldsEntry', qualified: 'v1.ManagedFieldsEntry', fields: [
-    f('manager', str()), f('operation', str('v1.ManagedFieldsOperationType')), f('apiVersion', str()),
-    f('time', TIME, { pointer: true }), f('fieldsType', str()), f('fieldsV1', { kind: 'raw' }, { pointer: true }), f('subresource', str()),
+  kind: 'struct',
+  name: 'ManagedFieldsEntry',
+  qualified: 'v1.ManagedFieldsEntry',
+  fields: [
+    f('manager', str()),
+    f('operation', str('v1.ManagedFieldsOperationType')),
+    f('apiVersion', str()),
+    f('time', TIME, { pointer: true }),
+    f('fieldsType', str()),
+    f('fieldsV1', { kind: 'raw' }, { pointer: true }),
+    f('subresource', str()),
   ],
 };
 
@@ -42,11 +57,22 @@ const STRING_MAP: GoType = { kind: 'map', name: 'map[string]string', elem: str()
 
 /** OBJECT_META is metav1.ObjectMeta, fields in struct order. */
 export const OBJECT_META: GoType = {
-  kind: 'struct', name: 'ObjectMeta', qualified: 'v1.ObjectMeta', fields: [
-    f('name', str()), f('generateName', str()), f('namespace', str()), f('selfLink', str()), f('uid', str('types.UID')),
-    f('resourceVersion', str()), f('generation', INT64), f('creationTimestamp', TIME),
-    f('deletionTimestamp', TIME, { pointer: true }), f('deletionGracePeriodSeconds', INT64, { pointer: true }),
-    f('labels', STRING_MAP), f('annotations', STRING_MAP),
+  kind: 'struct',
+  name: 'ObjectMeta',
+  qualified: 'v1.ObjectMeta',
+  fields: [
+    f('name', str()),
+    f('generateName', str()),
+    f('namespace', str()),
+    f('selfLink', str()),
+    f('uid', str('types.UID')),
+    f('resourceVersion', str()),
+    f('generation', INT64),
+    f('creationTimestamp', TIME),
+    f('deletionTimestamp', TIME, { pointer: true }),
+    f('deletionGracePeriodSeconds', INT64, { pointer: true }),
+    f('labels', STRING_MAP),
+    f('annotations', STRING_MAP),
     f('ownerReferences', { kind: 'slice', name: '[]v1.OwnerReference', elem: OWNER_REFERENCE }),
     f('finalizers', { kind: 'slice', name: '[]string', elem: str() }),
     f('managedFields', { kind: 'slice', name: '[]v1.ManagedFieldsEntry', elem: MANAGED_FIELDS_ENTRY }),
@@ -115,14 +141,23 @@ function literalNumbers(body: unknown, raw: Uint8Array | undefined): unknown {
 
 /** DELETE_OPTIONS is metav1.DeleteOptions (TypeMeta inline). */
 const DELETE_OPTIONS: GoType = {
-  kind: 'struct', name: 'DeleteOptions', qualified: 'v1.DeleteOptions', fields: [
-    f('kind', str()), f('apiVersion', str()),
+  kind: 'struct',
+  name: 'DeleteOptions',
+  qualified: 'v1.DeleteOptions',
+  fields: [
+    f('kind', str()),
+    f('apiVersion', str()),
     f('gracePeriodSeconds', INT64, { pointer: true }),
-    f('preconditions', {
-      kind: 'struct', name: 'Preconditions', qualified: 'v1.Preconditions', fields: [
-        f('uid', str('types.UID'), { pointer: true }), f('resourceVersion', str(), { pointer: true }),
-      ],
-    }, { pointer: true }),
+    f(
+      'preconditions',
+      {
+        kind: 'struct',
+        name: 'Preconditions',
+        qualified: 'v1.Preconditions',
+        fields: [f('uid', str('types.UID'), { pointer: true }), f('resourceVersion', str(), { pointer: true })],
+      },
+      { pointer: true },
+    ),
     f('orphanDependents', BOOL, { pointer: true }),
     f('propagationPolicy', str('v1.DeletionPropagation'), { pointer: true }),
     f('dryRun', { kind: 'slice', name: '[]string', elem: str() }),
@@ -209,12 +244,24 @@ export function decodeDeleteOptionsBody(body: unknown, raw?: Uint8Array): Delete
 
 /** SCALE is autoscaling/v1 Scale: ObjectMeta, spec.replicas (int32, omitempty), status.replicas and selector. */
 const SCALE: GoType = {
-  kind: 'struct', name: 'Scale', qualified: 'v1.Scale', fields: [
-    f('kind', str()), f('apiVersion', str()), f('metadata', OBJECT_META, {}),
+  kind: 'struct',
+  name: 'Scale',
+  qualified: 'v1.Scale',
+  fields: [
+    f('kind', str()),
+    f('apiVersion', str()),
+    f('metadata', OBJECT_META, {}),
     f('spec', { kind: 'struct', name: 'ScaleSpec', qualified: 'v1.ScaleSpec', fields: [f('replicas', INT32)] }, {}),
-    f('status', {
-      kind: 'struct', name: 'ScaleStatus', qualified: 'v1.ScaleStatus', fields: [f('replicas', INT32, {}), f('selector', str())],
-    }, {}),
+    f(
+      'status',
+      {
+        kind: 'struct',
+        name: 'ScaleStatus',
+        qualified: 'v1.ScaleStatus',
+        fields: [f('replicas', INT32, {}), f('selector', str())],
+      },
+      {},
+    ),
   ],
 };
 

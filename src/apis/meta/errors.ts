@@ -26,8 +26,14 @@ export class StatusError extends Error {
     // metav1.Status's field order, so the JSON is kube's byte for byte: message, reason, details, then code.
     const { message, reason, details, code } = status;
     this.status = {
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-      ...(message !== undefined ? { message } : {}), ...(reason !== undefined ? { reason } : {}), ...(details !== undefined ? { details } : {}), code,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      ...(message !== undefined ? { message } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(details !== undefined ? { details } : {}),
+      code,
     };
   }
   get code(): number {
@@ -45,8 +51,7 @@ function err(code: number, reason: string, message: string, details?: StatusDeta
 }
 
 /** badRequest: 400 BadRequest. */
-export const badRequest = (message: string, causes?: StatusCause[]) =>
-  err(400, 'BadRequest', message, causes ? { causes } : undefined);
+export const badRequest = (message: string, causes?: StatusCause[]) => err(400, 'BadRequest', message, causes ? { causes } : undefined);
 
 /** unauthorized: 401 Unauthorized. */
 export const unauthorized = (message = 'Unauthorized') => err(401, 'Unauthorized', message);
@@ -74,8 +79,7 @@ export const methodNotSupported = (gr: GroupResource, action: string) =>
   err(405, 'MethodNotAllowed', `${action} is not supported on resources of kind "${qualified(gr)}"`, { group: gr.group, kind: gr.resource });
 
 /** notAcceptable: 406 NotAcceptable. */
-export const notAcceptable = (accepted: string[]) =>
-  err(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
+export const notAcceptable = (accepted: string[]) => err(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
 
 /** alreadyExists: 409 AlreadyExists. */
 export const alreadyExists = (gr: GroupResource, name: string) =>
@@ -124,9 +128,7 @@ function messageWithoutField(e: FieldError): string {
 export const invalidParams = (what: string, errors: FieldError[]) => invalid(what, '', '', errors);
 
 /** internalError: 500 InternalError. */
-export const internalError = (message: string) =>
-  err(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
-
+export const internalError = (message: string) => err(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 
 /**
  * serviceUnavailable: 503 ServiceUnavailable, as errors.NewServiceUnavailable ("the request itself was valid, but

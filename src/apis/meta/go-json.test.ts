@@ -16,13 +16,39 @@ describe('decodeGoJson', () => {
     });
     expect(decodeGoJson('[[], {}, "\\ud83d\\ude00", "\\udc00x"]')).toEqual({
       kind: 'array',
-      items: [{ kind: 'array', items: [] }, { kind: 'object', entries: [] }, { kind: 'string', raw: '"\\ud83d\\ude00"', value: '😀' }, { kind: 'string', raw: '"\\udc00x"', value: '\ufffdx' }],
+      items: [
+        { kind: 'array', items: [] },
+        { kind: 'object', entries: [] },
+        { kind: 'string', raw: '"\\ud83d\\ude00"', value: '😀' },
+        { kind: 'string', raw: '"\\udc00x"', value: '\ufffdx' },
+      ],
     });
     expect(decodeGoJson('null')).toBeNull();
   });
 
   it('refuses what json.Valid refuses', () => {
-    const bad = ['', ' ', '[1,]', '{"a":1,}', '01', '1.', '.5', '-', '1e', '+1', '"\t"', '"\\x"', '"\\u12"', 'nul', '[1 2]', '{"a" 1}', '{a:1}', '1 2', "'a'", '\ufeff{}'];
+    const bad = [
+      '',
+      ' ',
+      '[1,]',
+      '{"a":1,}',
+      '01',
+      '1.',
+      '.5',
+      '-',
+      '1e',
+      '+1',
+      '"\t"',
+      '"\\x"',
+      '"\\u12"',
+      'nul',
+      '[1 2]',
+      '{"a" 1}',
+      '{a:1}',
+      '1 2',
+      "'a'",
+      '\ufeff{}',
+    ];
     for (const text of bad) expect(() => decodeGoJson(text), text).toThrow(GoJsonSyntaxError);
     expect(() => decodeGoJson(`${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}`)).not.toThrow();
     expect(() => decodeGoJson(`${'['.repeat(10001)}${']'.repeat(10001)}`)).toThrow(GoJsonSyntaxError);

@@ -34,7 +34,10 @@ export type GoValue = GoScalar | GoObject | GoArray | null;
 
 /** GoJsonSyntaxError is a document json.Valid would refuse. */
 export class GoJsonSyntaxError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(`${message} at offset ${offset}`);
   }
 }
@@ -83,7 +86,11 @@ export function decodeGoJson(input: string | Uint8Array): GoValue {
         i++;
         const e = b[i];
         if (e === 0x75) {
-          for (let k = 1; k <= 4; k++) if (!isHex(b[i + k] ?? -1)) { i += k; fail('in \\u escape'); }
+          for (let k = 1; k <= 4; k++)
+            if (!isHex(b[i + k] ?? -1)) {
+              i += k;
+              fail('in \\u escape');
+            }
           i += 5;
           continue;
         }
@@ -276,7 +283,9 @@ export function goMarshal(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(goMarshal).join(',')}]`;
   if (typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort(compareUtf8);
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort(compareUtf8);
     return `{${keys.map((k) => `${goString(k)}:${goMarshal(o[k])}`).join(',')}}`;
   }
   return 'null';

@@ -106,8 +106,7 @@ export class GoNumberLiteral {
   constructor(readonly raw: string) {}
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoNumberLiteral);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoNumberLiteral);
 
 // isSortedUtf8 tells whether keys are already in UTF-8 byte order (usually so: sorting would only copy them).
 function isSortedUtf8(keys: string[]): boolean {
@@ -141,9 +140,13 @@ export function jsonKind(v: unknown): string {
 export function fromGoJson(v: GoValue): unknown {
   if (v === null) return null;
   switch (v.kind) {
-    case 'number': return new GoNumberLiteral(v.raw);
-    case 'string': case 'bool': return v.value;
-    case 'array': return v.items.map(fromGoJson);
+    case 'number':
+      return new GoNumberLiteral(v.raw);
+    case 'string':
+    case 'bool':
+      return v.value;
+    case 'array':
+      return v.items.map(fromGoJson);
     default: {
       const out: Record<string, unknown> = {};
       for (const [k, e] of v.entries) setMember(out, k, fromGoJson(e));
@@ -158,10 +161,17 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 function typeName(t: GoType): string {
   switch (t.kind) {
-    case 'string': case 'int': case 'map': case 'slice': return t.name;
-    case 'struct': return t.qualified;
-    case 'bool': return 'bool';
-    default: return 'string';
+    case 'string':
+    case 'int':
+    case 'map':
+    case 'slice':
+      return t.name;
+    case 'struct':
+      return t.qualified;
+    case 'bool':
+      return 'bool';
+    default:
+      return 'string';
   }
 }
 
@@ -184,7 +194,10 @@ class Decoder {
    * only decides which error is the first and the order of the unknown fields (goUnmarshal redoes a decode that
    * found either with it on, so the usual, clean decode does not pay for sorting).
    */
-  constructor(readonly sortMaps: boolean, readonly sortStructs: boolean) {}
+  constructor(
+    readonly sortMaps: boolean,
+    readonly sortStructs: boolean,
+  ) {}
 
   #typeError(value: string, t: GoType, ctx: Context): void {
     this.saved ??= unmarshalTypeError(value, typeName(t), ctx);
@@ -277,7 +290,7 @@ class Decoder {
             continue;
           }
           if (v[k] === null && f.pointer) delete out[k];
-          else out[k] = this.decode(f.pointer ? out[k] ?? zeroOf(f.type) : out[k], v[k], f.type, child);
+          else out[k] = this.decode(f.pointer ? (out[k] ?? zeroOf(f.type)) : out[k], v[k], f.type, child);
         }
         return out;
       }
@@ -288,7 +301,10 @@ class Decoder {
 // plain turns GoNumberLiterals back into numbers in place (a raw field keeps the JSON value).
 function plain(v: unknown): unknown {
   if (v instanceof GoNumberLiteral) return Number(v.raw);
-  if (Array.isArray(v)) v.forEach((e, i) => { v[i] = plain(e); });
+  if (Array.isArray(v))
+    v.forEach((e, i) => {
+      v[i] = plain(e);
+    });
   else if (isObject(v)) for (const k of Object.keys(v)) v[k] = plain(v[k]);
   return v;
 }
@@ -296,11 +312,16 @@ function plain(v: unknown): unknown {
 /** zeroOf is a Go type's zero value in this module's representation (undefined: nil map, slice, zero time). */
 function zeroOf(t: GoType): unknown {
   switch (t.kind) {
-    case 'string': return '';
-    case 'int': return 0;
-    case 'bool': return false;
-    case 'struct': return {};
-    default: return undefined;
+    case 'string':
+      return '';
+    case 'int':
+      return 0;
+    case 'bool':
+      return false;
+    case 'struct':
+      return {};
+    default:
+      return undefined;
   }
 }
 
@@ -333,8 +354,10 @@ export function goUnmarshal(json: unknown, t: GoType, opts: GoUnmarshalOptions):
 export function goDecodes(v: unknown, t: GoType): boolean {
   if (v === null) return true;
   switch (t.kind) {
-    case 'string': return typeof v === 'string';
-    case 'bool': return typeof v === 'boolean';
+    case 'string':
+      return typeof v === 'string';
+    case 'bool':
+      return typeof v === 'boolean';
     case 'int': {
       const [lo, hi] = INT_RANGE[t.name];
       if (v instanceof GoNumberLiteral) {
@@ -344,13 +367,16 @@ export function goDecodes(v: unknown, t: GoType): boolean {
       }
       return typeof v === 'number' && Number.isInteger(v) && v >= lo && v < hi;
     }
-    case 'time': return typeof v === 'string' && parseGoTime(v).ok;
-    case 'raw': return true;
+    case 'time':
+      return typeof v === 'string' && parseGoTime(v).ok;
+    case 'raw':
+      return true;
     case 'map':
       if (!isObject(v)) return false;
       for (const k in v) if (Object.hasOwn(v, k) && !goDecodes(v[k], t.elem)) return false;
       return true;
-    case 'slice': return Array.isArray(v) && v.every((e) => goDecodes(e, t.elem));
+    case 'slice':
+      return Array.isArray(v) && v.every((e) => goDecodes(e, t.elem));
     case 'struct':
       if (!isObject(v)) return false;
       for (const f of t.fields) if (Object.hasOwn(v, f.json) && !goDecodes(v[f.json], f.type)) return false;
@@ -360,27 +386,36 @@ export function goDecodes(v: unknown, t: GoType): boolean {
 
 function isZero(v: unknown, t: GoType): boolean {
   switch (t.kind) {
-    case 'string': return v === '' || v === undefined;
-    case 'int': return v === 0 || v === undefined;
-    case 'bool': return v === false || v === undefined;
-    case 'map': return !isObject(v) || Object.keys(v).length === 0;
-    case 'slice': return !Array.isArray(v) || v.length === 0;
-    default: return v === undefined;
+    case 'string':
+      return v === '' || v === undefined;
+    case 'int':
+      return v === 0 || v === undefined;
+    case 'bool':
+      return v === false || v === undefined;
+    case 'map':
+      return !isObject(v) || Object.keys(v).length === 0;
+    case 'slice':
+      return !Array.isArray(v) || v.length === 0;
+    default:
+      return v === undefined;
   }
 }
 
 /** toUnstructured writes a decoded Go value as DefaultUnstructuredConverter.ToUnstructured does. */
 export function toUnstructured(v: unknown, t: GoType): unknown {
   switch (t.kind) {
-    case 'time': return v === undefined ? null : formatGoTime(v as number);
-    case 'raw': return v === undefined ? null : v;
+    case 'time':
+      return v === undefined ? null : formatGoTime(v as number);
+    case 'raw':
+      return v === undefined ? null : v;
     case 'map': {
       if (!isObject(v)) return null;
       const out: Record<string, unknown> = {};
       for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toUnstructured(v[k], t.elem));
       return out;
     }
-    case 'slice': return Array.isArray(v) ? v.map((e) => toUnstructured(e, t.elem)) : null;
+    case 'slice':
+      return Array.isArray(v) ? v.map((e) => toUnstructured(e, t.elem)) : null;
     case 'struct': {
       const o = isObject(v) ? v : {};
       const out: Record<string, unknown> = {};
@@ -391,6 +426,7 @@ export function toUnstructured(v: unknown, t: GoType): unknown {
       }
       return out;
     }
-    default: return v;
+    default:
+      return v;
   }
 }

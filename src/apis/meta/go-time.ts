@@ -15,8 +15,13 @@ export type GoTimeResult = { ok: true; unixSeconds: number } | { ok: false; erro
 
 // The layout split as time.nextStdChunk splits it: literal prefix, then the std element's own text.
 const CHUNKS: ReadonlyArray<readonly [prefix: string, std: Std, text: string]> = [
-  ['', 'year', '2006'], ['-', 'month', '01'], ['-', 'day', '02'], ['T', 'hour', '15'], [':', 'minute', '04'],
-  [':', 'second', '05'], ['', 'zone', 'Z07:00'],
+  ['', 'year', '2006'],
+  ['-', 'month', '01'],
+  ['-', 'day', '02'],
+  ['T', 'hour', '15'],
+  [':', 'minute', '04'],
+  [':', 'second', '05'],
+  ['', 'zone', 'Z07:00'],
 ];
 type Std = 'year' | 'month' | 'day' | 'hour' | 'minute' | 'second' | 'zone';
 
@@ -60,7 +65,7 @@ const messageError = (value: string, message: string): GoTimeResult => ({ ok: fa
 
 const isLeap = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const daysIn = (month: number, year: number) => (month === 2 && isLeap(year) ? 29 : DAYS[month - 1] as number);
+const daysIn = (month: number, year: number) => (month === 2 && isLeap(year) ? 29 : (DAYS[month - 1] as number));
 
 // unixSeconds is time.Date(...).Unix() in UTC, for any year (Date.UTC maps years 0-99 to 1900-1999).
 function unixSeconds(year: number, month: number, day: number, hour: number, min: number, sec: number): number {
@@ -89,7 +94,10 @@ export function parseGoTime(value: string): GoTimeResult {
     let range = '';
     switch (std) {
       case 'year': {
-        if (rest.length < 4 || !isDigitAt(rest, 0)) { ok = false; break; }
+        if (rest.length < 4 || !isDigitAt(rest, 0)) {
+          ok = false;
+          break;
+        }
         const y = atoi(rest.slice(0, 4));
         rest = rest.slice(4);
         if (y === undefined) ok = false;
@@ -114,7 +122,10 @@ export function parseGoTime(value: string): GoTimeResult {
       case 'second':
         [sec, rest, ok] = getnum(rest, true);
         if (!ok) break;
-        if (sec < 0 || sec >= 60) { range = 'second'; break; }
+        if (sec < 0 || sec >= 60) {
+          range = 'second';
+          break;
+        }
         // A fractional second the layout does not have is read and dropped (metav1.Time keeps whole seconds).
         if (rest.length >= 2 && (rest[0] === '.' || rest[0] === ',') && isDigitAt(rest, 1)) {
           let n = 2;
@@ -123,8 +134,14 @@ export function parseGoTime(value: string): GoTimeResult {
         }
         break;
       case 'zone': {
-        if (rest.length >= 1 && rest[0] === 'Z') { rest = rest.slice(1); break; }
-        if (rest.length < 6 || rest[3] !== ':') { ok = false; break; }
+        if (rest.length >= 1 && rest[0] === 'Z') {
+          rest = rest.slice(1);
+          break;
+        }
+        if (rest.length < 6 || rest[3] !== ':') {
+          ok = false;
+          break;
+        }
         const sign = rest[0];
         const [hr, , okH] = getnum(rest.slice(1, 3), true);
         const [mm, , okM] = okH ? getnum(rest.slice(4, 6), true) : [0, '', false];

@@ -39,7 +39,7 @@ describe('toGoYaml', () => {
     );
   });
 
-  it('writes empty collections in flow style and sequences at their key\'s column', () => {
+  it("writes empty collections in flow style and sequences at their key's column", () => {
     expect(toGoYaml({})).toBe('{}\n');
     expect(toGoYaml({ a: [], b: {}, c: [[1, 2], { d: [] }] })).toBe('a: []\nb: {}\nc:\n- - 1\n  - 2\n- d: []\n');
   });
@@ -47,7 +47,26 @@ describe('toGoYaml', () => {
 
 describe('readsAsString', () => {
   it('quotes what go-yaml v2 would read as another type', () => {
-    for (const s of ['', 'true', 'On', 'y', 'NULL', '~', '123', '0x1F', '012', '+1', '1_000', '1e3', '.5', '.inf', '2026-01-01', '2026-1-2', '2026-01-02T03:04:05Z', '0b101']) {
+    for (const s of [
+      '',
+      'true',
+      'On',
+      'y',
+      'NULL',
+      '~',
+      '123',
+      '0x1F',
+      '012',
+      '+1',
+      '1_000',
+      '1e3',
+      '.5',
+      '.inf',
+      '2026-01-01',
+      '2026-1-2',
+      '2026-01-02T03:04:05Z',
+      '0b101',
+    ]) {
       expect(readsAsString(s), s).toBe(false);
     }
     for (const s of ['x', '.', '<<', '-', '2026-02-30', '1e999', 'yes!', '12a', 'https://x/y']) expect(readsAsString(s), s).toBe(true);
@@ -57,8 +76,18 @@ describe('readsAsString', () => {
 describe('goKeyLess', () => {
   it('puts other characters before letters and compares runs of digits by value', () => {
     const keys = ['aB', 'a10', 'a9', 'a_b', 'a.b', 'A', '123', 'a-b', 'aZb', 'a001', 'a01'];
-    expect([...keys].sort((x, y) => (goKeyLess(x, y) ? -1 : goKeyLess(y, x) ? 1 : 0))).toEqual(
-      ['123', 'A', 'a-b', 'a.b', 'a_b', 'a01', 'a001', 'a9', 'a10', 'aB', 'aZb'],
-    );
+    expect([...keys].sort((x, y) => (goKeyLess(x, y) ? -1 : goKeyLess(y, x) ? 1 : 0))).toEqual([
+      '123',
+      'A',
+      'a-b',
+      'a.b',
+      'a_b',
+      'a01',
+      'a001',
+      'a9',
+      'a10',
+      'aB',
+      'aZb',
+    ]);
   });
 });

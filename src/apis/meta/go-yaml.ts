@@ -25,9 +25,46 @@ export function toGoYaml(value: unknown): string {
 // ---- what a plain scalar would read back as (go-yaml v2 resolve.go) ----
 
 const MAP_VALUES = new Set([
-  'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON',
-  'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF',
-  '', '~', 'null', 'Null', 'NULL', '.nan', '.NaN', '.NAN', '.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF', '<<',
+  'y',
+  'Y',
+  'yes',
+  'Yes',
+  'YES',
+  'true',
+  'True',
+  'TRUE',
+  'on',
+  'On',
+  'ON',
+  'n',
+  'N',
+  'no',
+  'No',
+  'NO',
+  'false',
+  'False',
+  'FALSE',
+  'off',
+  'Off',
+  'OFF',
+  '',
+  '~',
+  'null',
+  'Null',
+  'NULL',
+  '.nan',
+  '.NaN',
+  '.NAN',
+  '.inf',
+  '.Inf',
+  '.INF',
+  '+.inf',
+  '+.Inf',
+  '+.INF',
+  '-.inf',
+  '-.Inf',
+  '-.INF',
+  '<<',
 ]);
 const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const BASE60_FLOAT = /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/;
@@ -70,7 +107,10 @@ function isTimestamp(s: string): boolean {
   for (const form of TIMESTAMP_FORMS) {
     const m = form.exec(s);
     if (!m) continue;
-    const [y, mo, d, h = 0, mi = 0, sec = 0] = m.slice(1).filter((x) => x !== undefined).map(Number);
+    const [y, mo, d, h = 0, mi = 0, sec = 0] = m
+      .slice(1)
+      .filter((x) => x !== undefined)
+      .map(Number);
     if (mo! < 1 || mo! > 12 || d! < 1 || d! > daysIn(y!, mo!)) return false;
     return h <= 23 && mi <= 59 && sec <= 59;
   }
@@ -111,8 +151,7 @@ function readBackFromJson(s: string): string {
 
 const isBreak = (c: number) => c === 0x0a || c === 0x0d || c === 0x85 || c === 0x2028 || c === 0x2029;
 const isBlankz = (c: number | undefined) => c === undefined || c === 0x20 || c === 0x09 || isBreak(c);
-const isPrintable = (c: number) =>
-  c === 0x0a || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff);
+const isPrintable = (c: number) => c === 0x0a || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff);
 
 interface Analysis {
   multiline: boolean;
@@ -127,8 +166,14 @@ function analyze(s: string): Analysis {
   let blockIndicators = s.startsWith('---') || s.startsWith('...');
   let special = false;
   let lineBreaks = false;
-  let leadingSpace = false, leadingBreak = false, trailingSpace = false, trailingBreak = false;
-  let breakSpace = false, spaceBreak = false, previousSpace = false, previousBreak = false;
+  let leadingSpace = false,
+    leadingBreak = false,
+    trailingSpace = false,
+    trailingBreak = false;
+  let breakSpace = false,
+    spaceBreak = false,
+    previousSpace = false,
+    previousBreak = false;
   let precededByWhitespace = true;
   for (let i = 0; i < cs.length; i++) {
     const c = cs[i] as number;
@@ -162,7 +207,9 @@ function analyze(s: string): Analysis {
     }
     precededByWhitespace = isBlankz(c);
   }
-  let blockPlain = true, singleQuoted = true, block = true;
+  let blockPlain = true,
+    singleQuoted = true,
+    block = true;
   if (leadingSpace || leadingBreak || trailingSpace || trailingBreak) blockPlain = false;
   if (trailingSpace) block = false;
   if (breakSpace) blockPlain = singleQuoted = false;
@@ -211,7 +258,8 @@ export function goKeyLess(a: string, b: string): boolean {
     const bl = isLetter(bc);
     if (al && bl) return (ac.codePointAt(0) as number) < (bc.codePointAt(0) as number);
     if (al || bl) return bl;
-    let an = 0n, bn = 0n;
+    let an = 0n,
+      bn = 0n;
     if (ac === '0' || bc === '0') {
       for (let j = i - 1; j >= 0 && isDigit(ar[j] as string); j--) {
         if (ar[j] !== '0') {
@@ -221,7 +269,8 @@ export function goKeyLess(a: string, b: string): boolean {
         }
       }
     }
-    let ai = i, bi = i;
+    let ai = i,
+      bi = i;
     for (; ai < ar.length && isDigit(ar[ai] as string); ai++) an = an * 10n + BigInt((ar[ai] as string).charCodeAt(0) - 48);
     for (; bi < br.length && isDigit(br[bi] as string); bi++) bn = bn * 10n + BigInt((br[bi] as string).charCodeAt(0) - 48);
     if (an !== bn) return an < bn;
@@ -243,8 +292,21 @@ function isSimpleKey(k: string): boolean {
 
 // biome-ignore-start lint/complexity/useSimpleNumberKeys: code points read as hex, as in go-yaml's emitter
 const ESCAPES: Record<number, string> = {
-  0x00: '0', 0x07: 'a', 0x08: 'b', 0x09: 't', 0x0a: 'n', 0x0b: 'v', 0x0c: 'f', 0x0d: 'r', 0x1b: 'e',
-  0x22: '"', 0x5c: '\\', 0x85: 'N', 0xa0: '_', 0x2028: 'L', 0x2029: 'P',
+  0x00: '0',
+  0x07: 'a',
+  0x08: 'b',
+  0x09: 't',
+  0x0a: 'n',
+  0x0b: 'v',
+  0x0c: 'f',
+  0x0d: 'r',
+  0x1b: 'e',
+  0x22: '"',
+  0x5c: '\\',
+  0x85: 'N',
+  0xa0: '_',
+  0x2028: 'L',
+  0x2029: 'P',
 };
 // biome-ignore-end lint/complexity/useSimpleNumberKeys: code points read as hex
 

@@ -9,7 +9,7 @@ const GO_VECTORS: Array<[string | Buffer, string | undefined]> = [
   ['{', 'unexpected end of JSON input'],
   ['{"a":}', "invalid character '}' looking for beginning of value"],
   ['{"a" 1}', "invalid character '1' after object key"],
-  ['{"a":1 "b":2}', 'invalid character \'"\' after object key:value pair'],
+  ['{"a":1 "b":2}', "invalid character '\"' after object key:value pair"],
   ['[1 2]', "invalid character '2' after array element"],
   ['[1,]', "invalid character ']' looking for beginning of value"],
   ['{,}', "invalid character ',' looking for beginning of object key string"],

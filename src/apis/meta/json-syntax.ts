@@ -80,14 +80,46 @@ export function scanJsonShape(text: string, maxDepth = MAX_NESTING_DEPTH): JsonS
 // The scanner's states (encoding/json scanner.go), one per step function.
 // biome-ignore lint/suspicious/noConstEnum: module-private, so tsc and esbuild inline the states into the scanner's hot loop
 const enum S {
-  BeginValueOrEmpty, BeginValue, BeginStringOrEmpty, BeginString, EndValue, EndTop, InString, InStringEsc,
-  InStringEscU, InStringEscU1, InStringEscU12, InStringEscU123, Neg, One, Zero, Dot, Dot0, E, ESign, E0,
-  T, Tr, Tru, F, Fa, Fal, Fals, N, Nu, Nul, Error,
+  BeginValueOrEmpty,
+  BeginValue,
+  BeginStringOrEmpty,
+  BeginString,
+  EndValue,
+  EndTop,
+  InString,
+  InStringEsc,
+  InStringEscU,
+  InStringEscU1,
+  InStringEscU12,
+  InStringEscU123,
+  Neg,
+  One,
+  Zero,
+  Dot,
+  Dot0,
+  E,
+  ESign,
+  E0,
+  T,
+  Tr,
+  Tru,
+  F,
+  Fa,
+  Fal,
+  Fals,
+  N,
+  Nu,
+  Nul,
+  Error,
 }
 
 // What the enclosing composite expects next (parseObjectKey, parseObjectValue, parseArrayValue).
 // biome-ignore lint/suspicious/noConstEnum: module-private, so tsc and esbuild inline it like S
-const enum P { ObjectKey, ObjectValue, ArrayValue }
+const enum P {
+  ObjectKey,
+  ObjectValue,
+  ArrayValue,
+}
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
@@ -96,15 +128,22 @@ const isHex = (c: number) => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x4
 // quoteChar is scanner.go's: a byte as a Go character literal, bytes above 0x7f read as Latin-1 runes.
 function quoteChar(c: number): string {
   if (c === 0x27) return "'\\''";
-  if (c === 0x22) return '\'"\'';
+  if (c === 0x22) return "'\"'";
   return `'${goQuote(String.fromCharCode(c)).slice(1, -1)}'`;
 }
 
 // Literal states: the byte each expects, the state it leads to, and the literal named in the error.
 const LITERALS: Partial<Record<S, readonly [number, S, string]>> = {
-  [S.T]: [0x72, S.Tr, 'true'], [S.Tr]: [0x75, S.Tru, 'true'], [S.Tru]: [0x65, S.EndValue, 'true'],
-  [S.F]: [0x61, S.Fa, 'false'], [S.Fa]: [0x6c, S.Fal, 'false'], [S.Fal]: [0x73, S.Fals, 'false'], [S.Fals]: [0x65, S.EndValue, 'false'],
-  [S.N]: [0x75, S.Nu, 'null'], [S.Nu]: [0x6c, S.Nul, 'null'], [S.Nul]: [0x6c, S.EndValue, 'null'],
+  [S.T]: [0x72, S.Tr, 'true'],
+  [S.Tr]: [0x75, S.Tru, 'true'],
+  [S.Tru]: [0x65, S.EndValue, 'true'],
+  [S.F]: [0x61, S.Fa, 'false'],
+  [S.Fa]: [0x6c, S.Fal, 'false'],
+  [S.Fal]: [0x73, S.Fals, 'false'],
+  [S.Fals]: [0x65, S.EndValue, 'false'],
+  [S.N]: [0x75, S.Nu, 'null'],
+  [S.Nu]: [0x6c, S.Nul, 'null'],
+  [S.Nul]: [0x6c, S.EndValue, 'null'],
 };
 
 /**

@@ -104,7 +104,7 @@ describe('parseLabelSelector errors', () => {
     [
       'a key with two slashes',
       'a/b/c=d',
-      'unable to parse requirement: <nil>: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, \'-\', \'_\' or \'.\', ' +
+      "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', " +
         "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is " +
         "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
     ],
@@ -116,7 +116,11 @@ describe('parseLabelSelector errors', () => {
     ],
     ['a value with a forbidden character inside a set', 'k in (ok,_x)', `unable to parse requirement: values[0][k]: Invalid value: "_x": ${LABEL_VALUE_MSG}`],
     ['a non-integer after >', 'k>abc', `unable to parse requirement: values[0]: Invalid value: "abc": for 'Gt', 'Lt' operators, the value must be an integer`],
-    ['an integer beyond int64 after <', 'k<9223372036854775808', `unable to parse requirement: values[0]: Invalid value: "9223372036854775808": for 'Gt', 'Lt' operators, the value must be an integer`],
+    [
+      'an integer beyond int64 after <',
+      'k<9223372036854775808',
+      `unable to parse requirement: values[0]: Invalid value: "9223372036854775808": for 'Gt', 'Lt' operators, the value must be an integer`,
+    ],
     [
       'several problems with one value, aggregated in brackets',
       'k>-x',

@@ -40,8 +40,17 @@ type Tok = 'EOS' | 'ERROR' | 'ID' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | 
 
 // Literal spellings of the non-identifier tokens; a Map so keys like "constructor" are not found on a prototype.
 const LITERALS = new Map<string, Tok>([
-  ['(', '('], [')', ')'], [',', ','], ['!', '!'], ['=', '='], ['==', '=='], ['!=', '!='],
-  ['>', '>'], ['<', '<'], ['in', 'in'], ['notin', 'notin'],
+  ['(', '('],
+  [')', ')'],
+  [',', ','],
+  ['!', '!'],
+  ['=', '='],
+  ['==', '=='],
+  ['!=', '!='],
+  ['>', '>'],
+  ['<', '<'],
+  ['in', 'in'],
+  ['notin', 'notin'],
 ]);
 
 interface Item {
@@ -161,7 +170,11 @@ class Parser {
   parseOperator(): LabelOperator {
     const { tok, lit } = this.consume('keyAndOperator');
     switch (tok) {
-      case 'in': case 'notin': case '=': case '==': case '!=':
+      case 'in':
+      case 'notin':
+      case '=':
+      case '==':
+      case '!=':
         return tok;
       case '>':
         return 'gt';
@@ -248,16 +261,20 @@ const has = (labels: Record<string, string>, key: string) => Object.hasOwn(label
 
 function requirementMatches(r: Requirement, labels: Record<string, string>): boolean {
   switch (r.op) {
-    case '=': case '==': case 'in':
+    case '=':
+    case '==':
+    case 'in':
       return has(labels, r.key) && r.values.includes(labels[r.key]!);
-    case '!=': case 'notin':
+    case '!=':
+    case 'notin':
       // A missing key satisfies a negative requirement, as in Kubernetes.
       return !has(labels, r.key) || !r.values.includes(labels[r.key]!);
     case 'exists':
       return has(labels, r.key);
     case '!':
       return !has(labels, r.key);
-    case 'gt': case 'lt': {
+    case 'gt':
+    case 'lt': {
       if (!has(labels, r.key)) return false;
       const actual = parseInt64(labels[r.key]!);
       const bound = parseInt64(r.values[0] ?? '');
@@ -273,7 +290,8 @@ function requirementString(r: Requirement): string {
       return r.key;
     case '!':
       return `!${r.key}`;
-    case 'in': case 'notin':
+    case 'in':
+    case 'notin':
       return `${r.key} ${r.op} (${r.values.join(',')})`;
     case 'gt':
       return `${r.key}>${r.values[0]}`;

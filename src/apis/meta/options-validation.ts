@@ -52,7 +52,8 @@ export function validateListOptions(o: InternalListOptions): FieldError[] {
       errs.push(forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
     }
     if (match !== '') {
-      if (o.sendInitialEvents === undefined) errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+      if (o.sendInitialEvents === undefined)
+        errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
       if (match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', { json: match }, ['NotOlderThan']));
       if (o.continue !== '') errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
     }
@@ -141,7 +142,11 @@ export function validateDeleteOptions(o: DeleteOptionsInput): FieldError[] {
 
 /** unsafeDeleteCollection is DeleteCollection's refusal of ignoreStoreReadErrorWithClusterBreakingPotential (handlers/delete.go). */
 export function unsafeDeleteCollection(): FieldError {
-  return invalid('ignoreStoreReadErrorWithClusterBreakingPotential', { raw: 'true' }, 'is not allowed with DELETECOLLECTION, try again after removing the option');
+  return invalid(
+    'ignoreStoreReadErrorWithClusterBreakingPotential',
+    { raw: 'true' },
+    'is not allowed with DELETECOLLECTION, try again after removing the option',
+  );
 }
 
 /**

@@ -7,8 +7,20 @@
 import { describe, expect, it } from 'vitest';
 import { requestAttributes } from '../../auth/request-info.js';
 import {
-  decodeDeleteOptions, decodeGetOptions, decodeListOptions, decodeTableOptions, decodeWriteOptions, goBool, goQuote, parseInt64,
-  parseQuery, parseUint64, queryOf, requestInfoListOptions, toBool, toOptionalBool,
+  decodeDeleteOptions,
+  decodeGetOptions,
+  decodeListOptions,
+  decodeTableOptions,
+  decodeWriteOptions,
+  goBool,
+  goQuote,
+  parseInt64,
+  parseQuery,
+  parseUint64,
+  queryOf,
+  requestInfoListOptions,
+  toBool,
+  toOptionalBool,
 } from './parameter-codec.js';
 import { StatusError } from './errors.js';
 
@@ -38,7 +50,7 @@ describe('parseQuery is url.ParseQuery as URL.Query() uses it (url_test.go parse
     ['watch', { watch: [''] }],
     ['watch=&&x=1&', { watch: [''], x: ['1'] }],
     ['a=b=c', { a: ['b=c'] }],
-    ['%C3%A9=%E2%98%BA', { 'é': ['☺'] }],
+    ['%C3%A9=%E2%98%BA', { é: ['☺'] }],
     ['', {}],
   ])('%s', (raw, want) => {
     expect(values(raw)).toEqual(want);
@@ -73,18 +85,40 @@ describe('goQuote is strconv.Quote (quote_test.go quotetests)', () => {
 
 describe('parseInt64 is strconv.ParseInt(s, 10, 64) with its error text (atoi_test.go parseInt64Tests)', () => {
   it.each([
-    ['0', 0n], ['-0', 0n], ['+0', 0n], ['1', 1n], ['-1', -1n], ['+1', 1n], ['12345', 12345n], ['-12345', -12345n],
-    ['012345', 12345n], ['-012345', -12345n], ['98765432100', 98765432100n], ['-98765432100', -98765432100n],
-    ['9223372036854775807', 9223372036854775807n], ['-9223372036854775807', -9223372036854775807n], ['-9223372036854775808', -9223372036854775808n],
+    ['0', 0n],
+    ['-0', 0n],
+    ['+0', 0n],
+    ['1', 1n],
+    ['-1', -1n],
+    ['+1', 1n],
+    ['12345', 12345n],
+    ['-12345', -12345n],
+    ['012345', 12345n],
+    ['-012345', -12345n],
+    ['98765432100', 98765432100n],
+    ['-98765432100', -98765432100n],
+    ['9223372036854775807', 9223372036854775807n],
+    ['-9223372036854775807', -9223372036854775807n],
+    ['-9223372036854775808', -9223372036854775808n],
   ])('%s is %s', (s, want) => {
     expect(parseInt64(s)).toBe(want);
   });
 
   it.each([
-    ['', 'invalid syntax'], ['-1_2_3_4_5', 'invalid syntax'], ['-_12345', 'invalid syntax'], ['_12345', 'invalid syntax'],
-    ['1__2345', 'invalid syntax'], ['12345_', 'invalid syntax'], ['123%45', 'invalid syntax'], ['+', 'invalid syntax'], [' 1', 'invalid syntax'],
-    ['0x10', 'invalid syntax'], ['1.5', 'invalid syntax'],
-    ['9223372036854775808', 'value out of range'], ['9223372036854775809', 'value out of range'], ['-9223372036854775809', 'value out of range'],
+    ['', 'invalid syntax'],
+    ['-1_2_3_4_5', 'invalid syntax'],
+    ['-_12345', 'invalid syntax'],
+    ['_12345', 'invalid syntax'],
+    ['1__2345', 'invalid syntax'],
+    ['12345_', 'invalid syntax'],
+    ['123%45', 'invalid syntax'],
+    ['+', 'invalid syntax'],
+    [' 1', 'invalid syntax'],
+    ['0x10', 'invalid syntax'],
+    ['1.5', 'invalid syntax'],
+    ['9223372036854775808', 'value out of range'],
+    ['9223372036854775809', 'value out of range'],
+    ['-9223372036854775809', 'value out of range'],
     // The overflow is found at the digit that causes it, before the bad character after it (ParseUint's loop).
     ['99999999999999999999x', 'value out of range'],
   ])('%j fails: %s', (s, err) => {
@@ -94,15 +128,30 @@ describe('parseInt64 is strconv.ParseInt(s, 10, 64) with its error text (atoi_te
   it('parseUint64 is strconv.ParseUint(s, 10, 64) (atoi_test.go parseUint64Tests)', () => {
     expect(parseUint64('18446744073709551615')).toBe(18446744073709551615n);
     expect(parseUint64('012345')).toBe(12345n);
-    for (const s of ['', '12345x', '1_2_3_4_5', '_12345', '-0', '-1', '+1']) expect(() => parseUint64(s), s).toThrow(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
-    for (const s of ['18446744073709551616', '18446744073709551620']) expect(() => parseUint64(s), s).toThrow(`strconv.ParseUint: parsing "${s}": value out of range`);
+    for (const s of ['', '12345x', '1_2_3_4_5', '_12345', '-0', '-1', '+1'])
+      expect(() => parseUint64(s), s).toThrow(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
+    for (const s of ['18446744073709551616', '18446744073709551620'])
+      expect(() => parseUint64(s), s).toThrow(`strconv.ParseUint: parsing "${s}": value out of range`);
   });
 });
 
 describe('booleans are Convert_Slice_string_To_bool: false only for "0" and EqualFold "false"', () => {
   it.each([
-    ['', true], ['true', true], ['True', true], ['TRUE', true], ['1', true], ['yes', true], ['no', true], ['00', true], ['f', true], ['false ', true],
-    ['0', false], ['false', false], ['False', false], ['FALSE', false], ['fAlSe', false],
+    ['', true],
+    ['true', true],
+    ['True', true],
+    ['TRUE', true],
+    ['1', true],
+    ['yes', true],
+    ['no', true],
+    ['00', true],
+    ['f', true],
+    ['false ', true],
+    ['0', false],
+    ['false', false],
+    ['False', false],
+    ['FALSE', false],
+    ['fAlSe', false],
     // strings.EqualFold folds ſ (U+017F) to s.
     ['falſe', false],
   ])('%j is %s', (v, want) => {
@@ -147,7 +196,9 @@ describe('decodeListOptions is ParameterCodec.DecodeParameters into internal Lis
   });
 
   it('visits fields in the generated order: timeoutSeconds fails before limit, and both before the selectors', () => {
-    expect(badRequestOf(() => decodeListOptions(parseQuery('limit=x&timeoutSeconds=y&labelSelector=a!!!')))).toBe('strconv.ParseInt: parsing "y": invalid syntax');
+    expect(badRequestOf(() => decodeListOptions(parseQuery('limit=x&timeoutSeconds=y&labelSelector=a!!!')))).toBe(
+      'strconv.ParseInt: parsing "y": invalid syntax',
+    );
     expect(badRequestOf(() => decodeListOptions(parseQuery('limit=x&labelSelector=a!!!')))).toBe('strconv.ParseInt: parsing "x": invalid syntax');
     expect(badRequestOf(() => decodeListOptions(parseQuery('limit=')))).toBe('strconv.ParseInt: parsing "": invalid syntax');
   });
@@ -164,15 +215,25 @@ describe('the other options', () => {
     expect(decodeDeleteOptions(parseQuery('propagationPolicy=foo'))).toEqual({ propagationPolicy: 'foo' });
     expect(decodeDeleteOptions(parseQuery('propagationPolicy=bar&propagationPolicy=foo'))).toEqual({ propagationPolicy: 'bar' });
     expect(decodeDeleteOptions(parseQuery('propagationPolicy='))).toEqual({ propagationPolicy: '' });
-    expect(decodeDeleteOptions(parseQuery('orphanDependents&ignoreStoreReadErrorWithClusterBreakingPotential=False&gracePeriodSeconds=-3&dryRun=All&dryRun=x')))
-      .toEqual({ orphanDependents: true, ignoreStoreReadErrorWithClusterBreakingPotential: false, gracePeriodSeconds: -3, dryRun: ['All', 'x'] });
+    expect(
+      decodeDeleteOptions(parseQuery('orphanDependents&ignoreStoreReadErrorWithClusterBreakingPotential=False&gracePeriodSeconds=-3&dryRun=All&dryRun=x')),
+    ).toEqual({ orphanDependents: true, ignoreStoreReadErrorWithClusterBreakingPotential: false, gracePeriodSeconds: -3, dryRun: ['All', 'x'] });
     expect(badRequestOf(() => decodeDeleteOptions(parseQuery('gracePeriodSeconds=1s')))).toBe('strconv.ParseInt: parsing "1s": invalid syntax');
   });
 
   it('Create/Update/PatchOptions: every dryRun value, the first of the rest; force only on PatchOptions', () => {
-    expect(decodeWriteOptions(parseQuery('dryRun=All&dryRun=All&fieldManager=a&fieldManager=b&force=&fieldValidation=Strict'), 'PatchOptions'))
-      .toEqual({ dryRun: ['All', 'All'], fieldManager: 'a', fieldValidation: 'Strict', force: true });
-    expect(decodeWriteOptions(parseQuery('force=true'), 'CreateOptions')).toEqual({ dryRun: undefined, fieldManager: '', fieldValidation: '', force: undefined });
+    expect(decodeWriteOptions(parseQuery('dryRun=All&dryRun=All&fieldManager=a&fieldManager=b&force=&fieldValidation=Strict'), 'PatchOptions')).toEqual({
+      dryRun: ['All', 'All'],
+      fieldManager: 'a',
+      fieldValidation: 'Strict',
+      force: true,
+    });
+    expect(decodeWriteOptions(parseQuery('force=true'), 'CreateOptions')).toEqual({
+      dryRun: undefined,
+      fieldManager: '',
+      fieldValidation: '',
+      force: undefined,
+    });
   });
 
   it('TableOptions: noHeaders comes from a parameter named "-" (its json tag), includeObject as given', () => {
@@ -193,8 +254,17 @@ describe('authorization decodes exactly what the handlers decode (requestinfo.go
   const verb = (q: string) => requestAttributes('GET', `${NS}?${q}`).verb;
 
   it.each([
-    ['watch=True', 'watch'], ['watch=', 'watch'], ['watch', 'watch'], ['watch=yes', 'watch'], ['watch=FALSE', 'list'], ['watch=0', 'list'],
-    ['watch=falſe', 'list'], ['watch=0&watch=1', 'list'], ['watch=1;x=1', 'list'], ['watch=%zz', 'list'], ['foo=bar', 'list'],
+    ['watch=True', 'watch'],
+    ['watch=', 'watch'],
+    ['watch', 'watch'],
+    ['watch=yes', 'watch'],
+    ['watch=FALSE', 'list'],
+    ['watch=0', 'list'],
+    ['watch=falſe', 'list'],
+    ['watch=0&watch=1', 'list'],
+    ['watch=1;x=1', 'list'],
+    ['watch=%zz', 'list'],
+    ['foo=bar', 'list'],
   ])('%s is verb %s, as the handler decodes it', (q, want) => {
     expect(verb(q)).toBe(want);
     expect(decodeListOptions(parseQuery(q)).watch).toBe(want === 'watch');

@@ -101,84 +101,172 @@ describe('validateObjectMetaCreate', () => {
     ['the standard and domain-qualified finalizers', meta({ finalizers: ['orphan', 'example.com/cleanup'] }), ns],
     ['foregroundDeletion alone', meta({ finalizers: ['foregroundDeletion'] }), ns],
     ['annotations exactly at the size limit', meta({ annotations: { k: 'v'.repeat(262143) } }), ns],
-    ['one controller owner among several owners', meta({
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'a', uid: '1', controller: true },
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: '2', controller: false },
-      ],
-    }), ns],
+    [
+      'one controller owner among several owners',
+      meta({
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name: 'a', uid: '1', controller: true },
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: '2', controller: false },
+        ],
+      }),
+      ns,
+    ],
   ])('accepts %s', (_name, m, opts) => {
     expect(validateObjectMetaCreate(m, opts)).toEqual([]);
   });
 
   it.each<[string, ObjectMeta, { namespaced: boolean }, { type: string; field: string; message: string }[]]>([
-    ['neither name nor generateName', { namespace: 'default' }, ns, [
-      { type: 'FieldValueRequired', field: 'metadata.name', message: 'metadata.name: Required value: name or generateName is required' },
-    ]],
-    ['a name that is not a DNS subdomain', meta({ name: 'Web' }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.name', message: `metadata.name: Invalid value: "Web": ${SUBDOMAIN_MSG}` },
-    ]],
-    ['a generateName that is invalid even with its trailing dash masked', { generateName: 'Web-', namespace: 'default' }, ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.generateName', message: `metadata.generateName: Invalid value: "Web-": ${SUBDOMAIN_MSG}` },
-    ]],
-    ['a missing namespace on a namespaced kind', { name: 'web' }, ns, [
-      { type: 'FieldValueRequired', field: 'metadata.namespace', message: 'metadata.namespace: Required value' },
-    ]],
-    ['a namespace that is not a DNS label', meta({ namespace: 'a.b' }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.namespace', message: 'metadata.namespace: Invalid value: "a.b": must not contain dots' },
-    ]],
-    ['a namespace on a cluster-scoped kind', meta(), { namespaced: false }, [
-      { type: 'FieldValueForbidden', field: 'metadata.namespace', message: 'metadata.namespace: Forbidden: not allowed on this type' },
-    ]],
-    ['a negative generation', meta({ generation: -1 }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.generation', message: 'metadata.generation: Invalid value: -1: must be greater than or equal to 0' },
-    ]],
-    ['a label key that is not a qualified name', meta({ labels: { 'bad key': 'v' } }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.labels', message: `metadata.labels: Invalid value: "bad key": ${NAME_PART_MSG}` },
-    ]],
-    ['a label value that is not a label value', meta({ labels: { app: '-bad' } }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.labels', message: `metadata.labels: Invalid value: "-bad": ${LABEL_VALUE_MSG}` },
-    ]],
-    ['an annotation key that is not a qualified name', meta({ annotations: { 'a b': 'v' } }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.annotations', message: `metadata.annotations: Invalid value: "a b": ${NAME_PART_MSG}` },
-    ]],
-    ['annotations one byte over 256 KiB', meta({ annotations: { k: 'v'.repeat(262144) } }), ns, [
-      { type: 'FieldValueTooLong', field: 'metadata.annotations', message: 'metadata.annotations: Too long: may not be more than 262144 bytes' },
-    ]],
-    ['a finalizer that is not a qualified name', meta({ finalizers: ['bad finalizer'] }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.finalizers', message: `metadata.finalizers: Invalid value: "bad finalizer": ${NAME_PART_MSG}` },
-    ]],
-    ['both orphan and foregroundDeletion finalizers', meta({ finalizers: ['orphan', 'foregroundDeletion'] }), ns, [
-      {
-        type: 'FieldValueInvalid',
-        field: 'metadata.finalizers',
-        message: 'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
-      },
-    ]],
+    [
+      'neither name nor generateName',
+      { namespace: 'default' },
+      ns,
+      [{ type: 'FieldValueRequired', field: 'metadata.name', message: 'metadata.name: Required value: name or generateName is required' }],
+    ],
+    [
+      'a name that is not a DNS subdomain',
+      meta({ name: 'Web' }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.name', message: `metadata.name: Invalid value: "Web": ${SUBDOMAIN_MSG}` }],
+    ],
+    [
+      'a generateName that is invalid even with its trailing dash masked',
+      { generateName: 'Web-', namespace: 'default' },
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.generateName', message: `metadata.generateName: Invalid value: "Web-": ${SUBDOMAIN_MSG}` }],
+    ],
+    [
+      'a missing namespace on a namespaced kind',
+      { name: 'web' },
+      ns,
+      [{ type: 'FieldValueRequired', field: 'metadata.namespace', message: 'metadata.namespace: Required value' }],
+    ],
+    [
+      'a namespace that is not a DNS label',
+      meta({ namespace: 'a.b' }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.namespace', message: 'metadata.namespace: Invalid value: "a.b": must not contain dots' }],
+    ],
+    [
+      'a namespace on a cluster-scoped kind',
+      meta(),
+      { namespaced: false },
+      [{ type: 'FieldValueForbidden', field: 'metadata.namespace', message: 'metadata.namespace: Forbidden: not allowed on this type' }],
+    ],
+    [
+      'a negative generation',
+      meta({ generation: -1 }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.generation', message: 'metadata.generation: Invalid value: -1: must be greater than or equal to 0' }],
+    ],
+    [
+      'a label key that is not a qualified name',
+      meta({ labels: { 'bad key': 'v' } }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.labels', message: `metadata.labels: Invalid value: "bad key": ${NAME_PART_MSG}` }],
+    ],
+    [
+      'a label value that is not a label value',
+      meta({ labels: { app: '-bad' } }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.labels', message: `metadata.labels: Invalid value: "-bad": ${LABEL_VALUE_MSG}` }],
+    ],
+    [
+      'an annotation key that is not a qualified name',
+      meta({ annotations: { 'a b': 'v' } }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.annotations', message: `metadata.annotations: Invalid value: "a b": ${NAME_PART_MSG}` }],
+    ],
+    [
+      'annotations one byte over 256 KiB',
+      meta({ annotations: { k: 'v'.repeat(262144) } }),
+      ns,
+      [{ type: 'FieldValueTooLong', field: 'metadata.annotations', message: 'metadata.annotations: Too long: may not be more than 262144 bytes' }],
+    ],
+    [
+      'a finalizer that is not a qualified name',
+      meta({ finalizers: ['bad finalizer'] }),
+      ns,
+      [{ type: 'FieldValueInvalid', field: 'metadata.finalizers', message: `metadata.finalizers: Invalid value: "bad finalizer": ${NAME_PART_MSG}` }],
+    ],
+    [
+      'both orphan and foregroundDeletion finalizers',
+      meta({ finalizers: ['orphan', 'foregroundDeletion'] }),
+      ns,
+      [
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.finalizers',
+          message: 'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
+        },
+      ],
+    ],
     // ValidateOwnerReferences in 1.37 (measured on kube-apiserver serving the Website CRD): indexed paths, Required.
-    ['an owner reference with every required field empty', meta({ ownerReferences: [{ apiVersion: '', kind: '', name: '', uid: '' }] }), ns, [
-      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].apiVersion', message: 'metadata.ownerReferences[0].apiVersion: Required value: must not be empty' },
-      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].kind', message: 'metadata.ownerReferences[0].kind: Required value: must not be empty' },
-      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].name', message: 'metadata.ownerReferences[0].name: Required value: must not be empty' },
-      { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].uid', message: 'metadata.ownerReferences[0].uid: Required value: must not be empty' },
-    ]],
-    ['an owner apiVersion with a group but no version', meta({ ownerReferences: [{ apiVersion: 'apps/', kind: 'Deployment', name: 'a', uid: '1' }] }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences[0].apiVersion', message: 'metadata.ownerReferences[0].apiVersion: Invalid value: "apps/": must be <group>/<version> or <version>' },
-    ]],
-    ['an owner apiVersion that does not parse', meta({ ownerReferences: [{ apiVersion: 'a', kind: 'K', name: 'a', uid: '1' }, { apiVersion: 'a/b/c', kind: 'K', name: 'a', uid: '2' }] }), ns, [
-      { type: 'FieldValueInvalid', field: 'metadata.ownerReferences[1].apiVersion', message: 'metadata.ownerReferences[1].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or <version>' },
-    ]],
+    [
+      'an owner reference with every required field empty',
+      meta({ ownerReferences: [{ apiVersion: '', kind: '', name: '', uid: '' }] }),
+      ns,
+      [
+        {
+          type: 'FieldValueRequired',
+          field: 'metadata.ownerReferences[0].apiVersion',
+          message: 'metadata.ownerReferences[0].apiVersion: Required value: must not be empty',
+        },
+        {
+          type: 'FieldValueRequired',
+          field: 'metadata.ownerReferences[0].kind',
+          message: 'metadata.ownerReferences[0].kind: Required value: must not be empty',
+        },
+        {
+          type: 'FieldValueRequired',
+          field: 'metadata.ownerReferences[0].name',
+          message: 'metadata.ownerReferences[0].name: Required value: must not be empty',
+        },
+        { type: 'FieldValueRequired', field: 'metadata.ownerReferences[0].uid', message: 'metadata.ownerReferences[0].uid: Required value: must not be empty' },
+      ],
+    ],
+    [
+      'an owner apiVersion with a group but no version',
+      meta({ ownerReferences: [{ apiVersion: 'apps/', kind: 'Deployment', name: 'a', uid: '1' }] }),
+      ns,
+      [
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.ownerReferences[0].apiVersion',
+          message: 'metadata.ownerReferences[0].apiVersion: Invalid value: "apps/": must be <group>/<version> or <version>',
+        },
+      ],
+    ],
+    [
+      'an owner apiVersion that does not parse',
+      meta({
+        ownerReferences: [
+          { apiVersion: 'a', kind: 'K', name: 'a', uid: '1' },
+          { apiVersion: 'a/b/c', kind: 'K', name: 'a', uid: '2' },
+        ],
+      }),
+      ns,
+      [
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.ownerReferences[1].apiVersion',
+          message: 'metadata.ownerReferences[1].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or <version>',
+        },
+      ],
+    ],
   ])('rejects %s', (_name, m, opts, expected) => {
     expect(validateObjectMetaCreate(m, opts)).toEqual(expected);
   });
 
   it('rejects a second controller owner, naming both', () => {
-    const errs = validateObjectMetaCreate(meta({
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'a', uid: '1', controller: true },
-        { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'b', uid: '2', controller: true },
-      ],
-    }), ns);
+    const errs = validateObjectMetaCreate(
+      meta({
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name: 'a', uid: '1', controller: true },
+          { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'b', uid: '2', controller: true },
+        ],
+      }),
+      ns,
+    );
     expect(errs).toHaveLength(1);
     expect(errs[0]!.field).toBe('metadata.ownerReferences');
     expect(errs[0]!.message).toContain('Only one reference can have Controller set to true. Found "true" in references for Deployment/a and StatefulSet/b');
@@ -225,14 +313,29 @@ describe('validateObjectMetaUpdate', () => {
       'metadata.creationTimestamp',
       'metadata.creationTimestamp: Invalid value: "2025-01-01T00:00:00Z": field is immutable',
     ],
-    ['a deletionTimestamp set by a write', { ...old, deletionTimestamp: '2001-01-01T00:00:00Z' }, 'metadata.deletionTimestamp', 'metadata.deletionTimestamp: Invalid value: "2001-01-01T00:00:00Z": field is immutable'],
-    ['a deletionGracePeriodSeconds set by a write', { ...old, deletionGracePeriodSeconds: 3 }, 'metadata.deletionGracePeriodSeconds', 'metadata.deletionGracePeriodSeconds: Invalid value: 3: field is immutable'],
+    [
+      'a deletionTimestamp set by a write',
+      { ...old, deletionTimestamp: '2001-01-01T00:00:00Z' },
+      'metadata.deletionTimestamp',
+      'metadata.deletionTimestamp: Invalid value: "2001-01-01T00:00:00Z": field is immutable',
+    ],
+    [
+      'a deletionGracePeriodSeconds set by a write',
+      { ...old, deletionGracePeriodSeconds: 3 },
+      'metadata.deletionGracePeriodSeconds',
+      'metadata.deletionGracePeriodSeconds: Invalid value: 3: field is immutable',
+    ],
   ])('rejects %s as immutable', (_name, next, field, message) => {
     const e = { type: 'FieldValueInvalid', field, message };
-    expect(validateObjectMetaUpdate(next, old, ns)).toEqual(field === 'metadata.namespace' ? [
-      // The common checks also validate the new namespace itself (here it is valid, so nothing more).
-      e, e,
-    ] : [e, e]);
+    expect(validateObjectMetaUpdate(next, old, ns)).toEqual(
+      field === 'metadata.namespace'
+        ? [
+            // The common checks also validate the new namespace itself (here it is valid, so nothing more).
+            e,
+            e,
+          ]
+        : [e, e],
+    );
   });
 
   it('checks a generateName only as a path segment on update: `/` and `%` are refused, upper case is not', () => {

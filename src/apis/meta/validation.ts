@@ -34,8 +34,7 @@ const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
 const DNS1123_SUBDOMAIN_ERR =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const QUALIFIED_NAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const QUALIFIED_NAME_ERR =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_NAME_ERR = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
 const LABEL_VALUE_ERR =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
@@ -270,10 +269,17 @@ export function nameIsPathSegment(name: string, prefix: boolean): string[] {
 // The metadata's field paths, built once: every write validates its metadata.
 const METADATA = path('metadata');
 const META = {
-  generateName: METADATA.child('generateName'), name: METADATA.child('name'), namespace: METADATA.child('namespace'),
-  generation: METADATA.child('generation'), labels: METADATA.child('labels'), annotations: METADATA.child('annotations'),
-  ownerReferences: METADATA.child('ownerReferences'), finalizers: METADATA.child('finalizers'), uid: METADATA.child('uid'),
-  creationTimestamp: METADATA.child('creationTimestamp'), deletionTimestamp: METADATA.child('deletionTimestamp'),
+  generateName: METADATA.child('generateName'),
+  name: METADATA.child('name'),
+  namespace: METADATA.child('namespace'),
+  generation: METADATA.child('generation'),
+  labels: METADATA.child('labels'),
+  annotations: METADATA.child('annotations'),
+  ownerReferences: METADATA.child('ownerReferences'),
+  finalizers: METADATA.child('finalizers'),
+  uid: METADATA.child('uid'),
+  creationTimestamp: METADATA.child('creationTimestamp'),
+  deletionTimestamp: METADATA.child('deletionTimestamp'),
   deletionGracePeriodSeconds: METADATA.child('deletionGracePeriodSeconds'),
 } as const;
 

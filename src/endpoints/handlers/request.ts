@@ -39,7 +39,10 @@ export type Handler = (req: Req, reply: FastifyReply, call: Call) => Promise<unk
 export type Answer = (obj: KubeObject, target: Target) => unknown;
 
 /** transformed renders an object of `def` as negotiated (the object and /status: handlers/response.go). */
-export const transformed = (def: ResourceDefinition): Answer => (obj, target) => transformObject(def, obj, target, 'Metadata');
+export const transformed =
+  (def: ResourceDefinition): Answer =>
+  (obj, target) =>
+    transformObject(def, obj, target, 'Metadata');
 
 /** asIs sends what the store answered as it is, in JSON or YAML as negotiated (a Scale). */
 export const asIs: Answer = (obj) => obj;

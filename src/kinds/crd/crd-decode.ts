@@ -45,42 +45,80 @@ const strings: T = { k: 'slice', name: '[]string', elem: str };
 const PROPS_FIELDS: Record<string, T> = {};
 const PROPS: T = { k: 'struct', name: 'JSONSchemaProps', fields: PROPS_FIELDS };
 const VALIDATION_RULE: T = {
-  k: 'struct', name: 'ValidationRule',
+  k: 'struct',
+  name: 'ValidationRule',
   fields: { rule: str, message: str, messageExpression: str, reason: { k: 'string', name: 'v1.FieldValueErrorReason' }, fieldPath: str, optionalOldSelf: bool },
 };
 Object.assign(PROPS_FIELDS, {
-  id: str, $schema: { k: 'string', name: 'v1.JSONSchemaURL' }, $ref: str, description: str, type: str, format: str, title: str,
-  default: { k: 'raw' }, maximum: { k: 'float' }, exclusiveMaximum: bool, minimum: { k: 'float' }, exclusiveMinimum: bool,
-  maxLength: int64, minLength: int64, pattern: str, maxItems: int64, minItems: int64, uniqueItems: bool,
-  multipleOf: { k: 'float' }, enum: { k: 'slice', name: '[]v1.JSON', elem: { k: 'raw' } }, maxProperties: int64,
-  minProperties: int64, required: strings, items: { k: 'orArray' },
-  allOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS }, oneOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS },
-  anyOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS }, not: PROPS,
-  properties: { k: 'map', name: 'map[string]v1.JSONSchemaProps', elem: PROPS }, additionalProperties: { k: 'orBool' },
+  id: str,
+  $schema: { k: 'string', name: 'v1.JSONSchemaURL' },
+  $ref: str,
+  description: str,
+  type: str,
+  format: str,
+  title: str,
+  default: { k: 'raw' },
+  maximum: { k: 'float' },
+  exclusiveMaximum: bool,
+  minimum: { k: 'float' },
+  exclusiveMinimum: bool,
+  maxLength: int64,
+  minLength: int64,
+  pattern: str,
+  maxItems: int64,
+  minItems: int64,
+  uniqueItems: bool,
+  multipleOf: { k: 'float' },
+  enum: { k: 'slice', name: '[]v1.JSON', elem: { k: 'raw' } },
+  maxProperties: int64,
+  minProperties: int64,
+  required: strings,
+  items: { k: 'orArray' },
+  allOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS },
+  oneOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS },
+  anyOf: { k: 'slice', name: '[]v1.JSONSchemaProps', elem: PROPS },
+  not: PROPS,
+  properties: { k: 'map', name: 'map[string]v1.JSONSchemaProps', elem: PROPS },
+  additionalProperties: { k: 'orBool' },
   patternProperties: { k: 'map', name: 'map[string]v1.JSONSchemaProps', elem: PROPS },
-  dependencies: { k: 'map', name: 'v1.JSONSchemaDependencies', elem: { k: 'orStringArray' } }, additionalItems: { k: 'orBool' },
+  dependencies: { k: 'map', name: 'v1.JSONSchemaDependencies', elem: { k: 'orStringArray' } },
+  additionalItems: { k: 'orBool' },
   definitions: { k: 'map', name: 'v1.JSONSchemaDefinitions', elem: PROPS },
-  externalDocs: { k: 'struct', name: 'ExternalDocumentation', fields: { description: str, url: str } }, example: { k: 'raw' },
-  nullable: bool, 'x-kubernetes-preserve-unknown-fields': bool, 'x-kubernetes-embedded-resource': bool,
-  'x-kubernetes-int-or-string': bool, 'x-kubernetes-list-map-keys': strings, 'x-kubernetes-list-type': str,
-  'x-kubernetes-map-type': str, 'x-kubernetes-validations': { k: 'slice', name: 'v1.ValidationRules', elem: VALIDATION_RULE },
+  externalDocs: { k: 'struct', name: 'ExternalDocumentation', fields: { description: str, url: str } },
+  example: { k: 'raw' },
+  nullable: bool,
+  'x-kubernetes-preserve-unknown-fields': bool,
+  'x-kubernetes-embedded-resource': bool,
+  'x-kubernetes-int-or-string': bool,
+  'x-kubernetes-list-map-keys': strings,
+  'x-kubernetes-list-type': str,
+  'x-kubernetes-map-type': str,
+  'x-kubernetes-validations': { k: 'slice', name: 'v1.ValidationRules', elem: VALIDATION_RULE },
 } satisfies Record<string, T>);
 
 const NAMES: T = {
-  k: 'struct', name: 'CustomResourceDefinitionNames',
+  k: 'struct',
+  name: 'CustomResourceDefinitionNames',
   fields: { plural: str, singular: str, shortNames: strings, kind: str, listKind: str, categories: strings },
 };
 const COLUMN: T = {
-  k: 'struct', name: 'CustomResourceColumnDefinition',
+  k: 'struct',
+  name: 'CustomResourceColumnDefinition',
   fields: { name: str, type: str, format: str, description: str, priority: int32, jsonPath: str },
 };
 const VERSION: T = {
-  k: 'struct', name: 'CustomResourceDefinitionVersion',
+  k: 'struct',
+  name: 'CustomResourceDefinitionVersion',
   fields: {
-    name: str, served: bool, storage: bool, deprecated: bool, deprecationWarning: str,
+    name: str,
+    served: bool,
+    storage: bool,
+    deprecated: bool,
+    deprecationWarning: str,
     schema: { k: 'struct', name: 'CustomResourceValidation', fields: { openAPIV3Schema: PROPS } },
     subresources: {
-      k: 'struct', name: 'CustomResourceSubresources',
+      k: 'struct',
+      name: 'CustomResourceSubresources',
       fields: {
         status: { k: 'struct', name: 'CustomResourceSubresourceStatus', fields: {} },
         scale: { k: 'struct', name: 'CustomResourceSubresourceScale', fields: { specReplicasPath: str, statusReplicasPath: str, labelSelectorPath: str } },
@@ -91,16 +129,20 @@ const VERSION: T = {
   },
 };
 const CONVERSION: T = {
-  k: 'struct', name: 'CustomResourceConversion',
+  k: 'struct',
+  name: 'CustomResourceConversion',
   fields: {
     strategy: { k: 'string', name: 'v1.ConversionStrategyType' },
     webhook: {
-      k: 'struct', name: 'WebhookConversion',
+      k: 'struct',
+      name: 'WebhookConversion',
       fields: {
         clientConfig: {
-          k: 'struct', name: 'WebhookClientConfig',
+          k: 'struct',
+          name: 'WebhookClientConfig',
           fields: {
-            url: str, caBundle: { k: 'string', name: '[]uint8' },
+            url: str,
+            caBundle: { k: 'string', name: '[]uint8' },
             service: { k: 'struct', name: 'ServiceReference', fields: { namespace: str, name: str, path: str, port: int32 } },
           },
         },
@@ -110,23 +152,42 @@ const CONVERSION: T = {
   },
 };
 const SPEC: T = {
-  k: 'struct', name: 'CustomResourceDefinitionSpec',
+  k: 'struct',
+  name: 'CustomResourceDefinitionSpec',
   fields: {
-    group: str, names: NAMES, scope: { k: 'string', name: 'v1.ResourceScope' },
+    group: str,
+    names: NAMES,
+    scope: { k: 'string', name: 'v1.ResourceScope' },
     versions: { k: 'slice', name: '[]v1.CustomResourceDefinitionVersion', elem: VERSION },
-    conversion: CONVERSION, preserveUnknownFields: bool,
+    conversion: CONVERSION,
+    preserveUnknownFields: bool,
   },
 };
 const CONDITION: T = {
-  k: 'struct', name: 'CustomResourceDefinitionCondition',
-  fields: { type: { k: 'string', name: 'v1.CustomResourceDefinitionConditionType' }, status: { k: 'string', name: 'v1.ConditionStatus' }, lastTransitionTime: { k: 'raw' }, reason: str, message: str, observedGeneration: int64 },
+  k: 'struct',
+  name: 'CustomResourceDefinitionCondition',
+  fields: {
+    type: { k: 'string', name: 'v1.CustomResourceDefinitionConditionType' },
+    status: { k: 'string', name: 'v1.ConditionStatus' },
+    lastTransitionTime: { k: 'raw' },
+    reason: str,
+    message: str,
+    observedGeneration: int64,
+  },
 };
 const STATUS: T = {
-  k: 'struct', name: 'CustomResourceDefinitionStatus',
-  fields: { conditions: { k: 'slice', name: '[]v1.CustomResourceDefinitionCondition', elem: CONDITION }, acceptedNames: NAMES, storedVersions: strings, observedGeneration: int64 },
+  k: 'struct',
+  name: 'CustomResourceDefinitionStatus',
+  fields: {
+    conditions: { k: 'slice', name: '[]v1.CustomResourceDefinitionCondition', elem: CONDITION },
+    acceptedNames: NAMES,
+    storedVersions: strings,
+    observedGeneration: int64,
+  },
 };
 const CRD: T = {
-  k: 'struct', name: 'CustomResourceDefinition',
+  k: 'struct',
+  name: 'CustomResourceDefinition',
   fields: { apiVersion: str, kind: str, metadata: { k: 'objectMeta' }, spec: SPEC, status: STATUS },
 };
 
@@ -151,22 +212,28 @@ const unrecognized = (doc: unknown, err: string) =>
  */
 function typeMeta(doc: unknown): { kind: string; version: string } {
   const TYPE_META = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
-  if (!isObject(doc)) throw unrecognized(doc, `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(doc)} into Go value of type ${TYPE_META}`);
+  if (!isObject(doc))
+    throw unrecognized(doc, `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(doc)} into Go value of type ${TYPE_META}`);
   for (const k of Object.keys(doc)) {
     if ((k === 'apiVersion' || k === 'kind') && doc[k] !== null && typeof doc[k] !== 'string') {
-      throw unrecognized(doc, `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(doc[k])} into Go struct field .${k} of type string`);
+      throw unrecognized(
+        doc,
+        `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(doc[k])} into Go struct field .${k} of type string`,
+      );
     }
   }
   const apiVersion = typeof doc.apiVersion === 'string' ? doc.apiVersion : '';
   const kind = typeof doc.kind === 'string' && doc.kind ? doc.kind : 'CustomResourceDefinition';
   if (apiVersion !== '/' && apiVersion.split('/').length > 2) throw new CrdDecodeError(`unexpected GroupVersion string: ${apiVersion}`);
-  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') as [string, string] : ['', apiVersion];
+  const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
   if (!apiVersion) return { kind, version: 'v1' };
   if (group === 'apiextensions.k8s.io' && version === 'v1beta1') {
     throw new CrdDecodeError(`the API version in the data (${apiVersion}) does not match the expected API version (apiextensions.k8s.io/v1)`);
   }
   if (group !== 'apiextensions.k8s.io' || version !== 'v1' || kind !== 'CustomResourceDefinition') {
-    throw new CrdDecodeError(`${kind} in version "${version}" cannot be handled as a CustomResourceDefinition: no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:111"`);
+    throw new CrdDecodeError(
+      `${kind} in version "${version}" cannot be handled as a CustomResourceDefinition: no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:111"`,
+    );
   }
   return { kind, version };
 }
@@ -192,24 +259,39 @@ function jsonKind(v: unknown): string {
 // A null element of a list or map decodes to the element type's zero value (kept in place, as kube stores it).
 function zeroOf(t: T): unknown {
   switch (t.k) {
-    case 'string': return '';
-    case 'bool': return false;
-    case 'int': case 'float': return 0;
-    case 'struct': return {};
-    default: return null;
+    case 'string':
+      return '';
+    case 'bool':
+      return false;
+    case 'int':
+    case 'float':
+      return 0;
+    case 'struct':
+      return {};
+    default:
+      return null;
   }
 }
 
 function goTypeName(t: T): string {
   switch (t.k) {
-    case 'string': return t.name ?? 'string';
-    case 'bool': return 'bool';
-    case 'int': return t.name;
-    case 'float': return 'float64';
-    case 'slice': case 'map': return t.name;
-    case 'struct': return `v1.${t.name}`;
-    case 'objectMeta': return 'v1.ObjectMeta';
-    default: return 'interface {}';
+    case 'string':
+      return t.name ?? 'string';
+    case 'bool':
+      return 'bool';
+    case 'int':
+      return t.name;
+    case 'float':
+      return 'float64';
+    case 'slice':
+    case 'map':
+      return t.name;
+    case 'struct':
+      return `v1.${t.name}`;
+    case 'objectMeta':
+      return 'v1.ObjectMeta';
+    default:
+      return 'interface {}';
   }
 }
 
@@ -223,10 +305,17 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
     w.typeError ??= `json: cannot unmarshal ${value} into Go struct field ${struct}.${stack.join('.')} of type ${goTypeName(t)}`;
   };
   switch (t.k) {
-    case 'raw': return;
-    case 'string': if (typeof v !== 'string') typeError(jsonKind(v)); return;
-    case 'bool': if (typeof v !== 'boolean') typeError(jsonKind(v)); return;
-    case 'float': if (typeof v !== 'number') typeError(jsonKind(v)); return;
+    case 'raw':
+      return;
+    case 'string':
+      if (typeof v !== 'string') typeError(jsonKind(v));
+      return;
+    case 'bool':
+      if (typeof v !== 'boolean') typeError(jsonKind(v));
+      return;
+    case 'float':
+      if (typeof v !== 'number') typeError(jsonKind(v));
+      return;
     case 'int':
       if (typeof v !== 'number') typeError(jsonKind(v));
       else if (!Number.isInteger(v) || (t.name === 'int32' && (v > 2 ** 31 - 1 || v < -(2 ** 31)))) typeError(`number ${v}`);
@@ -271,7 +360,10 @@ function walk(w: Walk, v: unknown, t: T, path: string, stack: string[], struct: 
     case 'orArray':
       // JSONSchemaPropsOrArray.UnmarshalJSON: a schema or a list of schemas; any other value leaves it nil.
       if (isObject(v)) return custom(v, stack, struct);
-      if (Array.isArray(v)) v.forEach((e) => { custom(e, stack, struct); });
+      if (Array.isArray(v))
+        v.forEach((e) => {
+          custom(e, stack, struct);
+        });
       return;
     case 'orStringArray':
       if (isObject(v)) return custom(v, stack, struct);

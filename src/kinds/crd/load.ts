@@ -27,7 +27,10 @@ export function filesOf(paths: readonly string[]): string[] {
       throw new Error(`--crd ${p}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`);
     }
     if (!dir) return [p];
-    return readdirSync(p).filter((f) => MANIFEST.test(f)).sort().map((f) => join(p, f));
+    return readdirSync(p)
+      .filter((f) => MANIFEST.test(f))
+      .sort()
+      .map((f) => join(p, f));
   });
 }
 

@@ -28,7 +28,10 @@ function nested(obj: unknown, fields: readonly string[]): { found: boolean; valu
   let cur: unknown = obj;
   for (let i = 0; i < fields.length; i++) {
     if (typeof cur !== 'object' || cur === null || Array.isArray(cur)) {
-      return { found: false, error: `.${fields.slice(0, i + 1).join('.')} accessor error: ${formatGoValue(cur)} is of the type ${goTypeName(cur)}, expected map[string]interface{}` };
+      return {
+        found: false,
+        error: `.${fields.slice(0, i + 1).join('.')} accessor error: ${formatGoValue(cur)} is of the type ${goTypeName(cur)}, expected map[string]interface{}`,
+      };
     }
     const o = cur as Record<string, unknown>;
     const f = fields[i] as string;

@@ -70,7 +70,8 @@ function embeddedTypeMeta(d: Record<string, unknown>, at: string): FieldError[] 
   const apiVersion = d.apiVersion;
   if (typeof apiVersion === 'string') {
     if (!apiVersion) errs.push(invalid(`${at}.apiVersion`, apiVersion, 'must not be empty'));
-    else if (apiVersion !== '/' && apiVersion.split('/').length > 2) errs.push(invalid(`${at}.apiVersion`, apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
+    else if (apiVersion !== '/' && apiVersion.split('/').length > 2)
+      errs.push(invalid(`${at}.apiVersion`, apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
   }
   const kind = d.kind;
   if (typeof kind === 'string') {
@@ -99,7 +100,8 @@ function metaDefault(s: Schema, p: string, metaKey: string | undefined, errs: Fi
 // field.TooLong says "1 byte" for a limit of one; admission's port says "1 bytes" (reported to its owner): mended here.
 const valueErrors = (s: Schema, at: string): FieldError[] =>
   validateValues(compile(s as JSONSchema), clone(s.default), at).map((e) =>
-    e.type === 'FieldValueTooLong' && e.message.endsWith(': Too long: may not be more than 1 bytes') ? { ...e, message: e.message.slice(0, -1) } : e);
+    e.type === 'FieldValueTooLong' && e.message.endsWith(': Too long: may not be more than 1 bytes') ? { ...e, message: e.message.slice(0, -1) } : e,
+  );
 
 function walk(s: Schema, p: string, root: boolean, resourceRoot: boolean, insideMeta: boolean, errs: FieldError[], metaKey?: string): void {
   const embedded = root || s['x-kubernetes-embedded-resource'] === true;

@@ -64,8 +64,12 @@ export function structuralInitError(schema: Schema): string | undefined {
 type Level = 'root' | 'item' | 'field';
 
 const INT_OR_STRING = (list: unknown): boolean =>
-  Array.isArray(list) && list.length === 2 &&
-  [['integer', list[0]], ['string', list[1]]].every(([t, x]) => isObject(x) && Object.keys(x).length === 1 && x.type === t);
+  Array.isArray(list) &&
+  list.length === 2 &&
+  [
+    ['integer', list[0]],
+    ['string', list[1]],
+  ].every(([t, x]) => isObject(x) && Object.keys(x).length === 1 && x.type === t);
 
 function invariants(s: Schema | undefined, lvl: Level, p: string, errs: FieldError[]): void {
   if (!s) return;
@@ -93,7 +97,8 @@ function invariants(s: Schema | undefined, lvl: Level, p: string, errs: FieldErr
     const where = { root: 'at the root', item: 'for specified array items', field: 'for specified object fields' }[lvl];
     errs.push(required(`${p}.type`, `must not be empty ${where}`));
   }
-  if (embedded && ap !== undefined && ap !== null) errs.push(forbidden(`${p}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
+  if (embedded && ap !== undefined && ap !== null)
+    errs.push(forbidden(`${p}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
   if (lvl === 'root' && type && type !== 'object') errs.push(invalid(`${p}.type`, type, 'must be object at the root'));
 
   const checkMetadata = lvl === 'root' || embedded;
@@ -136,7 +141,10 @@ function metadataOnlyNames(m: Schema): boolean {
 function valueValidation(v: Schema, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolean, p: string, errs: FieldError[]): void {
   const each = (k: string, fn: (x: Schema, i: number) => void) => {
     const l = v[k];
-    if (Array.isArray(l)) l.forEach((x, i) => { fn(isObject(x) ? x : {}, i); });
+    if (Array.isArray(l))
+      l.forEach((x, i) => {
+        fn(isObject(x) ? x : {}, i);
+      });
   };
   if (!skipAnyOf) each('anyOf', (x, i) => nested(x, false, `${p}.anyOf[${i}]`, errs));
   each('allOf', (x, i) => nested(x, skipFirstAllOfAnyOf && i === 0, `${p}.allOf[${i}]`, errs));
@@ -156,7 +164,8 @@ function nested(v: Schema, skipAnyOf: boolean, p: string, errs: FieldError[]): v
   for (const k of sortedKeys(v.properties)) nested(child(props(v), k) ?? {}, false, `${p}.properties[${k}]`, errs);
   if (typeof v.type === 'string' && v.type) errs.push(forbidden(`${p}.type`, 'must be empty to be structural'));
   // additionalProperties: false is nil in the nested form; true or a schema is set.
-  if (v.additionalProperties === true || isObject(v.additionalProperties)) errs.push(forbidden(`${p}.additionalProperties`, 'must be undefined to be structural'));
+  if (v.additionalProperties === true || isObject(v.additionalProperties))
+    errs.push(forbidden(`${p}.additionalProperties`, 'must be undefined to be structural'));
   if (v.default !== undefined && v.default !== null) errs.push(forbidden(`${p}.default`, 'must be undefined to be structural'));
   if (typeof v.title === 'string' && v.title) errs.push(forbidden(`${p}.title`, 'must be empty to be structural'));
   if (typeof v.description === 'string' && v.description) errs.push(forbidden(`${p}.description`, 'must be empty to be structural'));
@@ -179,7 +188,10 @@ function completeness(s: Schema, p: string, errs: FieldError[]): void {
     if (not) nestedCompleteness(not, sNode, sp, `${vp}.not`, errs);
     for (const k of ['allOf', 'anyOf', 'oneOf']) {
       const l = v[k];
-      if (Array.isArray(l)) l.forEach((x, i) => { nestedCompleteness(isObject(x) ? x : {}, sNode, sp, `${vp}.${k}[${i}]`, errs); });
+      if (Array.isArray(l))
+        l.forEach((x, i) => {
+          nestedCompleteness(isObject(x) ? x : {}, sNode, sp, `${vp}.${k}[${i}]`, errs);
+        });
     }
   };
   const nestedCompleteness = (v: Schema, sNode: Schema | undefined, sp: string, vp: string, out: FieldError[]): void => {

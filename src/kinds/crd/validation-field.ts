@@ -34,5 +34,4 @@ export const tooMany = (field: string, actual: number, max: number) =>
   make('FieldValueTooMany' as FieldErrorType, field, `Too many: ${actual}: must have at most ${max} ${max === 1 ? 'item' : 'items'}`);
 
 /** compareErrors orders errors as sort.Slice on Error() strings does (byte order of the full message). */
-export const compareErrors = (a: FieldError, b: FieldError): number =>
-  Buffer.compare(Buffer.from(a.message, 'utf8'), Buffer.from(b.message, 'utf8'));
+export const compareErrors = (a: FieldError, b: FieldError): number => Buffer.compare(Buffer.from(a.message, 'utf8'), Buffer.from(b.message, 'utf8'));

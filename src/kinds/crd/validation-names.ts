@@ -4,7 +4,8 @@
  */
 
 const FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const MSG = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const MSG =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const RE = new RegExp(`^${FMT}$`);
 
 /** isDNS1035Label returns kube's problems with `value` as a DNS-1035 label (empty: valid). */

@@ -71,11 +71,17 @@ function walk(s: Schema | undefined, p: string, v: Ssv, isRoot: boolean, errs: F
   if (isObject(s.not)) walk(s.not, `${p}.not`, v, false, errs);
   for (const k of ['allOf', 'oneOf', 'anyOf']) {
     const l = s[k];
-    if (Array.isArray(l)) l.forEach((x, i) => { walk(isObject(x) ? x : {}, `${p}.${k}[${i}]`, v, false, errs); });
+    if (Array.isArray(l))
+      l.forEach((x, i) => {
+        walk(isObject(x) ? x : {}, `${p}.${k}[${i}]`, v, false, errs);
+      });
   }
   for (const k of sortedKeys(s.definitions)) walk((s.definitions as Schema)[k] as Schema, `${p}.definitions[${k}]`, v, false, errs);
   if (isObject(s.items)) walk(s.items, `${p}.items`, v, false, errs);
-  else if (Array.isArray(s.items)) s.items.forEach((x, i) => { walk(isObject(x) ? x : {}, `${p}.items[${i}]`, v, false, errs); });
+  else if (Array.isArray(s.items))
+    s.items.forEach((x, i) => {
+      walk(isObject(x) ? x : {}, `${p}.items[${i}]`, v, false, errs);
+    });
   for (const k of sortedKeys(s.dependencies)) {
     const d = (s.dependencies as Schema)[k];
     if (isObject(d)) walk(d, `${p}.dependencies[${k}]`, v, false, errs);
@@ -101,10 +107,22 @@ function walk(s: Schema | undefined, p: string, v: Ssv, isRoot: boolean, errs: F
   } else if (listType === 'set' && items) {
     // requireAtomicSetType. The map-type message prints the item's list type (kube passes XListType there).
     if (items.type === 'array' && str(items['x-kubernetes-list-type']) !== undefined && items['x-kubernetes-list-type'] !== 'atomic') {
-      errs.push(invalid(`${p}.items.x-kubernetes-list-type`, new GoJson(JSON.stringify(items['x-kubernetes-list-type'])), 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+      errs.push(
+        invalid(
+          `${p}.items.x-kubernetes-list-type`,
+          new GoJson(JSON.stringify(items['x-kubernetes-list-type'])),
+          'must be atomic as item of a list with x-kubernetes-list-type=set',
+        ),
+      );
     } else if (items.type === 'object' && items['x-kubernetes-map-type'] !== 'atomic') {
       const lt = str(items['x-kubernetes-list-type']);
-      errs.push(invalid(`${p}.items.x-kubernetes-map-type`, new GoJson(lt === undefined ? 'null' : JSON.stringify(lt)), 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+      errs.push(
+        invalid(
+          `${p}.items.x-kubernetes-map-type`,
+          new GoJson(lt === undefined ? 'null' : JSON.stringify(lt)),
+          'must be atomic as item of a list with x-kubernetes-list-type=set',
+        ),
+      );
     }
   }
   if (listType !== undefined && listType !== 'atomic' && listType !== 'set' && listType !== 'map') {
@@ -151,9 +169,15 @@ function walk(s: Schema | undefined, p: string, v: Ssv, isRoot: boolean, errs: F
         const f = props(items)[k];
         if (!isObject(f)) continue;
         if (!req.has(k) && (f.default === undefined || f.default === null)) {
-          errs.push(required(`${p}.items.properties[${k}].default`, 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'));
+          errs.push(
+            required(
+              `${p}.items.properties[${k}].default`,
+              'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
+            ),
+          );
         }
-        if (f.nullable === true) errs.push(forbidden(`${p}.items.properties[${k}].nullable`, 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable'));
+        if (f.nullable === true)
+          errs.push(forbidden(`${p}.items.properties[${k}].nullable`, 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable'));
       }
     }
   }

@@ -9,9 +9,32 @@ import { isObject, type Schema } from './structural.js';
 // kube-openapi's string formats known at compatibility version 1.37 (apiserver/validation/formats.go), with the
 // dashes removed as go-openapi normalizes names.
 const STRING_FORMATS = new Set([
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4', 'uuid5', 'isbn',
-  'isbn10', 'isbn13', 'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password', 'date', 'duration', 'datetime',
-  'k8sshortname', 'k8slongname',
+  'bsonobjectid',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+  'uuid3',
+  'uuid4',
+  'uuid5',
+  'isbn',
+  'isbn10',
+  'isbn13',
+  'creditcard',
+  'ssn',
+  'hexcolor',
+  'rgbcolor',
+  'byte',
+  'password',
+  'date',
+  'duration',
+  'datetime',
+  'k8sshortname',
+  'k8slongname',
 ]);
 
 function unrecognized(s: Schema): string | undefined {

@@ -15,7 +15,9 @@ const CASES = JSON.parse(readFileSync(CASES_FILE, 'utf8')) as CrdCase[];
 
 const corpus = [
   ...readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.yaml') && !f.endsWith('.example.yaml')),
-  ...readdirSync(join(CORPUS_DIR, 'seeds')).filter((f) => f.endsWith('.yaml') && !f.endsWith('.example.yaml') && !f.includes('as-written')).map((f) => `seeds/${f}`),
+  ...readdirSync(join(CORPUS_DIR, 'seeds'))
+    .filter((f) => f.endsWith('.yaml') && !f.endsWith('.example.yaml') && !f.includes('as-written'))
+    .map((f) => `seeds/${f}`),
 ];
 
 function answer(doc: Record<string, unknown>): { code: number; message: string | null; warnings: string[] } {
@@ -41,7 +43,7 @@ describe('validateCrd: the shared corpus', () => {
   });
 });
 
-describe("validateCrd: refusals recorded from kube-apiserver 1.37.2", () => {
+describe('validateCrd: refusals recorded from kube-apiserver 1.37.2', () => {
   it('holds at least 25 distinct refusals', () => expect(CASES.filter((c) => c.kube.code !== 201).length).toBeGreaterThanOrEqual(25));
   it.each(CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
     const doc = applyCaseOps(c);
@@ -52,14 +54,22 @@ describe("validateCrd: refusals recorded from kube-apiserver 1.37.2", () => {
 describe('validateCrd: what this server refuses although kube accepts it', () => {
   const webhook = CASES.find((c) => c.name === 'webhook conversion with an unknown review version')!;
   it('a valid Webhook conversion is refused with our own message, after kube would have accepted it', () => {
-    const doc = applyCaseOps({ ...webhook, ops: [{ path: ['spec', 'conversion'], value: { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://convert.example.com/crd' }, conversionReviewVersions: ['v1'] } } }] });
+    const doc = applyCaseOps({
+      ...webhook,
+      ops: [
+        {
+          path: ['spec', 'conversion'],
+          value: { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://convert.example.com/crd' }, conversionReviewVersions: ['v1'] } },
+        },
+      ],
+    });
     const r = validateCrd(doc);
     expect(r.errors).toEqual([WEBHOOK_UNSUPPORTED]);
     expect(crdInvalidMessage('shirts.stable.example.com', r.errors)).toBe(
       'CustomResourceDefinition.apiextensions.k8s.io "shirts.stable.example.com" is invalid: spec.conversion.strategy: Forbidden: Webhook conversion is not supported by this server (kube-apiserver would accept it); use strategy None',
     );
   });
-  it('a Webhook conversion kube refuses gets only kube\'s errors', () => {
+  it("a Webhook conversion kube refuses gets only kube's errors", () => {
     expect(answer(applyCaseOps(webhook))).toEqual(webhook.kube);
   });
 });

@@ -74,8 +74,14 @@ interface InternalSpec {
 // Fields that are pointers in the internal types: there false or "" differs from unset. Every other bool and
 // string field is a plain Go value, whose zero value is the same as unset.
 const POINTER_FIELDS = new Set([
-  'x-kubernetes-preserve-unknown-fields', '$ref', 'x-kubernetes-list-type', 'x-kubernetes-map-type',
-  'deprecationWarning', 'reason', 'optionalOldSelf', 'labelSelectorPath',
+  'x-kubernetes-preserve-unknown-fields',
+  '$ref',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
+  'deprecationWarning',
+  'reason',
+  'optionalOldSelf',
+  'labelSelectorPath',
 ]);
 // Go maps: an empty one equals nil (an empty struct, such as `status: {}`, is still a set pointer).
 const MAP_FIELDS = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
@@ -121,7 +127,10 @@ function toInternal(spec: J): InternalSpec {
   const versions: InternalVersion[] = list(spec.versions).map((v0) => {
     const v = obj(v0);
     return {
-      name: s(v.name), served: v.served === true, storage: v.storage === true, deprecated: v.deprecated === true,
+      name: s(v.name),
+      served: v.served === true,
+      storage: v.storage === true,
+      deprecated: v.deprecated === true,
       ...(typeof v.deprecationWarning === 'string' ? { deprecationWarning: v.deprecationWarning } : {}),
       ...(isObject(v.schema) ? { schema: v.schema } : {}),
       ...(isObject(v.subresources) ? { subresources: v.subresources } : {}),
@@ -130,7 +139,12 @@ function toInternal(spec: J): InternalSpec {
     };
   });
   const out: InternalSpec = {
-    group: s(spec.group), version: '', names: obj(spec.names), scope: s(spec.scope), versions, versionsSet: Array.isArray(spec.versions),
+    group: s(spec.group),
+    version: '',
+    names: obj(spec.names),
+    scope: s(spec.scope),
+    versions,
+    versionsSet: Array.isArray(spec.versions),
     ...(isObject(spec.conversion) ? { conversion: spec.conversion } : {}),
     // v1's plain bool becomes the internal *bool: always set, false unless true.
     preserveUnknownFields: spec.preserveUnknownFields === true,
@@ -138,7 +152,12 @@ function toInternal(spec: J): InternalSpec {
   const first = versions[0];
   if (!first) return out;
   out.version = first.name;
-  for (const [from, to] of [['subresources', 'subresources'], ['schema', 'validation'], ['additionalPrinterColumns', 'additionalPrinterColumns'], ['selectableFields', 'selectableFields']] as const) {
+  for (const [from, to] of [
+    ['subresources', 'subresources'],
+    ['schema', 'validation'],
+    ['additionalPrinterColumns', 'additionalPrinterColumns'],
+    ['selectableFields', 'selectableFields'],
+  ] as const) {
     const value = first[from];
     if (!versions.every((v) => v === first || semanticEqual(v[from], value))) continue;
     if (value !== undefined) (out as unknown as J)[to] = value;
@@ -155,16 +174,26 @@ const dns1035 = (p: string, value: string, errs: FieldError[]) => {
 // ValidateCustomResourceDefinitionNames.
 function validateNames(names: J, p: string): FieldError[] {
   const errs: FieldError[] = [];
-  const plural = s(names.plural), singular = s(names.singular), kind = s(names.kind), listKind = s(names.listKind);
+  const plural = s(names.plural),
+    singular = s(names.singular),
+    kind = s(names.kind),
+    listKind = s(names.listKind);
   if (plural) dns1035(`${p}.plural`, plural, errs);
   if (singular) dns1035(`${p}.singular`, singular, errs);
-  for (const [k, v] of [['kind', kind], ['listKind', listKind]] as const) {
+  for (const [k, v] of [
+    ['kind', kind],
+    ['listKind', listKind],
+  ] as const) {
     const e = isDNS1035Label(v.toLowerCase());
     if (v && e.length) errs.push(invalid(`${p}.${k}`, v, `may have mixed case, but should otherwise match: ${e.join(',')}`));
   }
-  list(names.shortNames).forEach((n, i) => { dns1035(`${p}.shortNames[${i}]`, s(n), errs); });
+  list(names.shortNames).forEach((n, i) => {
+    dns1035(`${p}.shortNames[${i}]`, s(n), errs);
+  });
   if (kind && kind === listKind) errs.push(invalid(`${p}.listKind`, listKind, 'kind and listKind may not be the same'));
-  list(names.categories).forEach((n, i) => { dns1035(`${p}.categories[${i}]`, s(n), errs); });
+  list(names.categories).forEach((n, i) => {
+    dns1035(`${p}.categories[${i}]`, s(n), errs);
+  });
   return errs;
 }
 
@@ -197,7 +226,10 @@ function validateSubresources(sub: J | undefined, p: string): FieldError[] {
   const errs: FieldError[] = [];
   if (!sub || !isObject(sub.scale)) return errs;
   const scale = sub.scale;
-  for (const [k, prefix, under] of [['specReplicasPath', '.spec.', '.spec'], ['statusReplicasPath', '.status.', '.status']] as const) {
+  for (const [k, prefix, under] of [
+    ['specReplicasPath', '.spec.', '.spec'],
+    ['statusReplicasPath', '.status.', '.status'],
+  ] as const) {
     const v = s(scale[k]);
     if (!v) errs.push(required(`${p}.scale.${k}`));
     else {
@@ -211,26 +243,83 @@ function validateSubresources(sub: J | undefined, p: string): FieldError[] {
     const e = simpleJsonPath(ls, `${p}.scale.labelSelectorPath`);
     if (e.length) errs.push(...e);
     // kube passes the *string here: json.Marshal prints it quoted, as %q would.
-    else if (!ls.startsWith('.spec.') && !ls.startsWith('.status.')) errs.push(invalid(`${p}.scale.labelSelectorPath`, new GoJson(JSON.stringify(ls)), 'should be a json path under either .spec or .status'));
+    else if (!ls.startsWith('.spec.') && !ls.startsWith('.status.'))
+      errs.push(invalid(`${p}.scale.labelSelectorPath`, new GoJson(JSON.stringify(ls)), 'should be a json path under either .spec or .status'));
   }
   return errs;
 }
 
 // Go struct field order of JSONSchemaProps, with what the status-subresource root check allows.
 const ROOT_FIELDS: [string, string][] = [
-  ['id', 'ID'], ['$schema', 'Schema'], ['$ref', 'Ref'], ['description', 'Description'], ['type', 'Type'], ['nullable', 'Nullable'],
-  ['format', 'Format'], ['title', 'Title'], ['default', 'Default'], ['maximum', 'Maximum'], ['exclusiveMaximum', 'ExclusiveMaximum'],
-  ['minimum', 'Minimum'], ['exclusiveMinimum', 'ExclusiveMinimum'], ['maxLength', 'MaxLength'], ['minLength', 'MinLength'],
-  ['pattern', 'Pattern'], ['maxItems', 'MaxItems'], ['minItems', 'MinItems'], ['uniqueItems', 'UniqueItems'], ['multipleOf', 'MultipleOf'],
-  ['enum', 'Enum'], ['maxProperties', 'MaxProperties'], ['minProperties', 'MinProperties'], ['required', 'Required'], ['items', 'Items'],
-  ['allOf', 'AllOf'], ['oneOf', 'OneOf'], ['anyOf', 'AnyOf'], ['not', 'Not'], ['properties', 'Properties'],
-  ['additionalProperties', 'AdditionalProperties'], ['patternProperties', 'PatternProperties'], ['dependencies', 'Dependencies'],
-  ['additionalItems', 'AdditionalItems'], ['definitions', 'Definitions'], ['externalDocs', 'ExternalDocs'], ['example', 'Example'],
-  ['x-kubernetes-preserve-unknown-fields', 'XPreserveUnknownFields'], ['x-kubernetes-embedded-resource', 'XEmbeddedResource'],
-  ['x-kubernetes-int-or-string', 'XIntOrString'], ['x-kubernetes-list-map-keys', 'XListMapKeys'], ['x-kubernetes-list-type', 'XListType'],
-  ['x-kubernetes-map-type', 'XMapType'], ['x-kubernetes-validations', 'XValidations'],
+  ['id', 'ID'],
+  ['$schema', 'Schema'],
+  ['$ref', 'Ref'],
+  ['description', 'Description'],
+  ['type', 'Type'],
+  ['nullable', 'Nullable'],
+  ['format', 'Format'],
+  ['title', 'Title'],
+  ['default', 'Default'],
+  ['maximum', 'Maximum'],
+  ['exclusiveMaximum', 'ExclusiveMaximum'],
+  ['minimum', 'Minimum'],
+  ['exclusiveMinimum', 'ExclusiveMinimum'],
+  ['maxLength', 'MaxLength'],
+  ['minLength', 'MinLength'],
+  ['pattern', 'Pattern'],
+  ['maxItems', 'MaxItems'],
+  ['minItems', 'MinItems'],
+  ['uniqueItems', 'UniqueItems'],
+  ['multipleOf', 'MultipleOf'],
+  ['enum', 'Enum'],
+  ['maxProperties', 'MaxProperties'],
+  ['minProperties', 'MinProperties'],
+  ['required', 'Required'],
+  ['items', 'Items'],
+  ['allOf', 'AllOf'],
+  ['oneOf', 'OneOf'],
+  ['anyOf', 'AnyOf'],
+  ['not', 'Not'],
+  ['properties', 'Properties'],
+  ['additionalProperties', 'AdditionalProperties'],
+  ['patternProperties', 'PatternProperties'],
+  ['dependencies', 'Dependencies'],
+  ['additionalItems', 'AdditionalItems'],
+  ['definitions', 'Definitions'],
+  ['externalDocs', 'ExternalDocs'],
+  ['example', 'Example'],
+  ['x-kubernetes-preserve-unknown-fields', 'XPreserveUnknownFields'],
+  ['x-kubernetes-embedded-resource', 'XEmbeddedResource'],
+  ['x-kubernetes-int-or-string', 'XIntOrString'],
+  ['x-kubernetes-list-map-keys', 'XListMapKeys'],
+  ['x-kubernetes-list-type', 'XListType'],
+  ['x-kubernetes-map-type', 'XMapType'],
+  ['x-kubernetes-validations', 'XValidations'],
 ];
-const ALLOWED_AT_ROOT = ['Description', 'Type', 'Format', 'Title', 'Maximum', 'ExclusiveMaximum', 'Minimum', 'ExclusiveMinimum', 'MaxLength', 'MinLength', 'Pattern', 'MaxItems', 'MinItems', 'UniqueItems', 'MultipleOf', 'Required', 'Items', 'Properties', 'ExternalDocs', 'Example', 'XPreserveUnknownFields', 'XValidations'];
+const ALLOWED_AT_ROOT = [
+  'Description',
+  'Type',
+  'Format',
+  'Title',
+  'Maximum',
+  'ExclusiveMaximum',
+  'Minimum',
+  'ExclusiveMinimum',
+  'MaxLength',
+  'MinLength',
+  'Pattern',
+  'MaxItems',
+  'MinItems',
+  'UniqueItems',
+  'MultipleOf',
+  'Required',
+  'Items',
+  'Properties',
+  'ExternalDocs',
+  'Example',
+  'XPreserveUnknownFields',
+  'XValidations',
+];
 // reflect's zero test: a Go zero value (false, "", nil). A present empty list or map is not zero.
 const isZero = (v: unknown) => v === undefined || v === null || v === false || v === '';
 
@@ -287,13 +376,21 @@ function validateValidation(validation: J | undefined, statusEnabled: boolean, p
       if (isZero(schema[k])) continue;
       if (goName === 'Type') {
         if (schema.type !== 'object') {
-          errs.push(invalid(`${at}.type`, s(schema.type), 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'));
+          errs.push(
+            invalid(`${at}.type`, s(schema.type), 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'),
+          );
           break;
         }
         continue;
       }
       if (!ALLOWED_AT_ROOT.includes(goName)) {
-        errs.push(invalid(at, new GoJson(renderSchema(schema)), `only [${ALLOWED_AT_ROOT.join(' ')}] fields are allowed at the root of the schema if the status subresource is enabled`));
+        errs.push(
+          invalid(
+            at,
+            new GoJson(renderSchema(schema)),
+            `only [${ALLOWED_AT_ROOT.join(' ')}] fields are allowed at the root of the schema if the status subresource is enabled`,
+          ),
+        );
         break;
       }
     }
@@ -370,7 +467,9 @@ function validateVersion(v: InternalVersion, p: string, statusEnabled: boolean):
   for (const e of deprecationWarningErrors(v.deprecated, v.deprecationWarning)) errs.push(invalid(`${p}.deprecationWarning`, v.deprecationWarning ?? '', e));
   errs.push(...validateValidation(v.schema, statusEnabled, `${p}.schema`));
   errs.push(...validateSubresources(v.subresources, `${p}.subresources`));
-  list(v.additionalPrinterColumns).forEach((c, i) => { errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`)); });
+  list(v.additionalPrinterColumns).forEach((c, i) => {
+    errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`));
+  });
   if (list(v.selectableFields).length > 0) {
     const schema = v.schema && isObject(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
     if (!schema) errs.push(invalid(`${p}.selectableFields`, '', 'may only be set when `version.schema.openAPIV3Schema` is not included'));
@@ -437,7 +536,9 @@ function validateSpec(spec: InternalSpec, p: string): FieldError[] {
   const anyStatus = hasStatus(spec.subresources) || spec.versions.some((v) => hasStatus(v.subresources));
   errs.push(...validateValidation(spec.validation, anyStatus, `${p}.validation`));
   errs.push(...validateSubresources(spec.subresources, `${p}.subresources`));
-  list(spec.additionalPrinterColumns).forEach((c, i) => { errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`)); });
+  list(spec.additionalPrinterColumns).forEach((c, i) => {
+    errs.push(...validateColumn(obj(c), `${p}.additionalPrinterColumns[${i}]`));
+  });
   if (list(spec.selectableFields).length > 0) {
     if (!spec.validation) errs.push(invalid(`${p}.selectableFields`, '', 'may only be set when validations.schema is included'));
     else errs.push(...selectable(list(spec.selectableFields), obj(spec.validation.openAPIV3Schema), `${p}.selectableFields`, `${p}.schema.openAPIV3Schema`));
@@ -464,7 +565,8 @@ function validateConversion(c: J, p: string): FieldError[] {
   const reviewVersions = webhook && Array.isArray(webhook.conversionReviewVersions) ? webhook.conversionReviewVersions.map(s) : undefined;
   if (strategy === 'Webhook') {
     if (!cc) errs.push(required(`${p}.webhookClientConfig`, 'required when strategy is set to Webhook'));
-    else if ((typeof cc.url === 'string') === isObject(cc.service)) errs.push(required(`${p}.webhookClientConfig`, 'exactly one of url or service is required'));
+    else if ((typeof cc.url === 'string') === isObject(cc.service))
+      errs.push(required(`${p}.webhookClientConfig`, 'exactly one of url or service is required'));
     else if (typeof cc.url === 'string') errs.push(...validateWebhookURL(`${p}.webhookClientConfig.url`, cc.url));
     else errs.push(...validateWebhookService(`${p}.webhookClientConfig.service`, obj(cc.service)));
     if (!reviewVersions || reviewVersions.length === 0) errs.push(required(`${p}.conversionReviewVersions`));
@@ -484,7 +586,8 @@ function validateConversion(c: J, p: string): FieldError[] {
     }
   } else {
     if (cc) errs.push(forbidden(`${p}.webhookClientConfig`, 'should not be set when strategy is not set to Webhook'));
-    if (reviewVersions && reviewVersions.length > 0) errs.push(forbidden(`${p}.conversionReviewVersions`, 'should not be set when strategy is not set to Webhook'));
+    if (reviewVersions && reviewVersions.length > 0)
+      errs.push(forbidden(`${p}.conversionReviewVersions`, 'should not be set when strategy is not set to Webhook'));
   }
   return errs;
 }
@@ -506,8 +609,16 @@ function validateApproval(group: string, annotations: Record<string, string> | u
   try {
     const u = new URL(value);
     if (u.protocol && u.host) return [];
-  } catch { /* falls through */ }
-  return [invalid(at, value, `protected groups must have approval annotation "${key}" with either a URL or a reason starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111`)];
+  } catch {
+    /* falls through */
+  }
+  return [
+    invalid(
+      at,
+      value,
+      `protected groups must have approval annotation "${key}" with either a URL or a reason starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111`,
+    ),
+  ];
 }
 
 // PrepareForCreate resets status and stores the first storage version; ValidateCustomResourceDefinitionStoredVersions
@@ -563,7 +674,9 @@ export function validateCrd(doc: unknown): CrdCheck {
   errs.push(...validateStoredVersions(spec.versions));
   errs.push(...validateApproval(spec.group, meta.annotations));
   if (spec.preserveUnknownFields === true) {
-    errs.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+    errs.push(
+      invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'),
+    );
   }
   // rest.BeforeCreate asks the strategy for warnings only once validation passed.
   if (errs.length === 0) warnings.push(...crdWarnings(specSchemas(spec)));

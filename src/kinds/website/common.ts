@@ -49,11 +49,13 @@ export interface WebsiteObject extends KubeObject {
 export const typeMetaProperties: Record<string, JSONSchema> = {
   apiVersion: {
     type: 'string',
-    description: 'APIVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
+    description:
+      'APIVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
   },
   kind: {
     type: 'string',
-    description: 'Kind is a string value representing the REST resource this object represents. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
+    description:
+      'Kind is a string value representing the REST resource this object represents. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
   },
   metadata: { type: 'object', description: "Standard object's metadata.", 'x-kubernetes-preserve-unknown-fields': true },
 };
@@ -118,12 +120,18 @@ export function printerColumns<T extends WithReplicas>(fields: { repo(w: T): str
   return [
     { name: 'Git-Repo', type: 'string', description: 'Git repository the site is served from.', priority: 0, cell: (w) => fields.repo(w) },
     {
-      name: 'Ready', type: 'string', description: 'Ready pods / desired pods.', priority: 0,
+      name: 'Ready',
+      type: 'string',
+      description: 'Ready pods / desired pods.',
+      priority: 0,
       cell: (w) => `${w.status?.readyReplicas ?? 0}/${w.spec?.replicas ?? 0}`,
     },
     { name: 'Type', type: 'string', description: 'Service type.', priority: 0, cell: (w) => fields.type(w) },
     {
-      name: 'Port', type: 'string', description: 'Node port of the Service, or <none>.', priority: 0,
+      name: 'Port',
+      type: 'string',
+      description: 'Node port of the Service, or <none>.',
+      priority: 0,
       cell: (w) => (w.status?.nodePort ? String(w.status.nodePort) : '<none>'),
     },
     { name: 'Status', type: 'string', description: 'Ready, Pending, Terminating or the reason it is not ready.', priority: 0, cell: phase },

@@ -37,12 +37,29 @@ function metadata(r: Rng, annotations: Record<string, string>) {
   for (let i = r.int(0, 3); i > 0; i--) labels[`l${r.int(0, 9)}`] = `v${r.int(0, 99)}`;
   for (let i = r.int(0, 2); i > 0; i--) annotations[`example.com/a${r.int(0, 9)}`] = `text ${r.int(0, 999)}`;
   return {
-    name: `site-${r.int(0, 9999)}`, namespace: r.pick(['default', 'team-a']), uid: `uid-${r.int(0, 1e6)}`,
-    resourceVersion: String(r.int(1, 1e6)), generation: r.int(1, 9), creationTimestamp: '2026-11-27T08:00:00Z',
+    name: `site-${r.int(0, 9999)}`,
+    namespace: r.pick(['default', 'team-a']),
+    uid: `uid-${r.int(0, 1e6)}`,
+    resourceVersion: String(r.int(1, 1e6)),
+    generation: r.int(1, 9),
+    creationTimestamp: '2026-11-27T08:00:00Z',
     ...(Object.keys(labels).length ? { labels } : {}),
     ...(Object.keys(annotations).length ? { annotations } : {}),
     ...(r.maybe(0.2) ? { finalizers: ['extensions.example.com/cleanup'] } : {}),
-    ...(r.maybe(0.3) ? { managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'extensions.example.com/v1alpha1', time: '2026-11-27T08:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:gitRepo': {} } } }] } : {}),
+    ...(r.maybe(0.3)
+      ? {
+          managedFields: [
+            {
+              manager: 'kubectl',
+              operation: 'Apply',
+              apiVersion: 'extensions.example.com/v1alpha1',
+              time: '2026-11-27T08:00:00Z',
+              fieldsType: 'FieldsV1',
+              fieldsV1: { 'f:spec': { 'f:gitRepo': {} } },
+            },
+          ],
+        }
+      : {}),
   };
 }
 
@@ -50,9 +67,21 @@ function status(r: Rng) {
   if (!r.maybe(0.6)) return {};
   return {
     status: {
-      observedGeneration: r.int(1, 9), replicas: r.int(0, 5), readyReplicas: r.int(0, 5), deployment: 'd', service: 's',
+      observedGeneration: r.int(1, 9),
+      replicas: r.int(0, 5),
+      readyReplicas: r.int(0, 5),
+      deployment: 'd',
+      service: 's',
       ...(r.maybe() ? { nodePort: r.int(30000, 32767) } : {}),
-      conditions: [{ type: 'Ready', status: r.pick(['True', 'False', 'Unknown'] as const), reason: 'R', lastTransitionTime: '2026-11-27T08:00:00Z', observedGeneration: 1 }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: r.pick(['True', 'False', 'Unknown'] as const),
+          reason: 'R',
+          lastTransitionTime: '2026-11-27T08:00:00Z',
+          observedGeneration: 1,
+        },
+      ],
     },
   };
 }
@@ -65,9 +94,14 @@ function alphaObject(r: Rng): V1alpha1 {
   else if (r.maybe(0.1)) annotations[NODE_PORT_ANNOTATION] = r.pick(['abc', '80', '030080', '']);
   const repo = r.pick(REPOS);
   return {
-    apiVersion: 'extensions.example.com/v1alpha1', kind: 'Website', metadata: metadata(r, annotations),
+    apiVersion: 'extensions.example.com/v1alpha1',
+    kind: 'Website',
+    metadata: metadata(r, annotations),
     spec: {
-      gitRepo: repo, replicas: r.int(0, 100), syncIntervalSeconds: r.int(5, 86400), serviceType: type,
+      gitRepo: repo,
+      replicas: r.int(0, 100),
+      syncIntervalSeconds: r.int(5, 86400),
+      serviceType: type,
       ...(r.maybe() ? { branch: r.pick(['main', 'release-1.0', 'gh-pages']) } : {}),
       ...(r.maybe(0.3) && !repo.startsWith('git://') ? { secretRef: { name: 'creds' } } : {}),
     },
@@ -79,11 +113,14 @@ function v1Object(r: Rng): V1 {
   const type = r.pick(TYPES);
   const repo = r.pick(REPOS);
   return {
-    apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: metadata(r, {}),
+    apiVersion: 'extensions.example.com/v1',
+    kind: 'Website',
+    metadata: metadata(r, {}),
     spec: {
       replicas: r.int(0, 100),
       git: {
-        repository: repo, syncIntervalSeconds: r.int(5, 86400),
+        repository: repo,
+        syncIntervalSeconds: r.int(5, 86400),
         ...(r.maybe() ? { branch: r.pick(['main', 'release-1.0']) } : {}),
         ...(r.maybe(0.3) && !repo.startsWith('git://') ? { secretRef: { name: 'creds' } } : {}),
       },
@@ -103,7 +140,8 @@ function errorsIn(obj: V1 | V1alpha1, version: 'v1' | 'v1alpha1', old?: V1 | V1a
   const admission = version === 'v1' ? v1Admission : alphaAdmission;
   const pruned = admission.pruneUnknown(copy);
   const schema = admission.defaultAndValidate(copy).map((e) => e.message);
-  const semantic = version === 'v1' ? v1Def.validate?.(obj as V1, old as V1 | undefined) ?? [] : alphaDef.validate?.(obj as V1alpha1, old as V1alpha1 | undefined) ?? [];
+  const semantic =
+    version === 'v1' ? (v1Def.validate?.(obj as V1, old as V1 | undefined) ?? []) : (alphaDef.validate?.(obj as V1alpha1, old as V1alpha1 | undefined) ?? []);
   return [...pruned.map((p) => `pruned ${p}`), ...schema, ...semantic.map((e) => e.message)];
 }
 

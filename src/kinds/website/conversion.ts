@@ -29,7 +29,11 @@ function withAnnotation(meta: ObjectMeta, key: string, value: string | undefined
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ordered puts the members in the order every object is written (apiVersion, kind, metadata, spec, status, the rest).
-function ordered<T extends object>(apiVersion: string, o: { kind?: string | undefined; metadata: ObjectMeta; spec: unknown; status?: unknown }, rest: object): T {
+function ordered<T extends object>(
+  apiVersion: string,
+  o: { kind?: string | undefined; metadata: ObjectMeta; spec: unknown; status?: unknown },
+  rest: object,
+): T {
   const { apiVersion: _a, kind: _k, metadata: _m, spec: _s, status: _st, ...others } = rest as Record<string, unknown>;
   return defined({ apiVersion, kind: o.kind, metadata: o.metadata, spec: o.spec, status: o.status, ...others }) as T;
 }
@@ -41,16 +45,20 @@ export function toV1(w: V1alpha1): V1 {
   if (!isObject(spec)) return ordered<V1>(apiVersion, w, w);
   const port = nodePortAnnotation(w.metadata?.annotations?.[NODE_PORT_ANNOTATION]);
   const metadata = port === undefined ? w.metadata : withAnnotation(w.metadata, NODE_PORT_ANNOTATION, undefined);
-  return ordered<V1>(apiVersion, {
-    kind: w.kind,
-    metadata,
-    status: w['status'],
-    spec: defined({
-      replicas: spec.replicas,
-      git: defined({ repository: spec.gitRepo, branch: spec.branch, syncIntervalSeconds: spec.syncIntervalSeconds, secretRef: spec.secretRef }),
-      service: defined({ type: spec.serviceType, nodePort: port }),
-    }),
-  }, w);
+  return ordered<V1>(
+    apiVersion,
+    {
+      kind: w.kind,
+      metadata,
+      status: w['status'],
+      spec: defined({
+        replicas: spec.replicas,
+        git: defined({ repository: spec.gitRepo, branch: spec.branch, syncIntervalSeconds: spec.syncIntervalSeconds, secretRef: spec.secretRef }),
+        service: defined({ type: spec.serviceType, nodePort: port }),
+      }),
+    },
+    w,
+  );
 }
 
 /** toV1alpha1 converts a v1 Website to v1alpha1. */
@@ -60,29 +68,51 @@ export function toV1alpha1(w: V1): V1alpha1 {
   if (!isObject(spec)) return ordered<V1alpha1>(apiVersion, w, w);
   const port = spec.service?.nodePort;
   const metadata = port === undefined ? w.metadata : withAnnotation(w.metadata, NODE_PORT_ANNOTATION, String(port));
-  return ordered<V1alpha1>(apiVersion, {
-    kind: w.kind,
-    metadata,
-    status: w['status'],
-    spec: defined({
-      gitRepo: spec.git?.repository,
-      branch: spec.git?.branch,
-      replicas: spec.replicas,
-      syncIntervalSeconds: spec.git?.syncIntervalSeconds,
-      serviceType: spec.service?.type,
-      secretRef: spec.git?.secretRef,
-    }) as V1alpha1['spec'],
-  }, w);
+  return ordered<V1alpha1>(
+    apiVersion,
+    {
+      kind: w.kind,
+      metadata,
+      status: w['status'],
+      spec: defined({
+        gitRepo: spec.git?.repository,
+        branch: spec.git?.branch,
+        replicas: spec.replicas,
+        syncIntervalSeconds: spec.git?.syncIntervalSeconds,
+        serviceType: spec.service?.type,
+        secretRef: spec.git?.secretRef,
+      }) as V1alpha1['spec'],
+    },
+    w,
+  );
 }
 
 // Where each v1alpha1 field is in v1 (the rest of a path, below the field, follows unchanged).
 const V1ALPHA1_TO_V1: readonly [readonly string[], readonly string[]][] = [
-  [['spec', 'gitRepo'], ['spec', 'git', 'repository']],
-  [['spec', 'branch'], ['spec', 'git', 'branch']],
-  [['spec', 'syncIntervalSeconds'], ['spec', 'git', 'syncIntervalSeconds']],
-  [['spec', 'secretRef'], ['spec', 'git', 'secretRef']],
-  [['spec', 'serviceType'], ['spec', 'service', 'type']],
-  [['metadata', 'annotations', NODE_PORT_ANNOTATION], ['spec', 'service', 'nodePort']],
+  [
+    ['spec', 'gitRepo'],
+    ['spec', 'git', 'repository'],
+  ],
+  [
+    ['spec', 'branch'],
+    ['spec', 'git', 'branch'],
+  ],
+  [
+    ['spec', 'syncIntervalSeconds'],
+    ['spec', 'git', 'syncIntervalSeconds'],
+  ],
+  [
+    ['spec', 'secretRef'],
+    ['spec', 'git', 'secretRef'],
+  ],
+  [
+    ['spec', 'serviceType'],
+    ['spec', 'service', 'type'],
+  ],
+  [
+    ['metadata', 'annotations', NODE_PORT_ANNOTATION],
+    ['spec', 'service', 'nodePort'],
+  ],
 ];
 
 const startsWith = (p: readonly string[], prefix: readonly string[]) => prefix.length <= p.length && prefix.every((s, i) => p[i] === s);

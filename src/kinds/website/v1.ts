@@ -9,7 +9,15 @@ import { forbidden, path, type FieldError } from '../../apis/meta/field-path.js'
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { JSONSchema, ResourceDefinition } from '../../registry/resource.js';
 import {
-  DESCRIPTION, names, NODE_PORT_RANGE, printerColumns, scale, SERVICE_TYPES, statusSchema, typeMetaProperties, validateGit,
+  DESCRIPTION,
+  names,
+  NODE_PORT_RANGE,
+  printerColumns,
+  scale,
+  SERVICE_TYPES,
+  statusSchema,
+  typeMetaProperties,
+  validateGit,
   type WebsiteStatus,
 } from './common.js';
 import { NODE_PORT_ANNOTATION } from './v1alpha1.js';
@@ -92,10 +100,11 @@ export const websiteSchema: JSONSchema = {
             },
             secretRef: {
               type: 'object',
-              description: 'SecretRef names a Secret in the Website\'s namespace holding the credentials for a private repository, mounted into git-sync (the server never reads it). For an http(s) URL: keys username and password (a password or token; type kubernetes.io/basic-auth). For an ssh URL: keys ssh-privatekey and known_hosts (type kubernetes.io/ssh-auth). Not allowed with git:// URLs, which have no authentication.',
+              description:
+                "SecretRef names a Secret in the Website's namespace holding the credentials for a private repository, mounted into git-sync (the server never reads it). For an http(s) URL: keys username and password (a password or token; type kubernetes.io/basic-auth). For an ssh URL: keys ssh-privatekey and known_hosts (type kubernetes.io/ssh-auth). Not allowed with git:// URLs, which have no authentication.",
               required: ['name'],
               properties: {
-                name: { type: 'string', minLength: 1, maxLength: 253, description: 'Name of the Secret, in the Website\'s namespace.' },
+                name: { type: 'string', minLength: 1, maxLength: 253, description: "Name of the Secret, in the Website's namespace." },
               },
             },
           },
@@ -133,7 +142,11 @@ export const websiteDefinition: ResourceDefinition<Website> = {
   version: 'v1',
   schema: websiteSchema,
   description: DESCRIPTION,
-  printerColumns: printerColumns<Website>({ repo: (w) => w.spec?.git?.repository ?? '', type: (w) => w.spec?.service?.type ?? '', branch: (w) => w.spec?.git?.branch ?? '' }),
+  printerColumns: printerColumns<Website>({
+    repo: (w) => w.spec?.git?.repository ?? '',
+    type: (w) => w.spec?.service?.type ?? '',
+    branch: (w) => w.spec?.git?.branch ?? '',
+  }),
   subresources: { status: true, scale },
   validate(w, old): FieldError[] {
     const git = w.spec?.git;
@@ -148,7 +161,9 @@ export const websiteDefinition: ResourceDefinition<Website> = {
     // v1alpha1 clients carry nodePort in this annotation; in v1 it would shadow the field on a round trip.
     const reserved = w.metadata.annotations?.[NODE_PORT_ANNOTATION];
     if (reserved !== undefined && (reserved !== old?.metadata.annotations?.[NODE_PORT_ANNOTATION] || w.spec?.service?.nodePort !== undefined)) {
-      errs.push(forbidden(`metadata.annotations[${NODE_PORT_ANNOTATION}]`, 'is reserved for extensions.example.com/v1alpha1 clients: set spec.service.nodePort'));
+      errs.push(
+        forbidden(`metadata.annotations[${NODE_PORT_ANNOTATION}]`, 'is reserved for extensions.example.com/v1alpha1 clients: set spec.service.nodePort'),
+      );
     }
     return errs;
   },

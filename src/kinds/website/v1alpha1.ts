@@ -8,7 +8,15 @@ import { invalid, path, type FieldError } from '../../apis/meta/field-path.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { JSONSchema, ResourceDefinition } from '../../registry/resource.js';
 import {
-  DESCRIPTION, names, NODE_PORT_RANGE, printerColumns, scale, SERVICE_TYPES, statusSchema, typeMetaProperties, validateGit,
+  DESCRIPTION,
+  names,
+  NODE_PORT_RANGE,
+  printerColumns,
+  scale,
+  SERVICE_TYPES,
+  statusSchema,
+  typeMetaProperties,
+  validateGit,
   type WebsiteStatus,
 } from './common.js';
 
@@ -54,7 +62,8 @@ export const websiteSchema: JSONSchema = {
           type: 'string',
           minLength: 1,
           maxLength: 2048,
-          description: 'GitRepo is the URL of the git repository holding the site: an http(s)://, ssh:// or git:// URL, or user@host:path. It is cloned into the web root and pulled every syncIntervalSeconds.',
+          description:
+            'GitRepo is the URL of the git repository holding the site: an http(s)://, ssh:// or git:// URL, or user@host:path. It is cloned into the web root and pulled every syncIntervalSeconds.',
         },
         branch: {
           type: 'string',
@@ -83,10 +92,11 @@ export const websiteSchema: JSONSchema = {
         },
         secretRef: {
           type: 'object',
-          description: 'SecretRef names a Secret in the Website\'s namespace holding the credentials for a private gitRepo, mounted into git-sync (the server never reads it). For an http(s) URL: keys username and password (a password or token; type kubernetes.io/basic-auth). For an ssh URL: keys ssh-privatekey and known_hosts (type kubernetes.io/ssh-auth). Not allowed with git:// URLs, which have no authentication.',
+          description:
+            "SecretRef names a Secret in the Website's namespace holding the credentials for a private gitRepo, mounted into git-sync (the server never reads it). For an http(s) URL: keys username and password (a password or token; type kubernetes.io/basic-auth). For an ssh URL: keys ssh-privatekey and known_hosts (type kubernetes.io/ssh-auth). Not allowed with git:// URLs, which have no authentication.",
           required: ['name'],
           properties: {
-            name: { type: 'string', minLength: 1, maxLength: 253, description: 'Name of the Secret, in the Website\'s namespace.' },
+            name: { type: 'string', minLength: 1, maxLength: 253, description: "Name of the Secret, in the Website's namespace." },
           },
         },
       },
@@ -125,8 +135,13 @@ export const websiteDefinition: ResourceDefinition<Website> = {
     // may stay as it is (validation ratchets), it is then an annotation like any other.
     const port = w.metadata.annotations?.[NODE_PORT_ANNOTATION];
     if (port !== undefined && nodePortAnnotation(port) === undefined && port !== old?.metadata.annotations?.[NODE_PORT_ANNOTATION]) {
-      errs.push(invalid(`metadata.annotations[${NODE_PORT_ANNOTATION}]`, port,
-        `must be a node port, ${NODE_PORT_RANGE.min} to ${NODE_PORT_RANGE.max} (it is spec.service.nodePort in extensions.example.com/v1)`));
+      errs.push(
+        invalid(
+          `metadata.annotations[${NODE_PORT_ANNOTATION}]`,
+          port,
+          `must be a node port, ${NODE_PORT_RANGE.min} to ${NODE_PORT_RANGE.max} (it is spec.service.nodePort in extensions.example.com/v1)`,
+        ),
+      );
     }
     if (port !== undefined && w.spec?.serviceType === 'ClusterIP' && nodePortAnnotation(port) !== undefined) {
       errs.push(invalid(`metadata.annotations[${NODE_PORT_ANNOTATION}]`, port, 'may only be set when spec.serviceType is NodePort or LoadBalancer'));

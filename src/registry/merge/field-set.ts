@@ -58,26 +58,35 @@ export class FieldSet {
 
   /** difference removes o's paths exactly (a member of o does not remove longer paths through it). */
   difference(o: FieldSet): FieldSet {
-    return this.#combine((m) => !o.members.has(m), (pe, c) => {
-      const oc = o.children.get(pe);
-      return oc ? c.difference(oc) : c.copy();
-    });
+    return this.#combine(
+      (m) => !o.members.has(m),
+      (pe, c) => {
+        const oc = o.children.get(pe);
+        return oc ? c.difference(oc) : c.copy();
+      },
+    );
   }
 
   intersection(o: FieldSet): FieldSet {
-    return this.#combine((m) => o.members.has(m), (pe, c) => {
-      const oc = o.children.get(pe);
-      return oc ? c.intersection(oc) : undefined;
-    });
+    return this.#combine(
+      (m) => o.members.has(m),
+      (pe, c) => {
+        const oc = o.children.get(pe);
+        return oc ? c.intersection(oc) : undefined;
+      },
+    );
   }
 
   /** recursiveDifference also removes every path under a member of o. */
   recursiveDifference(o: FieldSet): FieldSet {
-    return this.#combine((m) => !o.members.has(m), (pe, c) => {
-      if (o.members.has(pe)) return undefined;
-      const oc = o.children.get(pe);
-      return oc ? c.recursiveDifference(oc) : c.copy();
-    });
+    return this.#combine(
+      (m) => !o.members.has(m),
+      (pe, c) => {
+        if (o.members.has(pe)) return undefined;
+        const oc = o.children.get(pe);
+        return oc ? c.recursiveDifference(oc) : c.copy();
+      },
+    );
   }
 
   #combine(keepMember: (m: string) => boolean, child: (pe: string, c: FieldSet) => FieldSet | undefined): FieldSet {
@@ -143,8 +152,7 @@ export function fromFieldsV1(fields: unknown): FieldSet {
 
 /** fieldElement, keyElement, valueElement and indexElement spell path elements as FieldsV1 does. */
 export const fieldElement = (name: string) => `f:${name}`;
-export const keyElement = (keys: readonly [string, unknown][]) =>
-  `k:${JSON.stringify(Object.fromEntries([...keys].sort(([a], [b]) => byteOrder(a, b))))}`;
+export const keyElement = (keys: readonly [string, unknown][]) => `k:${JSON.stringify(Object.fromEntries([...keys].sort(([a], [b]) => byteOrder(a, b))))}`;
 export const valueElement = (v: unknown) => `v:${JSON.stringify(v)}`;
 export const indexElement = (i: number) => `i:${i}`;
 
@@ -213,19 +221,23 @@ const goString = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : v 
 
 /** pathString is fieldpath.Path.String: `.spec.replicas`, `.status.conditions[type="Ready"].status`, `[="a"]`, `[0]`. */
 export function pathString(p: Path): string {
-  return p.map((pe) => {
-    const rest = pe.slice(2);
-    switch (pe.slice(0, 1)) {
-      case 'f':
-        return `.${rest}`;
-      case 'k':
-        return `[${Object.entries(parse(rest) as Record<string, unknown>).map(([k, v]) => `${k}=${goString(v)}`).join(',')}]`;
-      case 'v':
-        return `[=${goString(parse(rest))}]`;
-      case 'i':
-        return `[${rest}]`;
-      default:
-        return pe;
-    }
-  }).join('');
+  return p
+    .map((pe) => {
+      const rest = pe.slice(2);
+      switch (pe.slice(0, 1)) {
+        case 'f':
+          return `.${rest}`;
+        case 'k':
+          return `[${Object.entries(parse(rest) as Record<string, unknown>)
+            .map(([k, v]) => `${k}=${goString(v)}`)
+            .join(',')}]`;
+        case 'v':
+          return `[=${goString(parse(rest))}]`;
+        case 'i':
+          return `[${rest}]`;
+        default:
+          return pe;
+      }
+    })
+    .join('');
 }

@@ -19,7 +19,9 @@ const type = fromJSONSchema({
       properties: {
         replicas: { type: 'integer' },
         ports: {
-          type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'protocol'],
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name', 'protocol'],
           items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string', default: 'TCP' }, port: { type: 'integer' } } },
         },
         tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
@@ -32,7 +34,9 @@ const type = fromJSONSchema({
       type: 'object',
       properties: {
         conditions: {
-          type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['type'],
           items: { type: 'object', properties: { type: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } } },
         },
       },
@@ -43,11 +47,17 @@ const managed: Managed = { type, apiVersion: 'x.example.com/v1', hasStatus: true
 const T = '2026-11-28T00:00:00Z';
 const obj = (rest: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): KubeObject =>
   ({ apiVersion: 'x.example.com/v1', kind: 'X', metadata: { name: 'a', ...meta }, ...rest }) as KubeObject;
-const fields = (o: KubeObject, manager: string) => (o.metadata.managedFields as { manager: string; fieldsV1: unknown }[]).find((e) => e.manager === manager)?.fieldsV1;
+const fields = (o: KubeObject, manager: string) =>
+  (o.metadata.managedFields as { manager: string; fieldsV1: unknown }[]).find((e) => e.manager === manager)?.fieldsV1;
 
 describe('field sets', () => {
   it('FieldsV1 marks a node that is itself a member with "." and reads back the same set', () => {
-    const set = FieldSet.of([['f:spec'], ['f:spec', 'f:replicas'], ['f:status', 'f:conditions', 'k:{"type":"Ready"}'], ['f:status', 'f:conditions', 'k:{"type":"Ready"}', 'f:status']]);
+    const set = FieldSet.of([
+      ['f:spec'],
+      ['f:spec', 'f:replicas'],
+      ['f:status', 'f:conditions', 'k:{"type":"Ready"}'],
+      ['f:status', 'f:conditions', 'k:{"type":"Ready"}', 'f:status'],
+    ]);
     const v1 = toFieldsV1(set);
     expect(v1).toEqual({ 'f:spec': { '.': {}, 'f:replicas': {} }, 'f:status': { 'f:conditions': { 'k:{"type":"Ready"}': { '.': {}, 'f:status': {} } } } });
     expect(Object.keys(v1['f:spec'] as object)[0]).toBe('.');
@@ -69,9 +79,11 @@ describe('field sets', () => {
     const set = toFieldSet({ spec: { ports: [{ name: 'http', port: 80 }], tags: ['a'], args: ['x', 'y'], selector: { app: 'w' }, env: { A: '1' } } }, type);
     expect(toFieldsV1(set)).toEqual({
       'f:spec': {
-        'f:args': {}, 'f:env': { 'f:A': {} },
+        'f:args': {},
+        'f:env': { 'f:A': {} },
         'f:ports': { 'k:{"name":"http","protocol":"TCP"}': { '.': {}, 'f:name': {}, 'f:port': {} } },
-        'f:selector': {}, 'f:tags': { 'v:"a"': {} },
+        'f:selector': {},
+        'f:tags': { 'v:"a"': {} },
       },
     });
   });
@@ -83,12 +95,18 @@ describe('field sets', () => {
     expect(c.removed.paths().map(pathString)).toEqual(['.spec.tags[="a"]']);
   });
 
-  it('refuses in structured-merge-diff\'s words what cannot be typed: a duplicate set or list map item, an item without its keys', () => {
+  it("refuses in structured-merge-diff's words what cannot be typed: a duplicate set or list map item, an item without its keys", () => {
     expect(typeErrors({ spec: { tags: ['a', 'b', 'a'] } }, type)).toBe('.spec.tags: duplicate entries for key [="a"]');
     // protocol has a default, so only name is missing.
-    expect(typeErrors({ spec: { ports: [{ port: 1 }] } }, type)).toBe('.spec.ports: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)');
-    expect(typeErrors({ status: { conditions: [{ status: 'True' }] } }, type)).toBe('.status.conditions: element 0: associative list with keys has an element that omits all key fields ["type"] (and doesn\'t have default values for any key fields)');
-    expect(typeErrors({ spec: { ports: [{ name: 'a' }, { name: 'a', protocol: 'TCP' }] } }, type)).toBe('.spec.ports: duplicate entries for key [name="a",protocol="TCP"]');
+    expect(typeErrors({ spec: { ports: [{ port: 1 }] } }, type)).toBe(
+      '.spec.ports: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)',
+    );
+    expect(typeErrors({ status: { conditions: [{ status: 'True' }] } }, type)).toBe(
+      '.status.conditions: element 0: associative list with keys has an element that omits all key fields ["type"] (and doesn\'t have default values for any key fields)',
+    );
+    expect(typeErrors({ spec: { ports: [{ name: 'a' }, { name: 'a', protocol: 'TCP' }] } }, type)).toBe(
+      '.spec.ports: duplicate entries for key [name="a",protocol="TCP"]',
+    );
     expect(typeErrors({ spec: { ports: [null] } }, type)).toBe('.spec.ports: element 0: associative list with keys may not have a null element');
     expect(typeErrors({ spec: { ports: ['http'] } }, type)).toBe('.spec.ports: element 0: associative list with keys may not have non-map elements');
     expect(typeErrors({ spec: { tags: [{ a: 1 }] } }, type)).toBe(".spec.tags: element 0: associative list without keys has an element that's a map type");
@@ -116,7 +134,7 @@ describe('managedFields sent with an update', () => {
 });
 
 describe('the Update manager cap', () => {
-  it('folds the oldest of more than ten Update entries into ancient-changes, per apiVersion, with the last one\'s time', () => {
+  it("folds the oldest of more than ten Update entries into ancient-changes, per apiVersion, with the last one's time", () => {
     let o = obj({ spec: { env: { a: '1' } } });
     o.metadata.managedFields = trackUpdate(managed, undefined, o, 'creator', 'main', '2026-11-28T00:00:00Z');
     for (let i = 1; i <= 11; i++) {
@@ -146,8 +164,11 @@ describe('several managers', () => {
     expect((o['status'] as { conditions: { type: string }[] }).conditions.map((c) => c.type)).toEqual(['Ready', 'Progressing', 'Custom']);
     expect(fields(o, 'ctrl')).toEqual({ 'f:status': { 'f:conditions': { 'k:{"type":"Custom"}': { '.': {}, 'f:reason': {}, 'f:status': {}, 'f:type': {} } } } });
     // Changing a condition the reconciler owns is a conflict on that condition's field only.
-    expect(() => serverSideApply(managed, o, obj({ status: { conditions: [cond('Ready', 'False')] } }), 'ctrl', false, T, { part: 'status', subresource: 'status' }))
-      .toThrow(/Apply failed with 1 conflict: conflict with "reconciler" with subresource "status" using x.example.com\/v1: .status.conditions\[type="Ready"\].status/);
+    expect(() =>
+      serverSideApply(managed, o, obj({ status: { conditions: [cond('Ready', 'False')] } }), 'ctrl', false, T, { part: 'status', subresource: 'status' }),
+    ).toThrow(
+      /Apply failed with 1 conflict: conflict with "reconciler" with subresource "status" using x.example.com\/v1: .status.conditions\[type="Ready"\].status/,
+    );
     // An empty status is a field of its own (`f:status`); no status at all owns nothing, and the entry goes.
     o = serverSideApply(managed, o, obj({ status: {} }), 'ctrl', false, T, { part: 'status', subresource: 'status' });
     expect((o['status'] as { conditions: { type: string }[] }).conditions.map((c) => c.type)).toEqual(['Ready', 'Progressing']);
@@ -156,7 +177,7 @@ describe('several managers', () => {
     expect(fields(o, 'ctrl')).toBeUndefined();
   });
 
-  it('finalizers are a set: each manager keeps its own, force takes only the conflicting item, removal leaves others\' items', () => {
+  it("finalizers are a set: each manager keeps its own, force takes only the conflicting item, removal leaves others' items", () => {
     let o = serverSideApply(managed, undefined, obj({}, { finalizers: ['a.example.com/x'] }), 'a', false, T);
     o = serverSideApply(managed, o, obj({}, { finalizers: ['b.example.com/y'] }), 'b', false, T);
     expect(o.metadata.finalizers).toEqual(['a.example.com/x', 'b.example.com/y']);
@@ -168,20 +189,26 @@ describe('several managers', () => {
     expect(o.metadata.finalizers).toEqual(['b.example.com/y']);
   });
 
-  it('owner references are a map by uid of atomic items: one entry each, a change to another\'s reference conflicts', () => {
+  it("owner references are a map by uid of atomic items: one entry each, a change to another's reference conflicts", () => {
     const ref = (uid: string, name = uid) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid });
     let o = serverSideApply(managed, undefined, obj({}, { ownerReferences: [ref('u1')] }), 'a', false, T);
     o = serverSideApply(managed, o, obj({}, { ownerReferences: [ref('u2')] }), 'b', false, T);
     expect(o.metadata.ownerReferences?.map((r) => r.uid)).toEqual(['u1', 'u2']);
     expect(fields(o, 'b')).toEqual({ 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"u2"}': {} } } });
-    expect(() => serverSideApply(managed, o, obj({}, { ownerReferences: [ref('u1', 'other')] }), 'b', false, T)).toThrow(/\.metadata\.ownerReferences\[uid="u1"\]$/);
+    expect(() => serverSideApply(managed, o, obj({}, { ownerReferences: [ref('u1', 'other')] }), 'b', false, T)).toThrow(
+      /\.metadata\.ownerReferences\[uid="u1"\]$/,
+    );
   });
 
   it('a list map in spec merges by its two keys across three managers, and an Update takes over only the item field it changed', () => {
     let o = serverSideApply(managed, undefined, obj({ spec: { ports: [{ name: 'http', port: 80 }] } }), 'a', false, T);
     o = serverSideApply(managed, o, obj({ spec: { ports: [{ name: 'http', protocol: 'UDP', port: 81 }] } }), 'b', false, T);
     o = serverSideApply(managed, o, obj({ spec: { ports: [{ name: 'dns', port: 53 }] } }), 'c', false, T);
-    expect((o['spec'] as { ports: unknown[] }).ports).toEqual([{ name: 'http', port: 80 }, { name: 'http', protocol: 'UDP', port: 81 }, { name: 'dns', port: 53 }]);
+    expect((o['spec'] as { ports: unknown[] }).ports).toEqual([
+      { name: 'http', port: 80 },
+      { name: 'http', protocol: 'UDP', port: 81 },
+      { name: 'dns', port: 53 },
+    ]);
     const edited = structuredClone(o);
     ((edited['spec'] as { ports: { port: number }[] }).ports[2] as { port: number }).port = 5353;
     edited.metadata.managedFields = trackUpdate(managed, o, edited, 'kubectl-edit', 'main', T);

@@ -49,18 +49,32 @@ const DEDUCED_LIST: ListType = { kind: 'list', atomic: true, keys: [], element: 
 const DEDUCED_MAP: MapType = { kind: 'map', atomic: false, fields: new Map(), element: DEDUCED };
 
 const map = (fields: Record<string, MergeType>, opts: Partial<MapType> = {}): MapType => ({
-  kind: 'map', atomic: false, fields: new Map(Object.entries(fields).map(([k, type]) => [k, { type }])), ...opts,
+  kind: 'map',
+  atomic: false,
+  fields: new Map(Object.entries(fields).map(([k, type]) => [k, { type }])),
+  ...opts,
 });
 const STRING_MAP = map({}, { element: SCALAR });
 
 // ObjectMeta (k8s.io/apimachinery/pkg/apis/meta/v1/types.go) with its list and struct markers.
 const OBJECT_META: MapType = map({
-  name: SCALAR, generateName: SCALAR, namespace: SCALAR, selfLink: SCALAR, uid: SCALAR, resourceVersion: SCALAR,
-  generation: SCALAR, creationTimestamp: SCALAR, deletionTimestamp: SCALAR, deletionGracePeriodSeconds: SCALAR,
-  labels: STRING_MAP, annotations: STRING_MAP,
+  name: SCALAR,
+  generateName: SCALAR,
+  namespace: SCALAR,
+  selfLink: SCALAR,
+  uid: SCALAR,
+  resourceVersion: SCALAR,
+  generation: SCALAR,
+  creationTimestamp: SCALAR,
+  deletionTimestamp: SCALAR,
+  deletionGracePeriodSeconds: SCALAR,
+  labels: STRING_MAP,
+  annotations: STRING_MAP,
   // +structType=atomic items, +listType=map +listMapKey=uid
   ownerReferences: {
-    kind: 'list', atomic: false, keys: ['uid'],
+    kind: 'list',
+    atomic: false,
+    keys: ['uid'],
     element: map({ apiVersion: SCALAR, kind: SCALAR, name: SCALAR, uid: SCALAR, controller: SCALAR, blockOwnerDeletion: SCALAR }, { atomic: true }),
   },
   finalizers: { kind: 'list', atomic: false, keys: [], element: SCALAR },

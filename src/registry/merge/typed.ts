@@ -177,7 +177,7 @@ function mergeItems(t: ListType, lhs: unknown[], rhs: unknown[]): unknown[] {
   const push = (v: unknown) => {
     if (v !== undefined) out.push(v);
   };
-  for (let l = 0, r = 0; l < lOrder.length || r < rOrder.length;) {
+  for (let l = 0, r = 0; l < lOrder.length || r < rOrder.length; ) {
     if (l < lOrder.length && r < rOrder.length) {
       const pe = lOrder[l] as string;
       if (pe === rOrder[r]) {
@@ -316,7 +316,8 @@ export function typeErrors(v: unknown, t: MergeType): string | undefined {
 
 // missingKeys words why a list item has no path element, in listItemToPathElement's words (typed/helpers.go).
 function missingKeys(t: ListType, item: unknown): string {
-  if (t.keys.length === 0) return Array.isArray(item) ? 'not supported: associative list with lists as elements' : "associative list without keys has an element that's a map type";
+  if (t.keys.length === 0)
+    return Array.isArray(item) ? 'not supported: associative list with lists as elements' : "associative list without keys has an element that's a map type";
   if (item === null) return 'associative list with keys may not have a null element';
   if (!isObject(item)) return 'associative list with keys may not have non-map elements';
   const element = t.element.kind === 'map' ? t.element : undefined;

@@ -37,7 +37,10 @@ export function normalise(body: Json): Json {
       if (typeof o.message === 'string') {
         o.message = /: field not declared in schema/.test(o.message)
           ? o.message.replace(/^(failed to create typed patch object \([^)]*\): )[\s\S]*$/, '$1<errors naming fields not declared in schema>')
-          : o.message.replace(/(errors:\n)((?: {2}.*(?:\n|$))+)/, (_: string, head: string, lines: string) => head + lines.split('\n').filter(Boolean).sort().join('\n'));
+          : o.message.replace(
+              /(errors:\n)((?: {2}.*(?:\n|$))+)/,
+              (_: string, head: string, lines: string) => head + lines.split('\n').filter(Boolean).sort().join('\n'),
+            );
       }
       return;
     }
@@ -56,7 +59,11 @@ export function normalise(body: Json): Json {
   return out;
 }
 
-export interface Difference { path: string; kube: Json; ours: Json }
+export interface Difference {
+  path: string;
+  kube: Json;
+  ours: Json;
+}
 
 /** diff lists where two JSON values differ (arrays by index, objects by key; the order of an object's keys is not compared). */
 export function diff(kubeV: Json, oursV: Json, path = ''): Difference[] {
@@ -92,7 +99,12 @@ export function compareReplies(kube: Reply, ours: Reply): Difference[] {
 }
 
 /** A difference we will not remove: matched narrowly by file, step title and path, with the reason. */
-export interface Accepted { file: RegExp; step: RegExp; path: RegExp; reason: string }
+export interface Accepted {
+  file: RegExp;
+  step: RegExp;
+  path: RegExp;
+  reason: string;
+}
 
 export interface StepResult {
   index: number;

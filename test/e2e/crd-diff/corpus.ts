@@ -40,7 +40,10 @@ export interface CrdCase {
   celTestsDir?: string;
 }
 
-const parseAll = (text: string): Json[] => YAML.parseAllDocuments(text).map((d) => d.toJSON()).filter((d) => d && typeof d === 'object');
+const parseAll = (text: string): Json[] =>
+  YAML.parseAllDocuments(text)
+    .map((d) => d.toJSON())
+    .filter((d) => d && typeof d === 'object');
 
 /** crdFiles lists every CRD of the corpus kube serves: *.yaml and seeds/*.yaml, without examples and `.as-written` files (kube refuses those). */
 export function crdFiles(): string[] {
@@ -76,7 +79,15 @@ export function loadCase(file: string): CrdCase {
       };
     });
   return {
-    file, path, crd, group: spec.group, plural: spec.names.plural, kind: spec.names.kind, namespaced: spec.scope === 'Namespaced', versions, examples,
+    file,
+    path,
+    crd,
+    group: spec.group,
+    plural: spec.names.plural,
+    kind: spec.names.kind,
+    namespaced: spec.scope === 'Namespaced',
+    versions,
+    examples,
     ...(existsSync(celTestsDir) ? { celTestsDir } : {}),
   };
 }
@@ -85,10 +96,14 @@ export function loadCase(file: string): CrdCase {
 export function celTests(dir: string): { single: { name: string; object: Json }[]; pairs: { name: string; pre: Json; post: Json }[] } {
   const files = readdirSync(dir).sort();
   const read = (f: string) => parseAll(readFileSync(join(dir, f), 'utf8'))[0];
-  const single = files.filter((f) => f.endsWith('.yaml') && !f.endsWith('.pre.yaml') && !f.endsWith('.post.yaml')).map((f) => ({ name: basename(f, '.yaml'), object: read(f) }));
-  const pairs = files.filter((f) => f.endsWith('.pre.yaml')).map((f) => {
-    const name = basename(f, '.pre.yaml');
-    return { name, pre: read(f), post: read(`${name}.post.yaml`) };
-  });
+  const single = files
+    .filter((f) => f.endsWith('.yaml') && !f.endsWith('.pre.yaml') && !f.endsWith('.post.yaml'))
+    .map((f) => ({ name: basename(f, '.yaml'), object: read(f) }));
+  const pairs = files
+    .filter((f) => f.endsWith('.pre.yaml'))
+    .map((f) => {
+      const name = basename(f, '.pre.yaml');
+      return { name, pre: read(f), post: read(`${name}.post.yaml`) };
+    });
   return { single, pairs };
 }

@@ -7,7 +7,11 @@
 import type { Json, ServedVersion } from './corpus.js';
 import { changedScalar, fitsString, underRule, underTransitionRule, walk, type Path } from './schema-walk.js';
 
-export interface Edit { path: Path; from: Json; to: Json }
+export interface Edit {
+  path: Path;
+  from: Json;
+  to: Json;
+}
 
 const noIndex = (p: Path) => p.every((k) => typeof k === 'string');
 const isScalar = (v: Json) => v !== null && typeof v !== 'object';
@@ -56,7 +60,9 @@ export function transitionEdits(schema: Json, object: Json, max = 3): (Edit & { 
   walk(schema, object, (v) => {
     if (out.length >= max || !isScalar(v.value) || !underTransitionRule(v) || ['metadata', 'status'].includes(String(v.path[0]))) return;
     const to = changedScalar(v.schema, v.value);
-    const rule = [...v.ancestors, v.schema].flatMap((s) => (s['x-kubernetes-validations'] ?? []).map((r: Json) => r.rule as string)).find((r) => /\boldSelf\b/.test(r))!;
+    const rule = [...v.ancestors, v.schema]
+      .flatMap((s) => (s['x-kubernetes-validations'] ?? []).map((r: Json) => r.rule as string))
+      .find((r) => /\boldSelf\b/.test(r))!;
     if (to !== undefined && !out.some((e) => e.rule === rule)) out.push({ path: v.path, from: v.value, to, rule });
   });
   return out;
@@ -74,13 +80,18 @@ export function minimal(schema: Json): Json {
       for (const k of schema.required ?? []) o[k] = minimal(schema.properties?.[k] ?? {});
       return o;
     }
-    case 'array': return Array.from({ length: schema.minItems ?? 0 }, () => minimal(schema.items ?? {}));
-    case 'integer': case 'number': return schema.minimum ?? 1;
-    case 'boolean': return true;
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => minimal(schema.items ?? {}));
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 1;
+    case 'boolean':
+      return true;
     case 'string':
       if (schema.format === 'date-time') return '2026-01-02T03:04:05Z';
       return ['Ready', 'True', 'a', 'a'.repeat(schema.minLength ?? 1)].find((s) => fitsString(schema, s)) ?? 'a';
-    default: return schema['x-kubernetes-int-or-string'] ? 1 : {};
+    default:
+      return schema['x-kubernetes-int-or-string'] ? 1 : {};
   }
 }
 
@@ -101,8 +112,14 @@ export function statusOf(version: ServedVersion, n: number): Json {
   }
   if (Object.keys(status).length === 0) {
     for (const [k, s] of Object.entries<Json>(props)) {
-      if (s.type === 'string' && !s.format && fitsString(s, `value-${n}`)) { status[k] = `value-${n}`; break; }
-      if (s.type === 'integer' && !s.minimum) { status[k] = n; break; }
+      if (s.type === 'string' && !s.format && fitsString(s, `value-${n}`)) {
+        status[k] = `value-${n}`;
+        break;
+      }
+      if (s.type === 'integer' && !s.minimum) {
+        status[k] = n;
+        break;
+      }
     }
   }
   const scale = version.scale;

@@ -20,7 +20,11 @@ export interface Invalid {
   fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
 
-const dotted = (p: Path) => p.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('').replace(/^\./, '');
+const dotted = (p: Path) =>
+  p
+    .map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`))
+    .join('')
+    .replace(/^\./, '');
 
 /** Candidates for a string that breaks a pattern, tried in order. */
 const NOT_MATCHING = ['Not Valid!', '-', '', '0', 'a', 'a.b', 'A'];
@@ -73,7 +77,12 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
       if (value.length > 0 && listType === 'set') add('duplicate in a set', path, 'its first item twice', [value[0], ...value]);
       if (value.length > 0 && listType === 'map') add('duplicate in a list map', path, 'its first item twice', [value[0], ...value]);
       if (typeof s.maxItems === 'number' && value.length > 0 && listType !== 'set' && listType !== 'map') {
-        add('items', path, `${s.maxItems + 1} items (maxItems ${s.maxItems})`, Array.from({ length: s.maxItems + 1 }, () => value[0]));
+        add(
+          'items',
+          path,
+          `${s.maxItems + 1} items (maxItems ${s.maxItems})`,
+          Array.from({ length: s.maxItems + 1 }, () => value[0]),
+        );
       }
       if (typeof s.minItems === 'number' && s.minItems > 0) add('items', path, `no items (minItems ${s.minItems})`, []);
     }
@@ -88,7 +97,14 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
       unknownFields(s, path, value);
       // Under a CEL rule an optional property removed, one at a time: rules often require one of several.
       if ((s['x-kubernetes-validations'] ?? []).length) {
-        for (const k of Object.keys(value)) if (!(s.required ?? []).includes(k)) add('CEL', [...path, k], `removed under the rule(s) ${s['x-kubernetes-validations'].map((r: Json) => JSON.stringify(r.rule)).join(', ')}`, undefined);
+        for (const k of Object.keys(value))
+          if (!(s.required ?? []).includes(k))
+            add(
+              'CEL',
+              [...path, k],
+              `removed under the rule(s) ${s['x-kubernetes-validations'].map((r: Json) => JSON.stringify(r.rule)).join(', ')}`,
+              undefined,
+            );
       }
     }
     // A scalar whose object has a rule: changed to another schema-valid value (rules compare siblings: min <= max,
@@ -97,7 +113,8 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
     if (parentRules.length && value !== null && typeof value !== 'object') {
       const rules = parentRules.map((r: Json) => JSON.stringify(r.rule)).join(', ');
       let other: Json;
-      if (typeof value === 'number') other = [typeof s.maximum === 'number' ? s.maximum : undefined, value + 1000].find((n) => n !== undefined && n !== value && fitsNumber(s, n));
+      if (typeof value === 'number')
+        other = [typeof s.maximum === 'number' ? s.maximum : undefined, value + 1000].find((n) => n !== undefined && n !== value && fitsNumber(s, n));
       else if (typeof value === 'boolean') other = !value;
       else if (typeof value === 'string' && s.enum) other = s.enum.find((e: Json) => e !== value);
       if (other !== undefined) add('CEL', path, `${JSON.stringify(other)} under the rule(s) ${rules}`, other);
@@ -108,7 +125,8 @@ export function invalidsOf(schema: Json, example: Json): Invalid[] {
   function unknownFields(s: Json, path: Path, value: Json) {
     if (!s.properties || s['x-kubernetes-preserve-unknown-fields'] || s.additionalProperties || s['x-kubernetes-embedded-resource']) return;
     if (path.length > 1 || !value || typeof value !== 'object' || Array.isArray(value)) return;
-    for (const fv of ['Strict', 'Warn', 'Ignore'] as const) add(`unknown field (${fv})`, [...path, 'unknownField'], `an unknown field, fieldValidation=${fv}`, 'surprise', fv);
+    for (const fv of ['Strict', 'Warn', 'Ignore'] as const)
+      add(`unknown field (${fv})`, [...path, 'unknownField'], `an unknown field, fieldValidation=${fv}`, 'surprise', fv);
   }
   return out;
 }

@@ -10,7 +10,14 @@ import type { Caller, Reply } from './sides.js';
 import type { SideCtx, Step } from './steps.js';
 
 /** runSteps sends every step to both sides; a differing step does not stop the sequence. */
-export async function runSteps(file: string, steps: readonly Step[], kube: Caller, ours: Caller, accepted: readonly Accepted[], trace?: string): Promise<StepResult[]> {
+export async function runSteps(
+  file: string,
+  steps: readonly Step[],
+  kube: Caller,
+  ours: Caller,
+  accepted: readonly Accepted[],
+  trace?: string,
+): Promise<StepResult[]> {
   const ctx = { kube: { side: 'kube', call: kube, memo: new Map() } satisfies SideCtx, ours: { side: 'ours', call: ours, memo: new Map() } satisfies SideCtx };
   const results: StepResult[] = [];
   const failed = (e: unknown): Reply => ({ code: 0, body: `<request failed: ${String(e)}>`, warnings: [] });
@@ -21,7 +28,10 @@ export async function runSteps(file: string, steps: readonly Step[], kube: Calle
     if (trace) {
       mkdirSync(trace, { recursive: true });
       const side = (r: Reply) => ({ code: r.code, warnings: r.warnings, body: normalise(r.body) });
-      writeFileSync(join(trace, `${file.replaceAll('/', '_').replace(/\.yaml$/, '')}-${String(index).padStart(3, '0')}.json`), `${JSON.stringify({ step: s.title, kube: side(k), ours: side(o) }, null, 2)}\n`);
+      writeFileSync(
+        join(trace, `${file.replaceAll('/', '_').replace(/\.yaml$/, '')}-${String(index).padStart(3, '0')}.json`),
+        `${JSON.stringify({ step: s.title, kube: side(k), ours: side(o) }, null, 2)}\n`,
+      );
     }
   }
   return results;

@@ -21,7 +21,9 @@ export function walk(schema: Json, value: Json, fn: (v: Visit) => void, perList 
   fn({ path, schema, value, ancestors });
   const down = [...ancestors, schema];
   if (Array.isArray(value) && schema.items) {
-    value.slice(0, perList).forEach((item, i) => { walk(schema.items, item, fn, perList, [...path, i], down); });
+    value.slice(0, perList).forEach((item, i) => {
+      walk(schema.items, item, fn, perList, [...path, i], down);
+    });
   } else if (value && typeof value === 'object' && !Array.isArray(value)) {
     for (const [k, v] of Object.entries(value)) {
       const sub = schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
@@ -91,7 +93,8 @@ export function fitsNumber(schema: Json, n: number): boolean {
 }
 
 /** underTransitionRule says whether a node or one above it has a rule that reads oldSelf (a change there may be refused). */
-export const underTransitionRule = (v: Visit) => [...v.ancestors, v.schema].some((s) => (s['x-kubernetes-validations'] ?? []).some((r: Json) => /\boldSelf\b/.test(r.rule)));
+export const underTransitionRule = (v: Visit) =>
+  [...v.ancestors, v.schema].some((s) => (s['x-kubernetes-validations'] ?? []).some((r: Json) => /\boldSelf\b/.test(r.rule)));
 
 /** underRule says whether a node or one above it has any CEL rule. */
 export const underRule = (v: Visit) => [...v.ancestors, v.schema].some((s) => (s['x-kubernetes-validations'] ?? []).length > 0);

@@ -48,9 +48,12 @@ export function kubeCaller(server: string, ca: string, token: string): { call: C
   const agent = new Agent({ connect: { ca }, connections: 16 });
   const call: Caller = async (c) => {
     const r = await request(`${server}${c.path}`, {
-      method: c.method, dispatcher: agent,
+      method: c.method,
+      dispatcher: agent,
       headers: {
-        authorization: `Bearer ${token}`, 'user-agent': USER_AGENT, accept: c.accept ?? 'application/json',
+        authorization: `Bearer ${token}`,
+        'user-agent': USER_AGENT,
+        accept: c.accept ?? 'application/json',
         ...(c.body === undefined ? {} : { 'content-type': c.contentType ?? 'application/json' }),
       },
       ...(c.body === undefined ? {} : { body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body) }),
@@ -64,8 +67,13 @@ export function kubeCaller(server: string, ca: string, token: string): { call: C
 export function oursCaller(app: FastifyInstance): Caller {
   return async (c) => {
     const r = await app.inject({
-      method: c.method, url: c.path,
-      headers: { 'user-agent': USER_AGENT, accept: c.accept ?? 'application/json', ...(c.body === undefined ? {} : { 'content-type': c.contentType ?? 'application/json' }) },
+      method: c.method,
+      url: c.path,
+      headers: {
+        'user-agent': USER_AGENT,
+        accept: c.accept ?? 'application/json',
+        ...(c.body === undefined ? {} : { 'content-type': c.contentType ?? 'application/json' }),
+      },
       ...(c.body === undefined ? {} : { payload: typeof c.body === 'string' ? c.body : JSON.stringify(c.body) }),
     });
     return { code: r.statusCode, body: parse(r.body), warnings: splitJoined(warningsOf(r.headers['warning'] as string | string[] | undefined)) };

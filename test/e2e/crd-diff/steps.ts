@@ -12,7 +12,11 @@ import { invalidsOf, selectInvalid } from './invalid.js';
 import { at, pointer, setAt } from './schema-walk.js';
 import type { Call, Caller, Reply, Side } from './sides.js';
 
-export interface SideCtx { side: Side; call: Caller; memo: Map<string, Json> }
+export interface SideCtx {
+  side: Side;
+  call: Caller;
+  memo: Map<string, Json>;
+}
 export interface Step {
   title: string;
   run: (ctx: SideCtx) => Promise<Reply>;
@@ -26,7 +30,10 @@ const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDisco
 /** At most this many generated invalid objects per served version. */
 export const INVALID_BOUND = 30;
 
-const send = (call: Call): Step['run'] => (ctx) => ctx.call(call);
+const send =
+  (call: Call): Step['run'] =>
+  (ctx) =>
+    ctx.call(call);
 const step = (title: string, call: Call): Step => ({ title, run: send(call) });
 /** withCurrent reads the object first, then sends what `make` builds from it. */
 const withCurrent = (title: string, path: string, make: (cur: Json) => Call): Step => ({
@@ -47,17 +54,27 @@ export function sequence(c: CrdCase, ns: string): Step[] {
   const ofGroup = (body: Json) => {
     if (Array.isArray(body?.groups)) return body.groups.filter((g: Json) => g.name === c.group);
     if (!Array.isArray(body?.items)) return body;
-    return body.items.filter((g: Json) => g.metadata?.name === c.group).map((g: Json) => ({
-      ...g, versions: (g.versions ?? []).map((v: Json) => ({ ...v, resources: (v.resources ?? []).filter((r: Json) => mine(r.resource)) })),
-    }));
+    return body.items
+      .filter((g: Json) => g.metadata?.name === c.group)
+      .map((g: Json) => ({
+        ...g,
+        versions: (g.versions ?? []).map((v: Json) => ({ ...v, resources: (v.resources ?? []).filter((r: Json) => mine(r.resource)) })),
+      }));
   };
   const ofResources = (body: Json) => (Array.isArray(body?.resources) ? { ...body, resources: body.resources.filter((r: Json) => mine(r.name)) } : body);
   const steps: Step[] = [
     { ...step(`discovery: GET /apis, the group ${c.group} in it`, { method: 'GET', path: '/apis' }), pick: ofGroup },
-    { ...step(`discovery: GET /apis aggregated (apidiscovery.k8s.io/v2), the group ${c.group} in it`, { method: 'GET', path: '/apis', accept: AGGREGATED }), pick: ofGroup },
+    {
+      ...step(`discovery: GET /apis aggregated (apidiscovery.k8s.io/v2), the group ${c.group} in it`, { method: 'GET', path: '/apis', accept: AGGREGATED }),
+      pick: ofGroup,
+    },
     step(`discovery: GET /apis/${c.group}`, { method: 'GET', path: `/apis/${c.group}` }),
   ];
-  for (const v of c.versions) steps.push({ ...step(`discovery: GET /apis/${c.group}/${v.name}, the resources of ${c.plural}`, { method: 'GET', path: `/apis/${c.group}/${v.name}` }), pick: ofResources });
+  for (const v of c.versions)
+    steps.push({
+      ...step(`discovery: GET /apis/${c.group}/${v.name}, the resources of ${c.plural}`, { method: 'GET', path: `/apis/${c.group}/${v.name}` }),
+      pick: ofResources,
+    });
   for (const v of c.versions) {
     const doc = `/openapi/v3/apis/${c.group}/${v.name}`;
     steps.push({ ...step(`OpenAPI v3 ${doc}: the schema of ${c.kind}`, { method: 'GET', path: doc }), pick: (b: Json) => kindSchema(b, c.kind) });
@@ -153,18 +170,45 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
     const edit = scalarEdit(v.schema, first.object);
     const change = (o: Json, to: 'to' | 'from') => (edit ? setAt(o, edit.path, edit[to]) : o);
     const what = edit ? `${edit.path.join('.')} ${JSON.stringify(edit.from)} → ${JSON.stringify(edit.to)}` : 'a label only (no scalar to change)';
-    steps.push(withCurrent(`${V} PUT with a change: ${what}`, p, (cur) => ({ method: 'PUT', path: p, body: change({ ...cur, metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, changed: 'put' } } }, 'to') })));
-    steps.push(withCurrent(`${V} PUT with a stale resourceVersion`, p, (cur) => ({ method: 'PUT', path: p, body: { ...cur, metadata: { ...cur.metadata, resourceVersion: '1' } } })));
-    steps.push(withCurrent(`${V} PUT without a resourceVersion, the name in the body differing`, p, (cur) => ({ method: 'PUT', path: p, body: { ...cur, metadata: { ...cur.metadata, name: 'another-name', resourceVersion: undefined } } })));
+    steps.push(
+      withCurrent(`${V} PUT with a change: ${what}`, p, (cur) => ({
+        method: 'PUT',
+        path: p,
+        body: change({ ...cur, metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, changed: 'put' } } }, 'to'),
+      })),
+    );
+    steps.push(
+      withCurrent(`${V} PUT with a stale resourceVersion`, p, (cur) => ({
+        method: 'PUT',
+        path: p,
+        body: { ...cur, metadata: { ...cur.metadata, resourceVersion: '1' } },
+      })),
+    );
+    steps.push(
+      withCurrent(`${V} PUT without a resourceVersion, the name in the body differing`, p, (cur) => ({
+        method: 'PUT',
+        path: p,
+        body: { ...cur, metadata: { ...cur.metadata, name: 'another-name', resourceVersion: undefined } },
+      })),
+    );
     s(`merge patch: ${edit ? `${edit.path.join('.')} back, ` : ''}a label`, {
-      method: 'PATCH', path: p, contentType: PATCH.merge,
+      method: 'PATCH',
+      path: p,
+      contentType: PATCH.merge,
       body: { metadata: { labels: { merged: 'yes' } }, ...(edit ? nest(edit.path, edit.from) : {}) },
     });
     s(`JSON patch: a label added${edit ? `, ${edit.path.join('.')} replaced` : ''}`, {
-      method: 'PATCH', path: p, contentType: PATCH.json,
+      method: 'PATCH',
+      path: p,
+      contentType: PATCH.json,
       body: [{ op: 'add', path: '/metadata/labels/jsonpatched', value: 'yes' }, ...(edit ? [{ op: 'replace', path: pointer(edit.path), value: edit.to }] : [])],
     });
-    s('JSON patch whose test fails', { method: 'PATCH', path: p, contentType: PATCH.json, body: [{ op: 'test', path: '/metadata/name', value: 'not-this-name' }] });
+    s('JSON patch whose test fails', {
+      method: 'PATCH',
+      path: p,
+      contentType: PATCH.json,
+      body: [{ op: 'test', path: '/metadata/name', value: 'not-this-name' }],
+    });
     s('merge patch that is not JSON', { method: 'PATCH', path: p, contentType: PATCH.merge, body: '{"spec": ' });
     s(`GET ${first.name} after the updates`, { method: 'GET', path: p });
 
@@ -174,7 +218,12 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
     const config = prepare(first.object, applied);
     delete config.status;
     const apply = (title: string, manager: string, body: Json, force = false) =>
-      s(`${manager} ${force ? 'force-' : ''}applies ${title}`, { method: 'PATCH', path: q(ap, { fieldManager: manager, ...(force ? { force: 'true' } : {}) }), contentType: PATCH.apply, body });
+      s(`${manager} ${force ? 'force-' : ''}applies ${title}`, {
+        method: 'PATCH',
+        path: q(ap, { fieldManager: manager, ...(force ? { force: 'true' } : {}) }),
+        contentType: PATCH.apply,
+        body,
+      });
     const head = { apiVersion, kind: c.kind, metadata: { name: applied, ...(c.namespaced ? { namespace: ns } : {}) } };
     apply('the example (creates it)', 'a', config);
     const le = listEdit(v.schema, config);
@@ -190,12 +239,26 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
     // Status.
     if (v.status) {
       s(`GET ${first.name}/status`, { method: 'GET', path: `${p}/status` });
-      steps.push(withCurrent(`${V} PUT /status (a spec change beside it is ignored)`, p, (cur) => ({
-        method: 'PUT', path: `${p}/status`, body: { ...change(cur, 'from'), metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, fromStatus: 'ignored' } }, status: statusOf(v, 2) },
-      })));
+      steps.push(
+        withCurrent(`${V} PUT /status (a spec change beside it is ignored)`, p, (cur) => ({
+          method: 'PUT',
+          path: `${p}/status`,
+          body: { ...change(cur, 'from'), metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, fromStatus: 'ignored' } }, status: statusOf(v, 2) },
+        })),
+      );
       s('merge patch /status', { method: 'PATCH', path: `${p}/status`, contentType: PATCH.merge, body: { status: statusOf(v, 3) } });
-      s('merge patch /status with a status of the wrong type', { method: 'PATCH', path: `${p}/status`, contentType: PATCH.merge, body: { status: 'not-an-object' } });
-      s('s applies /status', { method: 'PATCH', path: q(`${p}/status`, { fieldManager: 's', force: 'true' }), contentType: PATCH.apply, body: { apiVersion, kind: c.kind, metadata: { name: first.name }, status: statusOf(v, 4) } });
+      s('merge patch /status with a status of the wrong type', {
+        method: 'PATCH',
+        path: `${p}/status`,
+        contentType: PATCH.merge,
+        body: { status: 'not-an-object' },
+      });
+      s('s applies /status', {
+        method: 'PATCH',
+        path: q(`${p}/status`, { fieldManager: 's', force: 'true' }),
+        contentType: PATCH.apply,
+        body: { apiVersion, kind: c.kind, metadata: { name: first.name }, status: statusOf(v, 4) },
+      });
       s(`GET ${first.name} (status written)`, { method: 'GET', path: p });
     } else {
       s('GET /status where there is no status subresource', { method: 'GET', path: `${p}/status` });
@@ -204,9 +267,16 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
     // Scale.
     if (v.scale) {
       s(`GET ${first.name}/scale`, { method: 'GET', path: `${p}/scale` });
-      steps.push(withCurrent(`${V} PUT /scale to 3 replicas`, `${p}/scale`, (cur) => ({ method: 'PUT', path: `${p}/scale`, body: { ...cur, spec: { replicas: 3 } } })));
+      steps.push(
+        withCurrent(`${V} PUT /scale to 3 replicas`, `${p}/scale`, (cur) => ({ method: 'PUT', path: `${p}/scale`, body: { ...cur, spec: { replicas: 3 } } })),
+      );
       s('merge patch /scale to 4 replicas', { method: 'PATCH', path: `${p}/scale`, contentType: PATCH.merge, body: { spec: { replicas: 4 } } });
-      s('JSON patch /scale to 5 replicas', { method: 'PATCH', path: `${p}/scale`, contentType: PATCH.json, body: [{ op: 'replace', path: '/spec/replicas', value: 5 }] });
+      s('JSON patch /scale to 5 replicas', {
+        method: 'PATCH',
+        path: `${p}/scale`,
+        contentType: PATCH.json,
+        body: [{ op: 'replace', path: '/spec/replicas', value: 5 }],
+      });
       s('merge patch /scale to -1 replicas', { method: 'PATCH', path: `${p}/scale`, contentType: PATCH.merge, body: { spec: { replicas: -1 } } });
       s(`GET ${first.name} (replicas from /scale)`, { method: 'GET', path: p });
     } else {
@@ -215,7 +285,13 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
 
     // Transition rules (oldSelf) broken by an update.
     for (const t of transitionEdits(v.schema, first.object)) {
-      steps.push(withCurrent(`${V} PUT breaking the transition rule ${JSON.stringify(t.rule)}: ${t.path.join('.')} → ${JSON.stringify(t.to)}`, p, (cur) => ({ method: 'PUT', path: p, body: setAt(cur, t.path, t.to) })));
+      steps.push(
+        withCurrent(`${V} PUT breaking the transition rule ${JSON.stringify(t.rule)}: ${t.path.join('.')} → ${JSON.stringify(t.to)}`, p, (cur) => ({
+          method: 'PUT',
+          path: p,
+          body: setAt(cur, t.path, t.to),
+        })),
+      );
     }
   }
 
@@ -226,11 +302,18 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
   }
 
   // Invalid objects, generated from the schema.
-  const invalid = selectInvalid(examples.flatMap((e) => invalidsOf(v.schema, e.object)), INVALID_BOUND);
+  const invalid = selectInvalid(
+    examples.flatMap((e) => invalidsOf(v.schema, e.object)),
+    INVALID_BOUND,
+  );
   invalid.forEach((inv, i) => {
     const name = `${v.name}-invalid-${String(i).padStart(2, '0')}`;
     const body = setAt(inv.object, ['metadata', 'name'], name);
-    s(`invalid (${inv.category}): ${inv.title}`, { method: 'POST', path: inv.fieldValidation ? q(base, { fieldValidation: inv.fieldValidation }) : base, body });
+    s(`invalid (${inv.category}): ${inv.title}`, {
+      method: 'POST',
+      path: inv.fieldValidation ? q(base, { fieldValidation: inv.fieldValidation }) : base,
+      body,
+    });
   });
 
   // The upstream CEL cases, where the CRD's project ships them.
@@ -240,7 +323,13 @@ function versionSteps(c: CrdCase, v: ServedVersion, ns: string): Step[] {
     for (const t of cases.pairs) {
       const name = `${v.name}-celtx-${t.name}`;
       s(`CEL case ${t.name}: pre (POST)`, { method: 'POST', path: base, body: prepare(t.pre, name) });
-      steps.push(withCurrent(`${V} CEL case ${t.name}: post (PUT)`, objPath(name), (cur) => ({ method: 'PUT', path: objPath(name), body: { ...prepare(t.post, name), metadata: { ...prepare(t.post, name).metadata, resourceVersion: cur.metadata.resourceVersion } } })));
+      steps.push(
+        withCurrent(`${V} CEL case ${t.name}: post (PUT)`, objPath(name), (cur) => ({
+          method: 'PUT',
+          path: objPath(name),
+          body: { ...prepare(t.post, name), metadata: { ...prepare(t.post, name).metadata, resourceVersion: cur.metadata.resourceVersion } },
+        })),
+      );
     }
   }
 

@@ -50,11 +50,17 @@ export async function startEtcd(binDir: string, members = 1, binary = 'etcd'): P
   const initialCluster = names.map((n, i) => `${n}=${peer(i)}`).join(',');
   const running: (Running | undefined)[] = [];
   const args = (i: number) => [
-    `--name=${names[i]}`, `--data-dir=${join(dir, names[i] ?? '')}`,
-    `--listen-client-urls=${client(i)}`, `--advertise-client-urls=${client(i)}`,
-    `--listen-peer-urls=${peer(i)}`, `--initial-advertise-peer-urls=${peer(i)}`,
-    `--initial-cluster=${initialCluster}`, '--initial-cluster-state=new', '--initial-cluster-token=e2e-storage',
-    '--unsafe-no-fsync=true', '--log-level=warn',
+    `--name=${names[i]}`,
+    `--data-dir=${join(dir, names[i] ?? '')}`,
+    `--listen-client-urls=${client(i)}`,
+    `--advertise-client-urls=${client(i)}`,
+    `--listen-peer-urls=${peer(i)}`,
+    `--initial-advertise-peer-urls=${peer(i)}`,
+    `--initial-cluster=${initialCluster}`,
+    '--initial-cluster-state=new',
+    '--initial-cluster-token=e2e-storage',
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
   ];
   const start = async (i: number) => {
     running[i] = launch(join(binDir, binary), args(i), join(dir, 'logs', `${names[i]}.log`));

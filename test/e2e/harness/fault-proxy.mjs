@@ -104,13 +104,14 @@ const control = createHttpServer((req, res) => {
 });
 
 /** @param {import('node:net').Server} s @returns {Promise<number>} */
-const listen = (s) => new Promise((res, rej) => {
-  s.once('error', rej);
-  s.listen(0, '127.0.0.1', () => {
-    const a = s.address();
-    res(typeof a === 'object' && a ? a.port : 0);
+const listen = (s) =>
+  new Promise((res, rej) => {
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      res(typeof a === 'object' && a ? a.port : 0);
+    });
   });
-});
 
 const proxyPort = await listen(proxy);
 const controlPort = await listen(control);

@@ -36,13 +36,18 @@ function freePort(): Promise<number> {
 
 /** kubeconfigFor writes a token kubeconfig for kube-apiserver. */
 function kubeconfigFor(path: string, server: string, caFile: string, user: string, token: string): string {
-  writeFileSync(path, YAML.stringify({
-    apiVersion: 'v1', kind: 'Config',
-    clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': caFile } }],
-    users: [{ name: user, user: { token } }],
-    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
-    'current-context': 'e2e',
-  }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    YAML.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': caFile } }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
+      'current-context': 'e2e',
+    }),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -51,7 +56,9 @@ const log = (msg: string) => process.stderr.write(`[e2e] ${msg}\n`);
 /** startFaultProxy runs fault-proxy.mjs towards `server` (an https URL) and resolves its two ports. */
 function startFaultProxy(server: string, logFile: string): Promise<{ child: ChildProcess; proxyPort: number; controlPort: number }> {
   const target = new URL(server).host;
-  const child = spawn(process.execPath, [resolve(import.meta.dirname, 'fault-proxy.mjs'), '--target', target, '--log', logFile], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, 'fault-proxy.mjs'), '--target', target, '--log', logFile], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   return new Promise((res, rej) => {
     let out = '';
     const timer = setTimeout(() => fail(new Error('fault proxy did not start in 10 s')), 10_000);
@@ -122,7 +129,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (!byName('10')?.objects.some((o) => o.kind === 'ServiceAccount')) throw new Error('the rendered RBAC holds no ServiceAccount');
     await kubectlOk(admin, ['apply', '-f', '-'], {
       input: YAML.stringify({
-        apiVersion: 'v1', kind: 'Service', metadata: { name: SERVICE_NAME, namespace },
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: SERVICE_NAME, namespace },
         spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
       }),
     });
@@ -132,7 +141,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Our server's calls to the cluster go through the fault proxy (127.0.0.1 is in kube-apiserver's serving SANs).
     const proxy = await startFaultProxy(plane.server, join(dir, 'fault-proxy.log'));
     faultProxy = proxy.child;
-    const websiteKubeconfig = kubeconfigFor(join(dir, 'website-server.kubeconfig'), `https://127.0.0.1:${proxy.proxyPort}`, plane.caFile, `system:serviceaccount:${namespace}:${SERVICE_NAME}`, saToken);
+    const websiteKubeconfig = kubeconfigFor(
+      join(dir, 'website-server.kubeconfig'),
+      `https://127.0.0.1:${proxy.proxyPort}`,
+      plane.caFile,
+      `system:serviceaccount:${namespace}:${SERVICE_NAME}`,
+      saToken,
+    );
     const tlsDir = join(dir, 'serving');
     mkdirSync(tlsDir);
     writeFileSync(join(tlsDir, 'tls.crt'), serving.cert);
@@ -149,9 +164,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
       args: [] as string[],
     };
     website.args = [
-      MAIN, '--port', String(port), '--bind-address', '127.0.0.1', '--kubeconfig', websiteKubeconfig,
-      '--tls-cert-file', join(tlsDir, 'tls.crt'), '--tls-private-key-file', join(tlsDir, 'tls.key'),
-      '--data-dir', website.dataDir, '--cert-dir', website.certDir, '--log-level', 'info',
+      MAIN,
+      '--port',
+      String(port),
+      '--bind-address',
+      '127.0.0.1',
+      '--kubeconfig',
+      websiteKubeconfig,
+      '--tls-cert-file',
+      join(tlsDir, 'tls.crt'),
+      '--tls-private-key-file',
+      join(tlsDir, 'tls.key'),
+      '--data-dir',
+      website.dataDir,
+      '--cert-dir',
+      website.certDir,
+      '--log-level',
+      'info',
       // The API suites run without reconcilers (their exact event and row expectations predate them); the reconciler
       // suites restart the server with them on (harness/reconcilers.ts).
       '--enable-reconcilers=false',
@@ -163,19 +192,40 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // The Secret and the APIService exactly as rendered (caBundle, no insecureSkipTLSVerify).
     await kubectlOk(admin, ['apply', '-f', join(manifestsDir, byName('30')?.name ?? '')]);
     // One APIService per served version (v1 and v1alpha1): every one must be Available.
-    await waitFor('APIServices Available=True', async () => {
-      const list = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', ...APISERVICE_NAMES, '-o', 'json'])) as { items: { status?: { conditions?: { type: string; status: string }[] } }[] };
-      return list.items.length === APISERVICE_NAMES.length && list.items.every((o) => o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
-    }, 90_000, 500);
-    await waitFor('websites in discovery', async () => (await kubectlOk(admin, ['api-resources', '--api-group=extensions.example.com'])).includes('websites'), 60_000, 500);
+    await waitFor(
+      'APIServices Available=True',
+      async () => {
+        const list = JSON.parse(await kubectlOk(admin, ['get', 'apiservice', ...APISERVICE_NAMES, '-o', 'json'])) as {
+          items: { status?: { conditions?: { type: string; status: string }[] } }[];
+        };
+        return (
+          list.items.length === APISERVICE_NAMES.length &&
+          list.items.every((o) => o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'))
+        );
+      },
+      90_000,
+      500,
+    );
+    await waitFor(
+      'websites in discovery',
+      async () => (await kubectlOk(admin, ['api-resources', '--api-group=extensions.example.com'])).includes('websites'),
+      60_000,
+      500,
+    );
     log(`APIService available; setup took ${Date.now() - t0} ms`);
 
     const state: E2EState = {
-      dir, binDir, kubernetesVersion: readFileSync(join(binDir, 'kubernetes-version'), 'utf8').trim(), server: plane.server, caFile: plane.caFile,
+      dir,
+      binDir,
+      kubernetesVersion: readFileSync(join(binDir, 'kubernetes-version'), 'utf8').trim(),
+      server: plane.server,
+      caFile: plane.caFile,
       kubeconfig: { admin, viewer: plane.tokens.viewer.kubeconfig, nobody: plane.tokens.nobody.kubeconfig, websiteServer: websiteKubeconfig },
       tokens: { admin: plane.tokens.admin.token, viewer: plane.tokens.viewer.token, nobody: plane.tokens.nobody.token },
       frontProxy: { caFile: plane.frontProxy.caFile, certFile: plane.frontProxy.certFile, keyFile: plane.frontProxy.keyFile },
-      website, manifestsDir, namespace,
+      website,
+      manifestsDir,
+      namespace,
       faultProxy: { controlUrl: `http://127.0.0.1:${proxy.controlPort}`, logFile: join(dir, 'fault-proxy.log') },
     };
     project.provide('e2e', state);

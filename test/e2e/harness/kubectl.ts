@@ -11,22 +11,35 @@ export interface KubectlResult {
 }
 
 /** kubectl runs one command with the given kubeconfig; it never throws on a non-zero exit. */
-export function kubectl(kubeconfig: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<KubectlResult> {
+export function kubectl(
+  kubeconfig: string,
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], {
-      env: { ...process.env, ...opts.env },
-      timeout: opts.timeoutMs ?? 60_000,
-      maxBuffer: 64 * 1024 * 1024,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      {
+        env: { ...process.env, ...opts.env },
+        timeout: opts.timeoutMs ?? 60_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
     if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }
 
 /** kubectlOk runs kubectl and throws with its output unless it exits 0. */
-export async function kubectlOk(kubeconfig: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<string> {
+export async function kubectlOk(
+  kubeconfig: string,
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<string> {
   const r = await kubectl(kubeconfig, args, opts);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
   return r.stdout;
@@ -49,7 +62,12 @@ export function kubectlStream(kubeconfig: string, args: string[]): { proc: Child
 }
 
 /** waitFor polls `check` until it returns a truthy value or the time runs out. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

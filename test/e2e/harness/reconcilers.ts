@@ -14,13 +14,18 @@ import { startWebsiteServer, stopWebsiteServer } from './website-server.js';
 async function restart(env: E2EState, args: string[]): Promise<void> {
   await stopWebsiteServer(env.website.pidFile);
   await startWebsiteServer({ args, logFile: env.website.logFile, pidFile: env.website.pidFile, url: env.website.url });
-  await waitFor('APIService Available and websites reachable', async () => {
-    const list = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'apiservice', ...APISERVICE_NAMES, '-o', 'json']));
-    const available = (o: any) => o.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Available' && c.status === 'True');
-    if (list.items.length !== APISERVICE_NAMES.length || !list.items.every(available)) return false;
-    await kubectlOk(env.kubeconfig.admin, ['get', 'websites', '-A', '-o', 'name']);
-    return true;
-  }, 60_000, 200);
+  await waitFor(
+    'APIService Available and websites reachable',
+    async () => {
+      const list = JSON.parse(await kubectlOk(env.kubeconfig.admin, ['get', 'apiservice', ...APISERVICE_NAMES, '-o', 'json']));
+      const available = (o: any) => o.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Available' && c.status === 'True');
+      if (list.items.length !== APISERVICE_NAMES.length || !list.items.every(available)) return false;
+      await kubectlOk(env.kubeconfig.admin, ['get', 'websites', '-A', '-o', 'name']);
+      return true;
+    },
+    60_000,
+    200,
+  );
   await waitForDiscovery(env);
 }
 
@@ -29,14 +34,19 @@ async function restart(env: E2EState, args: string[]): Promise<void> {
  * and adds it back a moment after; a kubectl with a fresh discovery cache (as the next test file uses) must find it.
  */
 export async function waitForDiscovery(env: E2EState): Promise<void> {
-  await waitFor('websites in fresh discovery', async () => {
-    const cache = mkdtempSync(join(tmpdir(), 'e2e-discovery-'));
-    try {
-      return (await kubectlOk(env.kubeconfig.admin, ['api-resources', '--api-group=extensions.example.com', '--cache-dir', cache])).includes('websites');
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-    }
-  }, 60_000, 250);
+  await waitFor(
+    'websites in fresh discovery',
+    async () => {
+      const cache = mkdtempSync(join(tmpdir(), 'e2e-discovery-'));
+      try {
+        return (await kubectlOk(env.kubeconfig.admin, ['api-resources', '--api-group=extensions.example.com', '--cache-dir', cache])).includes('websites');
+      } finally {
+        rmSync(cache, { recursive: true, force: true });
+      }
+    },
+    60_000,
+    250,
+  );
 }
 
 /**
@@ -46,9 +56,11 @@ export async function waitForDiscovery(env: E2EState): Promise<void> {
  */
 export const reconcilerArgs = (env: E2EState, leaderElect = true) => [
   ...env.website.args.filter((a) => a !== '--enable-reconcilers=false'),
-  '--enable-reconcilers=true', ...(leaderElect ? ['--leader-elect=true', '--leader-elect-namespace', env.namespace] : []),
+  '--enable-reconcilers=true',
+  ...(leaderElect ? ['--leader-elect=true', '--leader-elect-namespace', env.namespace] : []),
   // Debug logs carry one `reconcile done` line per run, with its start and length (the fault test reads them).
-  '--log-level', 'debug',
+  '--log-level',
+  'debug',
 ];
 
 /** reconcilersOn restarts the shared server with its reconcilers on. */

@@ -43,7 +43,11 @@ const out = (line) => process.stdout.write(`${JSON.stringify({ ...line, t: Date.
 async function send(method, url, body, type) {
   try {
     const r = await request(url, {
-      method, dispatcher: agent, body: JSON.stringify(body), headersTimeout: 30_000, bodyTimeout: 30_000,
+      method,
+      dispatcher: agent,
+      body: JSON.stringify(body),
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
       headers: { authorization: `Bearer ${token}`, 'content-type': type, accept: 'application/json' },
     });
     const text = await r.body.text();
@@ -70,7 +74,16 @@ async function untilAnswered(op, name, attempt, extra) {
     const r = await attempt();
     const m = r.json?.metadata;
     const definitive = r.status !== 0 && r.status !== 429 && r.status < 500;
-    out({ op, name, status: r.status, tries, ...extra, uid: m?.uid, rv: m?.resourceVersion, error: definitive && r.status < 300 ? undefined : (r.json?.message ?? r.text).slice(0, 300) });
+    out({
+      op,
+      name,
+      status: r.status,
+      tries,
+      ...extra,
+      uid: m?.uid,
+      rv: m?.resourceVersion,
+      error: definitive && r.status < 300 ? undefined : (r.json?.message ?? r.text).slice(0, 300),
+    });
     if (definitive) return r;
     // A retry after a failure, as client-go's would for a retriable error (never given up: the test stops us).
     await sleep(200);
@@ -85,19 +98,35 @@ async function worker(w) {
   const seq = new Map();
   for (const name of mine) {
     if (stopping) return;
-    await untilAnswered('create', name, () => send('POST', collection, {
-      apiVersion: 'extensions.example.com/v1', kind: 'Website',
-      metadata: { name, annotations: { [SEQ]: '0' } },
-      // No pods and no NodePort: the load is on the API, not on the node.
-      spec: { replicas: 0, git: { repository: 'https://example.com/site.git' }, service: { type: 'ClusterIP' } },
-    }, 'application/json'), { seq: 0 });
+    await untilAnswered(
+      'create',
+      name,
+      () =>
+        send(
+          'POST',
+          collection,
+          {
+            apiVersion: 'extensions.example.com/v1',
+            kind: 'Website',
+            metadata: { name, annotations: { [SEQ]: '0' } },
+            // No pods and no NodePort: the load is on the API, not on the node.
+            spec: { replicas: 0, git: { repository: 'https://example.com/site.git' }, service: { type: 'ClusterIP' } },
+          },
+          'application/json',
+        ),
+      { seq: 0 },
+    );
     seq.set(name, 0);
   }
   for (let k = 0; mine.length > 0 && !stopping; k++) {
     const name = mine[k % mine.length] ?? '';
     const next = (seq.get(name) ?? 0) + 1;
-    await untilAnswered('patch', name, () => send('PATCH', `${collection}/${name}`,
-      { metadata: { annotations: { [SEQ]: String(next) } } }, 'application/merge-patch+json'), { seq: next });
+    await untilAnswered(
+      'patch',
+      name,
+      () => send('PATCH', `${collection}/${name}`, { metadata: { annotations: { [SEQ]: String(next) } } }, 'application/merge-patch+json'),
+      { seq: next },
+    );
     seq.set(name, next);
   }
 }

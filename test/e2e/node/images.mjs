@@ -111,13 +111,26 @@ export async function buildNodeImages(o) {
   const { cacheDir } = o;
 
   const pauseSrc = join(o.kubernetesModuleDir, 'build', 'pause', 'linux', 'pause.c');
-  const pause = cached(cacheDir, 'pause', hash(readFileSync(pauseSrc), run('gcc', ['--version'])), 'e2e.local/pause:3.10', { Entrypoint: ['/pause'], User: '65535:65535' }, (rootfs) => {
-    run('gcc', ['-Os', '-static', '-Wall', '-DVERSION=v3.10-e2e', '-o', join(rootfs, 'pause'), pauseSrc]);
-  }, log);
+  const pause = cached(
+    cacheDir,
+    'pause',
+    hash(readFileSync(pauseSrc), run('gcc', ['--version'])),
+    'e2e.local/pause:3.10',
+    { Entrypoint: ['/pause'], User: '65535:65535' },
+    (rootfs) => {
+      run('gcc', ['-Os', '-static', '-Wall', '-DVERSION=v3.10-e2e', '-o', join(rootfs, 'pause'), pauseSrc]);
+    },
+    log,
+  );
 
   const nginxVersion = /Candidate:\s*(\S+)/.exec(run('apt-cache', ['policy', 'nginx']))?.[1] ?? 'unknown';
-  const nginx = cached(cacheDir, 'nginx', hash(nginxVersion, NGINX_CONF), `e2e.local/nginx:${nginxVersion.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
-    { Entrypoint: ['/usr/sbin/nginx', '-e', '/dev/stderr', '-c', '/etc/nginx/nginx.conf'], ExposedPorts: { '80/tcp': {} } }, (rootfs) => {
+  const nginx = cached(
+    cacheDir,
+    'nginx',
+    hash(nginxVersion, NGINX_CONF),
+    `e2e.local/nginx:${nginxVersion.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+    { Entrypoint: ['/usr/sbin/nginx', '-e', '/dev/stderr', '-c', '/etc/nginx/nginx.conf'], ExposedPorts: { '80/tcp': {} } },
+    (rootfs) => {
       const debs = mkdtempSync(join(tmpdir(), 'e2e-nginx-debs-'));
       try {
         // Downloaded and unpacked only: nothing is installed on the machine.
@@ -135,36 +148,78 @@ export async function buildNodeImages(o) {
       } finally {
         rmSync(debs, { recursive: true, force: true });
       }
-    }, log);
+    },
+    log,
+  );
 
   const gitVersion = run('git', ['--version']).trim();
-  const gitSync = cached(cacheDir, 'git-sync', hash(treeHash(o.gitSyncSourceDir), gitVersion, run('go', ['version'])), `e2e.local/git-sync:${GIT_SYNC_VERSION}`, {
-    Entrypoint: ['/git-sync'],
-    User: `${GIT_SYNC_UID}:${GIT_SYNC_UID}`,
-    Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'HOME=/tmp'],
-  }, (rootfs) => {
-    const src = mkdtempSync(join(tmpdir(), 'e2e-git-sync-src-'));
-    try {
-      cpSync(o.gitSyncSourceDir, src, { recursive: true });
-      run('go', ['build', '-trimpath', '-ldflags', `-s -w -X k8s.io/git-sync/pkg/version.VERSION=${GIT_SYNC_VERSION}`, '-o', join(rootfs, 'git-sync'), '.'], {
-        cwd: src, env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', GONOSUMDB: '*', GOTOOLCHAIN: 'local' }, stdio: ['ignore', 'pipe', 'inherit'],
-      });
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
-    // git-sync v4.4.0 always runs `git submodule update`, a shell script in this git: git needs its helpers, a
-    // shell and the small tools those scripts call. `cp -a` keeps git-core's many hard links to one file each.
-    mkdirSync(join(rootfs, 'usr', 'lib'), { recursive: true });
-    run('cp', ['-a', '/usr/lib/git-core', join(rootfs, 'usr', 'lib', 'git-core')]);
-    if (existsSync('/usr/share/git-core/templates')) copyIn(rootfs, '/usr/share/git-core/templates');
-    const tools = ['git', 'sh', 'dash', 'sed', 'grep', 'basename', 'dirname', 'cat', 'rm', 'mkdir', 'mv', 'cp', 'ln', 'ls', 'tr', 'wc',
-      'head', 'tail', 'sort', 'uniq', 'env', 'expr', 'printf', 'test', 'true', 'false', 'id', 'uname', 'sleep', 'ssh'];
-    const paths = tools.map((t) => run('sh', ['-c', `command -v ${t}`]).trim()).filter((p) => p.startsWith('/'));
-    const helpers = readdirSync('/usr/lib/git-core').map((f) => join('/usr/lib/git-core', f));
-    copyWithLibraries(rootfs, [...paths, ...helpers.filter((h) => !h.endsWith('/mergetools'))]);
-    if (!existsSync(join(rootfs, 'bin'))) symlinkSync('usr/bin', join(rootfs, 'bin'));
-    baseLayout(rootfs, [{ name: 'git-sync', uid: GIT_SYNC_UID, home: '/tmp' }]);
-  }, log);
+  const gitSync = cached(
+    cacheDir,
+    'git-sync',
+    hash(treeHash(o.gitSyncSourceDir), gitVersion, run('go', ['version'])),
+    `e2e.local/git-sync:${GIT_SYNC_VERSION}`,
+    {
+      Entrypoint: ['/git-sync'],
+      User: `${GIT_SYNC_UID}:${GIT_SYNC_UID}`,
+      Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'HOME=/tmp'],
+    },
+    (rootfs) => {
+      const src = mkdtempSync(join(tmpdir(), 'e2e-git-sync-src-'));
+      try {
+        cpSync(o.gitSyncSourceDir, src, { recursive: true });
+        run('go', ['build', '-trimpath', '-ldflags', `-s -w -X k8s.io/git-sync/pkg/version.VERSION=${GIT_SYNC_VERSION}`, '-o', join(rootfs, 'git-sync'), '.'], {
+          cwd: src,
+          env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', GONOSUMDB: '*', GOTOOLCHAIN: 'local' },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+      } finally {
+        rmSync(src, { recursive: true, force: true });
+      }
+      // git-sync v4.4.0 always runs `git submodule update`, a shell script in this git: git needs its helpers, a
+      // shell and the small tools those scripts call. `cp -a` keeps git-core's many hard links to one file each.
+      mkdirSync(join(rootfs, 'usr', 'lib'), { recursive: true });
+      run('cp', ['-a', '/usr/lib/git-core', join(rootfs, 'usr', 'lib', 'git-core')]);
+      if (existsSync('/usr/share/git-core/templates')) copyIn(rootfs, '/usr/share/git-core/templates');
+      const tools = [
+        'git',
+        'sh',
+        'dash',
+        'sed',
+        'grep',
+        'basename',
+        'dirname',
+        'cat',
+        'rm',
+        'mkdir',
+        'mv',
+        'cp',
+        'ln',
+        'ls',
+        'tr',
+        'wc',
+        'head',
+        'tail',
+        'sort',
+        'uniq',
+        'env',
+        'expr',
+        'printf',
+        'test',
+        'true',
+        'false',
+        'id',
+        'uname',
+        'sleep',
+        'ssh',
+      ];
+      const paths = tools.map((t) => run('sh', ['-c', `command -v ${t}`]).trim()).filter((p) => p.startsWith('/'));
+      const helpers = readdirSync('/usr/lib/git-core').map((f) => join('/usr/lib/git-core', f));
+      copyWithLibraries(rootfs, [...paths, ...helpers.filter((h) => !h.endsWith('/mergetools'))]);
+      if (!existsSync(join(rootfs, 'bin'))) symlinkSync('usr/bin', join(rootfs, 'bin'));
+      baseLayout(rootfs, [{ name: 'git-sync', uid: GIT_SYNC_UID, home: '/tmp' }]);
+    },
+    log,
+  );
 
   buildProject();
   const key = inputsHash();

@@ -14,11 +14,21 @@ const HERE = import.meta.dirname;
 
 /** REQUIRED lists what the sandbox runs, by command name or path, and the Debian package that has it. */
 const REQUIRED = [
-  ['unshare', 'util-linux'], ['nsenter', 'util-linux'], ['ip', 'iproute2'], ['iptables', 'iptables'],
-  ['containerd', 'containerd'], ['ctr', 'containerd'], ['runc', 'runc'], ['conntrack', 'conntrack'],
-  ['/usr/lib/cni/bridge', 'containernetworking-plugins'], ['/usr/lib/cni/host-local', 'containernetworking-plugins'],
-  ['/usr/lib/cni/loopback', 'containernetworking-plugins'], ['/usr/lib/cni/portmap', 'containernetworking-plugins'],
-  ['git', 'git'], ['curl', 'curl'], ['gcc', 'gcc'],
+  ['unshare', 'util-linux'],
+  ['nsenter', 'util-linux'],
+  ['ip', 'iproute2'],
+  ['iptables', 'iptables'],
+  ['containerd', 'containerd'],
+  ['ctr', 'containerd'],
+  ['runc', 'runc'],
+  ['conntrack', 'conntrack'],
+  ['/usr/lib/cni/bridge', 'containernetworking-plugins'],
+  ['/usr/lib/cni/host-local', 'containernetworking-plugins'],
+  ['/usr/lib/cni/loopback', 'containernetworking-plugins'],
+  ['/usr/lib/cni/portmap', 'containernetworking-plugins'],
+  ['git', 'git'],
+  ['curl', 'curl'],
+  ['gcc', 'gcc'],
 ];
 
 /** @param {string} cmd */
@@ -126,8 +136,11 @@ export async function startRealNode(o) {
   const cfgPath = join(dir, 'sandbox.json');
   writeFileSync(cfgPath, JSON.stringify(config, null, 2));
   const logFd = openSync(join(dir, 'sandbox.log'), 'a');
-  const child = spawn('unshare', ['--mount', '--net', '--pid', '--fork', '--mount-proc', '--propagation', 'private',
-    process.execPath, join(HERE, 'sandbox.mjs'), cfgPath], { stdio: ['pipe', 'pipe', logFd] });
+  const child = spawn(
+    'unshare',
+    ['--mount', '--net', '--pid', '--fork', '--mount-proc', '--propagation', 'private', process.execPath, join(HERE, 'sandbox.mjs'), cfgPath],
+    { stdio: ['pipe', 'pipe', logFd] },
+  );
   closeSync(logFd);
   const exited = new Promise((res) => child.once('exit', () => res(undefined)));
 
@@ -178,19 +191,20 @@ export async function startRealNode(o) {
   log(`sandbox ready in ${state.seconds} s (pid ${pid}, logs in ${state.logsDir})`);
 
   /** @type {RealNode['exec']} */
-  const exec = (cmd, args, opts = {}) => new Promise((res) => {
-    const p = spawn('nsenter', ['--target', String(pid), '--net', '--', cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    const timer = setTimeout(() => p.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      res({ code: code ?? 1, stdout, stderr });
+  const exec = (cmd, args, opts = {}) =>
+    new Promise((res) => {
+      const p = spawn('nsenter', ['--target', String(pid), '--net', '--', cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (b) => (stdout += b));
+      p.stderr.on('data', (b) => (stderr += b));
+      const timer = setTimeout(() => p.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+      p.on('close', (code) => {
+        clearTimeout(timer);
+        res({ code: code ?? 1, stdout, stderr });
+      });
+      p.stdin.end(opts.input ?? '');
     });
-    p.stdin.end(opts.input ?? '');
-  });
   const kubectlBin = join(config.binDir, 'kubectl');
   return {
     state,
@@ -199,7 +213,8 @@ export async function startRealNode(o) {
     repoRoot,
     gitHttp: { user: config.gitHttp.user, password, url: (repo) => `http://${state.nodeIp}:8080/${repo}` },
     exec,
-    spawn: (cmd, args, env) => spawn('nsenter', ['--target', String(pid), '--net', '--', cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env }),
+    spawn: (cmd, args, env) =>
+      spawn('nsenter', ['--target', String(pid), '--net', '--', cmd, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env }),
     kubectl: (args, opts) => exec(kubectlBin, ['--kubeconfig', state.kubeconfig, ...args], opts),
     rssMiB: () => descendantsRss(pid),
     stop: async () => {
@@ -209,7 +224,9 @@ export async function startRealNode(o) {
         // Killing PID 1 of the namespace kills everything in it.
         try {
           process.kill(pid, 'SIGKILL');
-        } catch { /* gone */ }
+        } catch {
+          /* gone */
+        }
         await exited;
       }
       await removeCgroups();
@@ -274,7 +291,9 @@ function descendantsRss(root) {
       for (const t of readdirSync(`/proc/${pid}/task`)) {
         for (const c of readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(c));
       }
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   };
   visit(root);
   return out;

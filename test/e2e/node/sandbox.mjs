@@ -115,7 +115,14 @@ function mounts() {
   run('mount', ['--bind', p('var-log'), '/var/log']);
   // The kubelet sets these machine-wide kernel settings unless they hold its values already; files holding exactly
   // those values, bound over them here, leave the machine's own untouched.
-  const tunables = { 'vm/overcommit_memory': '1', 'vm/panic_on_oom': '0', 'kernel/panic': '10', 'kernel/panic_on_oops': '1', 'kernel/keys/root_maxkeys': '1000000', 'kernel/keys/root_maxbytes': '25000000' };
+  const tunables = {
+    'vm/overcommit_memory': '1',
+    'vm/panic_on_oom': '0',
+    'kernel/panic': '10',
+    'kernel/panic_on_oops': '1',
+    'kernel/keys/root_maxkeys': '1000000',
+    'kernel/keys/root_maxbytes': '25000000',
+  };
   for (const [key, value] of Object.entries(tunables)) {
     const path = `/proc/sys/${key}`;
     if (!existsSync(path) || readFileSync(path, 'utf8').trim() === value) continue;
@@ -156,19 +163,32 @@ const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
 
 async function containerd() {
   const cniConf = p('cni', 'net.d');
-  write(join(cniConf, '10-e2e-bridge.conflist'), JSON.stringify({
-    cniVersion: '0.4.0',
-    name: 'e2e',
-    plugins: [
+  write(
+    join(cniConf, '10-e2e-bridge.conflist'),
+    JSON.stringify(
       {
-        type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false, hairpinMode: false,
-        ipam: { type: 'host-local', dataDir: p('cni', 'ipam'), ranges: [[{ subnet: cfg.podSubnet }]], routes: [{ dst: '0.0.0.0/0' }] },
+        cniVersion: '0.4.0',
+        name: 'e2e',
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: 'cni0',
+            isGateway: true,
+            ipMasq: false,
+            hairpinMode: false,
+            ipam: { type: 'host-local', dataDir: p('cni', 'ipam'), ranges: [[{ subnet: cfg.podSubnet }]], routes: [{ dst: '0.0.0.0/0' }] },
+          },
+          { type: 'portmap', capabilities: { portMappings: true } },
+        ],
       },
-      { type: 'portmap', capabilities: { portMappings: true } },
-    ],
-  }, null, 2));
+      null,
+      2,
+    ),
+  );
   const config = p('containerd', 'config.toml');
-  write(config, `version = 2
+  write(
+    config,
+    `version = 2
 root = "${p('containerd', 'root')}"
 state = "/run/containerd"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
@@ -187,7 +207,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     snapshotter = "overlayfs"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-`);
+`,
+  );
   watchExit(launch('containerd', ['--config', config], p('logs', 'containerd.log')), 'containerd');
   await waitUntil('containerd', () => run('ctr', ['--address', CONTAINERD_SOCKET, 'version']).includes('Server'), 30_000);
   for (const image of cfg.images) {
@@ -203,79 +224,101 @@ async function kubelet(kubeconfig) {
   const [healthz = 0] = await freePorts(1);
   const config = p('kubelet', 'config.yaml');
   write(p('kubelet', 'resolv.conf'), 'nameserver 127.0.0.1\n');
-  write(config, YAML.stringify({
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
-    // cgroup v1 machine: allowed explicitly since 1.35; cgroupfs driver (no systemd) under our own root.
-    failCgroupV1: false,
-    cgroupDriver: 'cgroupfs',
-    cgroupRoot: cfg.cgroupRoot,
-    containerRuntimeEndpoint: `unix://${CONTAINERD_SOCKET}`,
-    address: cfg.nodeIp,
-    port: 10250,
-    readOnlyPort: 0,
-    healthzBindAddress: '127.0.0.1',
-    healthzPort: healthz,
-    // Reachable only inside the sandbox; kube-apiserver uses it for logs and exec.
-    authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
-    authorization: { mode: 'AlwaysAllow' },
-    resolvConf: p('kubelet', 'resolv.conf'),
-    clusterDomain: 'cluster.local',
-    failSwapOn: false,
-    podLogsDir: '/var/log/pods',
-    // The machine's disk is shared with everything else: never evict test pods for it.
-    evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-    imageGCHighThresholdPercent: 100,
-    imageGCLowThresholdPercent: 99,
-    serializeImagePulls: false,
-    // Quicker status updates make readiness visible sooner.
-    nodeStatusUpdateFrequency: '4s',
-    syncFrequency: '10s',
-    fileCheckFrequency: '10s',
-    rotateCertificates: false,
-  }));
-  watchExit(launch(join(cfg.binDir, 'kubelet'), [
-    `--config=${config}`,
-    `--kubeconfig=${kubeconfig}`,
-    `--root-dir=${p('kubelet', 'root')}`,
-    `--hostname-override=${cfg.nodeName}`,
-    `--node-ip=${cfg.nodeIp}`,
-    '--v=1',
-  ], p('logs', 'kubelet.log')), 'kubelet');
+  write(
+    config,
+    YAML.stringify({
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      // cgroup v1 machine: allowed explicitly since 1.35; cgroupfs driver (no systemd) under our own root.
+      failCgroupV1: false,
+      cgroupDriver: 'cgroupfs',
+      cgroupRoot: cfg.cgroupRoot,
+      containerRuntimeEndpoint: `unix://${CONTAINERD_SOCKET}`,
+      address: cfg.nodeIp,
+      port: 10250,
+      readOnlyPort: 0,
+      healthzBindAddress: '127.0.0.1',
+      healthzPort: healthz,
+      // Reachable only inside the sandbox; kube-apiserver uses it for logs and exec.
+      authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
+      authorization: { mode: 'AlwaysAllow' },
+      resolvConf: p('kubelet', 'resolv.conf'),
+      clusterDomain: 'cluster.local',
+      failSwapOn: false,
+      podLogsDir: '/var/log/pods',
+      // The machine's disk is shared with everything else: never evict test pods for it.
+      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
+      serializeImagePulls: false,
+      // Quicker status updates make readiness visible sooner.
+      nodeStatusUpdateFrequency: '4s',
+      syncFrequency: '10s',
+      fileCheckFrequency: '10s',
+      rotateCertificates: false,
+    }),
+  );
+  watchExit(
+    launch(
+      join(cfg.binDir, 'kubelet'),
+      [
+        `--config=${config}`,
+        `--kubeconfig=${kubeconfig}`,
+        `--root-dir=${p('kubelet', 'root')}`,
+        `--hostname-override=${cfg.nodeName}`,
+        `--node-ip=${cfg.nodeIp}`,
+        '--v=1',
+      ],
+      p('logs', 'kubelet.log'),
+    ),
+    'kubelet',
+  );
 }
 
 /** @param {string} kubeconfig */
 async function kubeProxy(kubeconfig) {
   const [healthz = 0, metrics = 0] = await freePorts(2);
   const config = p('kube-proxy', 'config.yaml');
-  write(config, YAML.stringify({
-    apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-    kind: 'KubeProxyConfiguration',
-    clientConnection: { kubeconfig },
-    hostnameOverride: cfg.nodeName,
-    mode: 'iptables',
-    // NodePorts answer on 127.0.0.1 too (route_localnet, set in this network namespace only).
-    iptables: { localhostNodePorts: true },
-    // Zero: leave the machine-wide nf_conntrack sysctls alone.
-    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-    clusterCIDR: cfg.podSubnet,
-    metricsBindAddress: `127.0.0.1:${metrics}`,
-    healthzBindAddress: `127.0.0.1:${healthz}`,
-  }));
+  write(
+    config,
+    YAML.stringify({
+      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+      kind: 'KubeProxyConfiguration',
+      clientConnection: { kubeconfig },
+      hostnameOverride: cfg.nodeName,
+      mode: 'iptables',
+      // NodePorts answer on 127.0.0.1 too (route_localnet, set in this network namespace only).
+      iptables: { localhostNodePorts: true },
+      // Zero: leave the machine-wide nf_conntrack sysctls alone.
+      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+      clusterCIDR: cfg.podSubnet,
+      metricsBindAddress: `127.0.0.1:${metrics}`,
+      healthzBindAddress: `127.0.0.1:${healthz}`,
+    }),
+  );
   const r = watchExit(launch(join(cfg.binDir, 'kube-proxy'), [`--config=${config}`, '--v=1'], p('logs', 'kube-proxy.log')), 'kube-proxy');
   // Healthy once it has programmed the rules at least once.
-  await waitUntil('kube-proxy healthz', async () => {
-    if (r.proc.exitCode !== null) throw new Error(`kube-proxy exited (${r.proc.exitCode}): see ${p('logs', 'kube-proxy.log')}`);
-    return (await fetch(`http://127.0.0.1:${healthz}/healthz`)).status === 200;
-  }, 60_000);
+  await waitUntil(
+    'kube-proxy healthz',
+    async () => {
+      if (r.proc.exitCode !== null) throw new Error(`kube-proxy exited (${r.proc.exitCode}): see ${p('logs', 'kube-proxy.log')}`);
+      return (await fetch(`http://127.0.0.1:${healthz}/healthz`)).status === 200;
+    },
+    60_000,
+  );
 }
 
 /** @param {string} kubeconfig */
 async function scheduler(kubeconfig) {
   const [port = 0] = await freePorts(1);
-  watchExit(launch(join(cfg.binDir, 'kube-scheduler'), [
-    `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`, '--v=1',
-  ], p('logs', 'kube-scheduler.log')), 'kube-scheduler');
+  watchExit(
+    launch(
+      join(cfg.binDir, 'kube-scheduler'),
+      [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`, '--v=1'],
+      p('logs', 'kube-scheduler.log'),
+    ),
+    'kube-scheduler',
+  );
 }
 
 /**
@@ -290,32 +333,65 @@ async function storageEtcd(members) {
   const peer = (/** @type {number} */ i) => `http://${cfg.nodeIp}:${23791 + 2 * i}`;
   const initialCluster = names.map((n, i) => `${n}=${peer(i)}`).join(',');
   names.forEach((name, i) => {
-    watchExit(launch(join(cfg.binDir, 'etcd'), [
-      `--name=${name}`, `--data-dir=${p('storage-etcd', name)}`,
-      `--listen-client-urls=${client(i)}`, `--advertise-client-urls=${client(i)}`,
-      `--listen-peer-urls=${peer(i)}`, `--initial-advertise-peer-urls=${peer(i)}`,
-      `--initial-cluster=${initialCluster}`, '--initial-cluster-state=new', '--initial-cluster-token=real-node-storage',
-      '--unsafe-no-fsync=true', '--log-level=warn',
-    ], p('logs', `storage-etcd-${name}.log`)), `storage etcd ${name}`);
+    watchExit(
+      launch(
+        join(cfg.binDir, 'etcd'),
+        [
+          `--name=${name}`,
+          `--data-dir=${p('storage-etcd', name)}`,
+          `--listen-client-urls=${client(i)}`,
+          `--advertise-client-urls=${client(i)}`,
+          `--listen-peer-urls=${peer(i)}`,
+          `--initial-advertise-peer-urls=${peer(i)}`,
+          `--initial-cluster=${initialCluster}`,
+          '--initial-cluster-state=new',
+          '--initial-cluster-token=real-node-storage',
+          '--unsafe-no-fsync=true',
+          '--log-level=warn',
+        ],
+        p('logs', `storage-etcd-${name}.log`),
+      ),
+      `storage etcd ${name}`,
+    );
   });
   const urls = names.map((_, i) => client(i));
   for (const url of urls) {
-    await waitUntil(`storage etcd at ${url}`, async () => {
-      const r = await fetch(`${url}/health`);
-      return r.ok && /** @type {{health?: string}} */ (await r.json()).health === 'true';
-    }, 60_000);
+    await waitUntil(
+      `storage etcd at ${url}`,
+      async () => {
+        const r = await fetch(`${url}/health`);
+        return r.ok && /** @type {{health?: string}} */ (await r.json()).health === 'true';
+      },
+      60_000,
+    );
   }
   return urls;
 }
 
 async function gitServers() {
-  watchExit(launch('git', [
-    'daemon', '--reuseaddr', `--listen=${cfg.nodeIp}`, '--port=9418', `--base-path=${cfg.repoRoot}`, '--export-all', cfg.repoRoot,
-  ], p('logs', 'git-daemon.log')), 'git daemon');
-  const http = spawn(process.execPath, [
-    join(import.meta.dirname, 'git-http.mjs'), '--listen', `${cfg.nodeIp}:8080`, '--root', cfg.gitHttp.root,
-    '--user', cfg.gitHttp.user, '--password-file', cfg.gitHttp.passwordFile,
-  ], { stdio: ['ignore', 'pipe', 'inherit'] });
+  watchExit(
+    launch(
+      'git',
+      ['daemon', '--reuseaddr', `--listen=${cfg.nodeIp}`, '--port=9418', `--base-path=${cfg.repoRoot}`, '--export-all', cfg.repoRoot],
+      p('logs', 'git-daemon.log'),
+    ),
+    'git daemon',
+  );
+  const http = spawn(
+    process.execPath,
+    [
+      join(import.meta.dirname, 'git-http.mjs'),
+      '--listen',
+      `${cfg.nodeIp}:8080`,
+      '--root',
+      cfg.gitHttp.root,
+      '--user',
+      cfg.gitHttp.user,
+      '--password-file',
+      cfg.gitHttp.passwordFile,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   running.push({ proc: http, exited: new Promise((r) => http.once('exit', () => r(undefined))) });
   await waitUntil('git http server', () => new Promise((res) => http.stdout.once('data', () => res(true))), 10_000);
 }
@@ -332,12 +408,22 @@ async function main() {
     dir: p('plane'),
     log,
     controllers: [
-      'namespace-controller', 'garbage-collector-controller', 'clusterrole-aggregation-controller',
+      'namespace-controller',
+      'garbage-collector-controller',
+      'clusterrole-aggregation-controller',
       // What a node and its workloads need: the not-ready taint lifted, Deployments and StatefulSets rolled out,
       // Service endpoints, service accounts and their CA, volumes bound, disruption budgets tracked.
-      'node-lifecycle-controller', 'deployment-controller', 'replicaset-controller', 'statefulset-controller',
-      'endpointslice-controller', 'endpoints-controller', 'serviceaccount-controller', 'root-ca-certificate-publisher-controller',
-      'persistentvolume-binder-controller', 'disruption-controller', 'pod-garbage-collector-controller',
+      'node-lifecycle-controller',
+      'deployment-controller',
+      'replicaset-controller',
+      'statefulset-controller',
+      'endpointslice-controller',
+      'endpoints-controller',
+      'serviceaccount-controller',
+      'root-ca-certificate-publisher-controller',
+      'persistentvolume-binder-controller',
+      'disruption-controller',
+      'pod-garbage-collector-controller',
     ],
     apiserverArgs: [
       // Pods reach kube-apiserver through the `kubernetes` Service, whose endpoint is the node address.
@@ -360,25 +446,31 @@ async function main() {
   await gitServers();
   const storageEtcdUrls = cfg.storageEtcdMembers ? await storageEtcd(cfg.storageEtcdMembers) : [];
   const kubectl = (/** @type {string[]} */ ...args) => run(join(cfg.binDir, 'kubectl'), ['--kubeconfig', kubeconfig, ...args]);
-  await waitUntil('the node to be Ready', () => {
-    const node = JSON.parse(kubectl('get', 'node', cfg.nodeName, '-o', 'json'));
-    const ready = node.status?.conditions?.find((/** @type {{type: string}} */ c) => c.type === 'Ready');
-    return ready?.status === 'True' && !(node.spec?.taints ?? []).some((/** @type {{key: string}} */ t) => t.key === 'node.kubernetes.io/not-ready');
-  }, 120_000);
+  await waitUntil(
+    'the node to be Ready',
+    () => {
+      const node = JSON.parse(kubectl('get', 'node', cfg.nodeName, '-o', 'json'));
+      const ready = node.status?.conditions?.find((/** @type {{type: string}} */ c) => c.type === 'Ready');
+      return ready?.status === 'True' && !(node.spec?.taints ?? []).some((/** @type {{key: string}} */ t) => t.key === 'node.kubernetes.io/not-ready');
+    },
+    120_000,
+  );
   await waitUntil('the default service account', () => kubectl('get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name').trim() !== '', 60_000);
   log('node Ready');
-  process.stdout.write(`${JSON.stringify({
-    ready: true,
-    kubeconfig,
-    server: plane.server,
-    caFile: plane.caFile,
-    nodeName: cfg.nodeName,
-    nodeIp: cfg.nodeIp,
-    logsDir: p('logs'),
-    pids: { ...plane.pids },
-    storageEtcdUrls,
-    seconds: (Date.now() - t0) / 1000,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      ready: true,
+      kubeconfig,
+      server: plane.server,
+      caFile: plane.caFile,
+      nodeName: cfg.nodeName,
+      nodeIp: cfg.nodeIp,
+      logsDir: p('logs'),
+      pids: { ...plane.pids },
+      storageEtcdUrls,
+      seconds: (Date.now() - t0) / 1000,
+    })}\n`,
+  );
   // The host side ends the sandbox by closing stdin (or dying, which closes it too).
   process.stdin.resume();
   process.stdin.on('end', () => void stop(0));

@@ -22,9 +22,13 @@ export function suiteUnavailable(suite: string): string | undefined {
 
 /** nodeImages builds (or takes from .cache/e2e-images) pause, nginx, git-sync and website-apiserver. */
 export async function nodeImages(log: (m: string) => void) {
-  const kubernetesModuleDir = JSON.parse(execFileSync('go', ['mod', 'download', '-json', 'k8s.io/kubernetes'], {
-    cwd: join(ROOT, 'test/e2e/go/k8s'), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local', GONOSUMDB: '*' },
-  })).Dir as string;
+  const kubernetesModuleDir = JSON.parse(
+    execFileSync('go', ['mod', 'download', '-json', 'k8s.io/kubernetes'], {
+      cwd: join(ROOT, 'test/e2e/go/k8s'),
+      encoding: 'utf8',
+      env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local', GONOSUMDB: '*' },
+    }),
+  ).Dir as string;
   return buildNodeImages({ cacheDir: join(ROOT, '.cache', 'e2e-images'), kubernetesModuleDir, gitSyncSourceDir: GIT_SYNC_SRC, log });
 }
 

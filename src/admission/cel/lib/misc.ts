@@ -37,7 +37,10 @@ interface Semver {
   pre: string[];
 }
 function parseSemver(s: string): Semver | undefined {
-  const m = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/.exec(s);
+  const m =
+    /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/.exec(
+      s,
+    );
   if (!m) return undefined;
   return { major: BigInt(m[1]!), minor: BigInt(m[2]!), patch: BigInt(m[3]!), pre: m[4] ? m[4].split('.') : [] };
 }
@@ -65,7 +68,8 @@ function semverError(s: string): string {
   for (let i = 0; i < 3; i++) {
     const p = parts[i]!;
     if (!/^\d+$/.test(p)) return `Invalid character(s) found in ${names[i]} number ${JSON.stringify(p)}`;
-    if (p.length > 1 && p.startsWith('0')) return `${names[i]![0]!.toUpperCase()}${names[i]!.slice(1)} number must not contain leading zeroes ${JSON.stringify(p)}`;
+    if (p.length > 1 && p.startsWith('0'))
+      return `${names[i]![0]!.toUpperCase()}${names[i]!.slice(1)} number must not contain leading zeroes ${JSON.stringify(p)}`;
   }
   return `Invalid semver: ${s}`;
 }
@@ -84,23 +88,48 @@ const DNS1123_SUB = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`;
 const DNS1035 = '[a-z]([-a-z0-9]*[a-z0-9])?';
 const maxLen = (n: number) => `must be no more than ${n} characters`;
 // apimachinery's RegexError joins its examples with ",  or " (two spaces)
-const regexErr = (msg: string, re: string, ex: string[]) =>
-  `${msg} (e.g. ${ex.map((e) => `'${e}'`).join(',  or ')}, regex used for validation is '${re}')`;
+const regexErr = (msg: string, re: string, ex: string[]) => `${msg} (e.g. ${ex.map((e) => `'${e}'`).join(',  or ')}, regex used for validation is '${re}')`;
 type Validator = (s: string) => string[];
 const label1123: Validator = (s) => [
   ...(s.length > 63 ? [maxLen(63)] : []),
-  ...(new RegExp(`^${DNS1123_LABEL}$`).test(s) ? [] : [regexErr("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", DNS1123_LABEL, ['my-name', '123-abc'])]),
+  ...(new RegExp(`^${DNS1123_LABEL}$`).test(s)
+    ? []
+    : [
+        regexErr(
+          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+          DNS1123_LABEL,
+          ['my-name', '123-abc'],
+        ),
+      ]),
 ];
 const sub1123: Validator = (s) => [
   ...(s.length > 253 ? [maxLen(253)] : []),
-  ...(new RegExp(`^${DNS1123_SUB}$`).test(s) ? [] : [regexErr("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", DNS1123_SUB, ['example.com'])]),
+  ...(new RegExp(`^${DNS1123_SUB}$`).test(s)
+    ? []
+    : [
+        regexErr(
+          "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+          DNS1123_SUB,
+          ['example.com'],
+        ),
+      ]),
 ];
 // kube-apiserver 1.37.2 reported no length error for a 64-character dns1035Label
 const label1035: Validator = (s) => [
-  ...(new RegExp(`^${DNS1035}$`).test(s) ? [] : [regexErr("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035, ['my-name', 'abc-123'])]),
+  ...(new RegExp(`^${DNS1035}$`).test(s)
+    ? []
+    : [
+        regexErr(
+          "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+          DNS1035,
+          ['my-name', 'abc-123'],
+        ),
+      ]),
 ];
 // kube-apiserver 1.37.2 reported nothing for the *Prefix formats on any value tried ('A_b.', 'a/b/c', 64 a's, '-x')
-const prefix = (_v: Validator): Validator => () => [];
+const prefix =
+  (_v: Validator): Validator =>
+  () => [];
 const QNAME = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const qualifiedName: Validator = (s) => {
   const parts = s.split('/');
@@ -111,17 +140,29 @@ const qualifiedName: Validator = (s) => {
     else errs.push(...sub1123(parts[0]).map((e) => `prefix part ${e}`));
     name = parts[1]!;
   } else if (parts.length > 2) {
-    return [`${regexErr("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QNAME, ['MyName', 'my.name', '123-abc'])} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `${regexErr("a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QNAME, ['MyName', 'my.name', '123-abc'])} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (!name) errs.push('name part must be non-empty');
   else if (Buffer.byteLength(name) > 63) errs.push('name part must be no more than 63 bytes');
   if (name && !new RegExp(`^${QNAME}$`).test(name))
-    errs.push(`name part ${regexErr("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QNAME, ['MyName', 'my.name', '123-abc'])}`);
+    errs.push(
+      `name part ${regexErr("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QNAME, ['MyName', 'my.name', '123-abc'])}`,
+    );
   return errs;
 };
 const labelValue: Validator = (s) => [
   ...(Buffer.byteLength(s) > 63 ? ['must be no more than 63 bytes'] : []),
-  ...(s === '' || new RegExp(`^${QNAME}$`).test(s) ? [] : [regexErr("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", `(${QNAME})?`, ['MyValue', 'my_value', '12345'])]),
+  ...(s === '' || new RegExp(`^${QNAME}$`).test(s)
+    ? []
+    : [
+        regexErr(
+          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+          `(${QNAME})?`,
+          ['MyValue', 'my_value', '12345'],
+        ),
+      ]),
 ];
 const FORMATS: Record<string, Validator> = {
   dns1123Label: label1123,

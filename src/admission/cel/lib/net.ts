@@ -78,7 +78,10 @@ function ipOf(s: string): number[] {
 
 function cidrOf(s: string): { ip: number[]; bits: number } {
   // kube wraps netip.ParsePrefix's error in its conversion words twice
-  const fail = (why: string) => new Error(`network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(s)}): ${why}`);
+  const fail = (why: string) =>
+    new Error(
+      `network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(s)}): ${why}`,
+    );
   const slash = s.lastIndexOf('/');
   if (slash < 0) throw fail("no '/'");
   const addr = s.slice(0, slash);

@@ -10,7 +10,12 @@ const MARK = '@k8s';
 
 /** opaque wraps `data` as a value of the Kubernetes type `kind`. */
 export function opaque(kind: string, data: CelInput): CelValue {
-  return celMap(new Map<string, CelInput>([[MARK, kind], ['v', data]])) as CelValue;
+  return celMap(
+    new Map<string, CelInput>([
+      [MARK, kind],
+      ['v', data],
+    ]),
+  ) as CelValue;
 }
 
 /** unwrap returns the data of a `kind` value, or undefined when `v` is no such value. */

@@ -19,8 +19,12 @@ export function compileRe2(pattern: string, extraFlags = ''): RegExp {
     src = src.slice(lead[0].length);
   }
   // what JS reads but RE2 refuses: lookaround and backreferences
-  if (/\(\?<?[=!]/.test(src) || /(^|[^\\])(\\\\)*\\[1-9]/.test(src)) throw new Error(`error parsing regexp: invalid or unsupported Perl syntax: \`${/\(\?<?[=!]/.exec(src)?.[0] ?? '\\1'}\``);
-  src = src.replace(/\(\?P</g, '(?<').replace(/\\A/g, '^').replace(/\\z/g, '$(?![\\s\\S])');
+  if (/\(\?<?[=!]/.test(src) || /(^|[^\\])(\\\\)*\\[1-9]/.test(src))
+    throw new Error(`error parsing regexp: invalid or unsupported Perl syntax: \`${/\(\?<?[=!]/.exec(src)?.[0] ?? '\\1'}\``);
+  src = src
+    .replace(/\(\?P</g, '(?<')
+    .replace(/\\A/g, '^')
+    .replace(/\\z/g, '$(?![\\s\\S])');
   let re: RegExp;
   try {
     re = new RegExp(src, `${flags}u`);

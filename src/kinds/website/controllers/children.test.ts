@@ -17,8 +17,14 @@ describe('desired children of a Website', () => {
   it('a Deployment <name>-website: nginx and git-sync sharing an emptyDir, labels, selector, controller ownerReference', () => {
     const d = desiredDeployment(site({ git: { branch: 'main' } }), DEFAULT_IMAGES);
     expect(d.metadata).toMatchObject({ name: 'kubia-website', namespace: 'team' });
-    expect(d.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'website', 'app.kubernetes.io/instance': 'kubia', 'app.kubernetes.io/managed-by': 'website-apiserver' });
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'extensions.example.com/v1', kind: 'Website', name: 'kubia', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.labels).toEqual({
+      'app.kubernetes.io/name': 'website',
+      'app.kubernetes.io/instance': 'kubia',
+      'app.kubernetes.io/managed-by': 'website-apiserver',
+    });
+    expect(d.metadata.ownerReferences).toEqual([
+      { apiVersion: 'extensions.example.com/v1', kind: 'Website', name: 'kubia', uid: 'u-1', controller: true, blockOwnerDeletion: true },
+    ]);
     expect(d.spec.replicas).toBe(2);
     expect(d.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'website', 'app.kubernetes.io/instance': 'kubia' });
     // The selector must match the pod labels, or the API server rejects the Deployment.
@@ -26,7 +32,9 @@ describe('desired children of a Website', () => {
     const [nginx, sync] = d.spec.template.spec.containers;
     expect(nginx?.image).toBe(DEFAULT_IMAGES.nginx);
     expect(sync?.image).toBe(DEFAULT_IMAGES.gitSync);
-    expect(sync?.args).toEqual(expect.arrayContaining(['--repo=https://github.com/luksa/kubia-website-example.git', '--period=30s', '--ref=main', '--link=html']));
+    expect(sync?.args).toEqual(
+      expect.arrayContaining(['--repo=https://github.com/luksa/kubia-website-example.git', '--period=30s', '--ref=main', '--link=html']),
+    );
     const volume = d.spec.template.spec.volumes[0]?.name;
     expect(d.spec.template.spec.volumes[0]).toEqual({ name: volume, emptyDir: {} });
     expect(nginx?.volumeMounts[0]).toMatchObject({ name: volume, mountPath: '/usr/share/nginx', readOnly: true });
@@ -58,7 +66,8 @@ describe('desired children of a Website', () => {
   });
 
   it('mounts spec.secretRef for git-sync: username and password file for an https URL', () => {
-    const spec = desiredDeployment(site({ git: { repository: 'https://git.example.com/private.git', secretRef: { name: 'site-creds' } } }), DEFAULT_IMAGES).spec.template.spec;
+    const spec = desiredDeployment(site({ git: { repository: 'https://git.example.com/private.git', secretRef: { name: 'site-creds' } } }), DEFAULT_IMAGES).spec
+      .template.spec;
     const sync = spec.containers[1];
     expect(spec.securityContext).toEqual({ fsGroup: 65533 });
     expect(spec.volumes).toContainEqual({ name: 'git-secret', secret: { secretName: 'site-creds', defaultMode: 0o440 } });
@@ -71,10 +80,15 @@ describe('desired children of a Website', () => {
 
   it('mounts spec.secretRef for git-sync: a key and known_hosts for ssh:// and scp-like URLs', () => {
     for (const gitRepo of ['ssh://git@git.example.com/site.git', 'git@github.com:luksa/kubia-website-example.git']) {
-      const sync = desiredDeployment(site({ git: { repository: gitRepo, secretRef: { name: 'deploy-key' } } }), DEFAULT_IMAGES).spec.template.spec.containers[1];
-      expect(sync?.args).toEqual(expect.arrayContaining([
-        '--ssh-key-file=/etc/git-secret/ssh-privatekey', '--ssh-known-hosts=true', '--ssh-known-hosts-file=/etc/git-secret/known_hosts',
-      ]));
+      const sync = desiredDeployment(site({ git: { repository: gitRepo, secretRef: { name: 'deploy-key' } } }), DEFAULT_IMAGES).spec.template.spec
+        .containers[1];
+      expect(sync?.args).toEqual(
+        expect.arrayContaining([
+          '--ssh-key-file=/etc/git-secret/ssh-privatekey',
+          '--ssh-known-hosts=true',
+          '--ssh-known-hosts-file=/etc/git-secret/known_hosts',
+        ]),
+      );
       expect(sync?.args?.some((a) => a.startsWith('--password-file'))).toBe(false);
       expect('env' in (sync ?? {})).toBe(false);
     }

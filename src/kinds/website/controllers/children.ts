@@ -31,7 +31,10 @@ export function selectorLabels(w: Website): Record<string, string> {
 
 /** selectorString is the selector in the string form the scale subresource and status report. */
 export const selectorString = (w: Website) =>
-  Object.entries(selectorLabels(w)).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(',');
+  Object.entries(selectorLabels(w))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 
 /** childLabels label everything the reconciler creates; managed-by is what its informers filter on. */
 export function childLabels(w: Website): Record<string, string> {
@@ -57,9 +60,20 @@ const GIT_ROOT = '/git';
 const NGINX_PARENT = '/usr/share/nginx';
 
 /** The parts of core/v1 pod types the Deployment uses (typed here so both containers share one shape). */
-interface VolumeMount { name: string; mountPath: string; readOnly?: boolean }
-interface EnvVar { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } }
-interface Volume { name: string; emptyDir?: Record<string, never>; secret?: { secretName: string; defaultMode: number } }
+interface VolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+}
+interface EnvVar {
+  name: string;
+  valueFrom: { secretKeyRef: { name: string; key: string } };
+}
+interface Volume {
+  name: string;
+  emptyDir?: Record<string, never>;
+  secret?: { secretName: string; defaultMode: number };
+}
 interface Container {
   name: string;
   image: string;
@@ -168,10 +182,15 @@ export function desiredService(w: Website) {
     spec: {
       type: w.spec.service.type,
       selector: selectorLabels(w),
-      ports: [{
-        name: 'http', port: 80, targetPort: 'http', protocol: 'TCP',
-        ...(w.spec.service.nodePort !== undefined && w.spec.service.type !== 'ClusterIP' ? { nodePort: w.spec.service.nodePort } : {}),
-      }],
+      ports: [
+        {
+          name: 'http',
+          port: 80,
+          targetPort: 'http',
+          protocol: 'TCP',
+          ...(w.spec.service.nodePort !== undefined && w.spec.service.type !== 'ClusterIP' ? { nodePort: w.spec.service.nodePort } : {}),
+        },
+      ],
     },
   };
 }

@@ -5,9 +5,7 @@
  * change (so drift is repaired), server-side apply, deletes and Events.
  */
 import { hostname } from 'node:os';
-import {
-  AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1Pod, type V1Service,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { startInformer, type RunningInformer } from '../../../cluster/informer.js';
 import { objectKey } from '../../../controllers/store-source.js';
@@ -26,7 +24,6 @@ export interface ClusterChildren extends ChildClient {
   stop(): Promise<void>;
 }
 
-
 /** clusterChildren starts the informers; `enqueue` receives `namespace/website` keys of changed children. */
 export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, logger: Logger): ClusterChildren {
   const apps = kc.makeApiClient(AppsV1Api);
@@ -36,17 +33,32 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
     if (instance && o.metadata?.namespace) enqueue(objectKey(o.metadata.namespace, instance));
   };
   const deployments: RunningInformer<V1Deployment> = startInformer<V1Deployment>({
-    kc, name: 'website-deployments', path: '/apis/apps/v1/deployments', labelSelector: SELECTOR, logger, onChange: owner,
+    kc,
+    name: 'website-deployments',
+    path: '/apis/apps/v1/deployments',
+    labelSelector: SELECTOR,
+    logger,
+    onChange: owner,
     list: () => apps.listDeploymentForAllNamespaces({ labelSelector: SELECTOR }),
   });
   const services: RunningInformer<V1Service> = startInformer<V1Service>({
-    kc, name: 'website-services', path: '/api/v1/services', labelSelector: SELECTOR, logger, onChange: owner,
+    kc,
+    name: 'website-services',
+    path: '/api/v1/services',
+    labelSelector: SELECTOR,
+    logger,
+    onChange: owner,
     list: () => core.listServiceForAllNamespaces({ labelSelector: SELECTOR }),
   });
   // Pods only for their status: git-sync's failures show nowhere else. Enqueuing on every change is cheap (the
   // queue dedupes) and is what turns Degraded on when git-sync gives up.
   const pods: RunningInformer<V1Pod> = startInformer<V1Pod>({
-    kc, name: 'website-pods', path: '/api/v1/pods', labelSelector: SELECTOR, logger, onChange: owner,
+    kc,
+    name: 'website-pods',
+    path: '/api/v1/pods',
+    labelSelector: SELECTOR,
+    logger,
+    onChange: owner,
     list: () => core.listPodForAllNamespaces({ labelSelector: SELECTOR }),
   });
   const reporter = hostname();
@@ -57,9 +69,10 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
     async apply(kind, body) {
       const b = body as { metadata: { name: string; namespace: string } };
       const args = { name: b.metadata.name, namespace: b.metadata.namespace, fieldManager: FIELD_MANAGER, force: true };
-      const out = kind === 'Deployment'
-        ? await apps.patchNamespacedDeployment({ ...args, body: body as V1Deployment }, apply)
-        : await core.patchNamespacedService({ ...args, body: body as V1Service }, apply);
+      const out =
+        kind === 'Deployment'
+          ? await apps.patchNamespacedDeployment({ ...args, body: body as V1Deployment }, apply)
+          : await core.patchNamespacedService({ ...args, body: body as V1Service }, apply);
       return out as unknown as Child;
     },
     pods(namespace, website) {
@@ -89,11 +102,22 @@ export function clusterChildren(kc: KubeConfig, enqueue: (key: string) => void, 
           body: {
             metadata: { generateName: `${w.metadata.name}.`, namespace: w.metadata.namespace },
             involvedObject: {
-              apiVersion: w.apiVersion, kind: 'Website', name: w.metadata.name, namespace: w.metadata.namespace,
-              uid: w.metadata.uid, resourceVersion: w.metadata.resourceVersion,
+              apiVersion: w.apiVersion,
+              kind: 'Website',
+              name: w.metadata.name,
+              namespace: w.metadata.namespace,
+              uid: w.metadata.uid,
+              resourceVersion: w.metadata.resourceVersion,
             },
-            type, reason, message, count: 1, firstTimestamp: now, lastTimestamp: now,
-            source: { component: MANAGED_BY }, reportingComponent: MANAGED_BY, reportingInstance: reporter,
+            type,
+            reason,
+            message,
+            count: 1,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            source: { component: MANAGED_BY },
+            reportingComponent: MANAGED_BY,
+            reportingInstance: reporter,
           },
         });
       } catch (e) {

@@ -37,7 +37,12 @@ function fakeCluster() {
     },
   };
   return {
-    client, objects, events, hold: (k: string) => held.add(k), release: (k: string) => held.delete(k), failApply: (m?: string) => (failApply = m),
+    client,
+    objects,
+    events,
+    hold: (k: string) => held.add(k),
+    release: (k: string) => held.delete(k),
+    failApply: (m?: string) => (failApply = m),
     setPods: (key: string, p: ObservedPod[]) => pods.set(key, p),
   };
 }
@@ -47,7 +52,12 @@ const setup = () => {
   const cluster = fakeCluster();
   const reconcile = websiteReconciler({ store, cluster: cluster.client, images: DEFAULT_IMAGES, logger: pino({ level: 'silent' }), deletePollMs: 10 });
   const opts = { dryRun: false, fieldValidation: 'Strict' as const, manager: 'test' };
-  const create = (name: string) => store.create('ns', { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://example.com/r.git' } } }, opts);
+  const create = (name: string) =>
+    store.create(
+      'ns',
+      { apiVersion: 'extensions.example.com/v1', kind: 'Website', metadata: { name }, spec: { git: { repository: 'https://example.com/r.git' } } },
+      opts,
+    );
   const get = async (name: string) => (await store.get('ns', name)) as Website;
   return { store, cluster, reconcile, create, get, opts };
 };
@@ -75,7 +85,11 @@ describe('websiteReconciler', () => {
     t.cluster.failApply('apiserver unreachable');
     await expect(t.reconcile('ns/b')).rejects.toThrow('apiserver unreachable');
     const w = await t.get('b');
-    expect(w.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'ReconcileError', message: 'apiserver unreachable' });
+    expect(w.status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileError',
+      message: 'apiserver unreachable',
+    });
     expect(t.cluster.events).toContain('Warning/ReconcileFailed');
     t.cluster.failApply(undefined);
     await t.reconcile('ns/b');
@@ -97,12 +111,16 @@ describe('websiteReconciler', () => {
     expect(t.cluster.objects.size).toBe(0);
   });
 
-  it('reports git-sync giving up in a pod as Degraded=True GitSyncFailed with git-sync\'s error, and clears it once the pod is ready', async () => {
+  it("reports git-sync giving up in a pod as Degraded=True GitSyncFailed with git-sync's error, and clears it once the pod is ready", async () => {
     const t = setup();
     await t.create('d');
     const logLine = JSON.stringify({
-      logger: '', ts: '2026-11-24 09:40:01.123', caller: { file: 'main.go', line: 925 }, msg: 'too many failures, aborting',
-      error: 'Run(git ls-remote -q git://10.201.0.1/nope.git HEAD): exit status 128: { stdout: "", stderr: "fatal: remote error: access denied or repository not exported: /nope.git" }',
+      logger: '',
+      ts: '2026-11-24 09:40:01.123',
+      caller: { file: 'main.go', line: 925 },
+      msg: 'too many failures, aborting',
+      error:
+        'Run(git ls-remote -q git://10.201.0.1/nope.git HEAD): exit status 128: { stdout: "", stderr: "fatal: remote error: access denied or repository not exported: /nope.git" }',
       failCount: 6,
     });
     const failing: ObservedPod = {
@@ -111,7 +129,12 @@ describe('websiteReconciler', () => {
         conditions: [{ type: 'Ready', status: 'False' }],
         containerStatuses: [
           { name: 'nginx', ready: false, restartCount: 0 },
-          { name: 'git-sync', ready: false, restartCount: 1, lastState: { terminated: { exitCode: 1, reason: 'Error', message: `{"msg":"error syncing repo, will retry","error":"x"}\n${logLine}\n` } } },
+          {
+            name: 'git-sync',
+            ready: false,
+            restartCount: 1,
+            lastState: { terminated: { exitCode: 1, reason: 'Error', message: `{"msg":"error syncing repo, will retry","error":"x"}\n${logLine}\n` } },
+          },
         ],
       },
     };
@@ -123,7 +146,12 @@ describe('websiteReconciler', () => {
     expect((await t.get('d')).status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
 
     // The fixed repository rolls out a new pod that syncs and turns ready; the old one is gone.
-    t.cluster.setPods('ns/d', [{ metadata: { name: 'd-website-77aa-fghij' }, status: { conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'git-sync', ready: true, restartCount: 0 }] } }]);
+    t.cluster.setPods('ns/d', [
+      {
+        metadata: { name: 'd-website-77aa-fghij' },
+        status: { conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'git-sync', ready: true, restartCount: 0 }] },
+      },
+    ]);
     await t.reconcile('ns/d');
     expect((await t.get('d')).status?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
   });
@@ -133,7 +161,14 @@ describe('websiteReconciler', () => {
     await t.create('e');
     await t.reconcile('ns/e');
     const w = await t.get('e');
-    const custom = { type: 'Custom', status: 'True' as const, reason: 'ByHand', message: 'set by a client', lastTransitionTime: '2026-11-20T10:00:00Z', observedGeneration: 1 };
+    const custom = {
+      type: 'Custom',
+      status: 'True' as const,
+      reason: 'ByHand',
+      message: 'set by a client',
+      lastTransitionTime: '2026-11-20T10:00:00Z',
+      observedGeneration: 1,
+    };
     await t.store.update('ns', 'e', { ...w, status: { ...w.status, conditions: [custom, ...(w.status?.conditions ?? [])] } }, 'status', t.opts);
     const changed = await t.store.patch('ns', 'e', 'application/merge-patch+json', { spec: { replicas: 3 } }, 'main', t.opts);
     expect((changed.object as Website).metadata.generation).toBe(2);

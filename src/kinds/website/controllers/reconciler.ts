@@ -66,8 +66,16 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
     await store.update(w.metadata.namespace, w.metadata.name ?? '', { ...w, status }, 'status', WRITE);
   };
   const setFinalizers = async (w: Website, finalizers: string[]) =>
-    (await store.patch(w.metadata.namespace, w.metadata.name ?? '', MERGE,
-      { metadata: { finalizers, resourceVersion: w.metadata.resourceVersion } }, 'main', WRITE)).object as Website;
+    (
+      await store.patch(
+        w.metadata.namespace,
+        w.metadata.name ?? '',
+        MERGE,
+        { metadata: { finalizers, resourceVersion: w.metadata.resourceVersion } },
+        'main',
+        WRITE,
+      )
+    ).object as Website;
 
   return async (key) => {
     const { namespace, name } = splitKey(key);
@@ -77,12 +85,13 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
     const child = childName(w);
     if (w.metadata.deletionTimestamp) {
       if (!finalizers.includes(CLEANUP_FINALIZER)) return;
-      const [deploymentGone, serviceGone] = await Promise.all([
-        cluster.remove('Deployment', namespace, child), cluster.remove('Service', namespace, child),
-      ]);
+      const [deploymentGone, serviceGone] = await Promise.all([cluster.remove('Deployment', namespace, child), cluster.remove('Service', namespace, child)]);
       if (!deploymentGone || !serviceGone) return { requeueAfter: o.deletePollMs ?? 1000 };
       await cluster.event(w, 'Normal', 'DeletedChildren', `Deployment and Service ${child} deleted`);
-      await setFinalizers(w, finalizers.filter((f) => f !== CLEANUP_FINALIZER));
+      await setFinalizers(
+        w,
+        finalizers.filter((f) => f !== CLEANUP_FINALIZER),
+      );
       return;
     }
     // The finalizer goes on before any child exists, so no child can outlive its Website.
@@ -91,7 +100,10 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
       const before = { d: cluster.cached('Deployment', namespace, child), s: cluster.cached('Service', namespace, child) };
       const deployment = await cluster.apply('Deployment', desiredDeployment(w, o.images));
       const service = await cluster.apply('Service', desiredService(w));
-      for (const [kind, prev, now] of [['Deployment', before.d, deployment], ['Service', before.s, service]] as const) {
+      for (const [kind, prev, now] of [
+        ['Deployment', before.d, deployment],
+        ['Service', before.s, service],
+      ] as const) {
         if (!prev) await cluster.event(w, 'Normal', `Created${kind}`, `${kind} ${child} created`);
         else if (!isDeepStrictEqual((prev as { spec?: unknown }).spec, (now as { spec?: unknown }).spec)) {
           await cluster.event(w, 'Normal', `Updated${kind}`, `${kind} ${child} updated`);
@@ -106,10 +118,15 @@ export function websiteReconciler(o: WebsiteReconcilerOptions): (key: string) =>
       await cluster.event(w, 'Warning', 'ReconcileFailed', message).catch(() => undefined);
       const current = await read(namespace, name);
       if (current) {
-        await writeStatus(current, websiteStatus(current, {
-          deployment: cluster.cached('Deployment', namespace, child), service: cluster.cached('Service', namespace, child),
-          pods: cluster.pods(namespace, name), error: message,
-        })).catch(() => undefined);
+        await writeStatus(
+          current,
+          websiteStatus(current, {
+            deployment: cluster.cached('Deployment', namespace, child),
+            service: cluster.cached('Service', namespace, child),
+            pods: cluster.pods(namespace, name),
+            error: message,
+          }),
+        ).catch(() => undefined);
       }
       throw e;
     }

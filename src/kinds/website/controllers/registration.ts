@@ -15,7 +15,7 @@ export const websiteControllers: ControllerRegistration = {
   needsCluster: true,
   flags: [
     { name: 'nginx-image', default: DEFAULT_IMAGES.nginx, help: 'Image of the nginx container serving each website.' },
-    { name: 'git-sync-image', default: DEFAULT_IMAGES.gitSync, help: 'Image of the git-sync sidecar that keeps each website\'s content up to date.' },
+    { name: 'git-sync-image', default: DEFAULT_IMAGES.gitSync, help: "Image of the git-sync sidecar that keeps each website's content up to date." },
   ],
   clusterRules: [
     // One Deployment and one Service per Website, in the Website's namespace, written with server-side apply
@@ -29,9 +29,10 @@ export const websiteControllers: ControllerRegistration = {
   ],
   load: async () => {
     const { websiteController } = await import('./index.js');
-    return (store, flags) => websiteController(store, {
-      nginx: flags.get('nginx-image') ?? DEFAULT_IMAGES.nginx,
-      gitSync: flags.get('git-sync-image') ?? DEFAULT_IMAGES.gitSync,
-    });
+    return (store, flags) =>
+      websiteController(store, {
+        nginx: flags.get('nginx-image') ?? DEFAULT_IMAGES.nginx,
+        gitSync: flags.get('git-sync-image') ?? DEFAULT_IMAGES.gitSync,
+      });
   },
 };

@@ -65,7 +65,10 @@ const MAX_MESSAGE = 1024;
  * one line: git-sync logs JSON objects, and the last one with an `error` says what failed.
  */
 export function gitSyncError(message: string): string {
-  const lines = message.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   for (const line of [...lines].reverse()) {
     try {
       const o = JSON.parse(line) as { msg?: unknown; error?: unknown };
@@ -108,7 +111,9 @@ export function conditionsFor(w: Website, o: Observed): Cond[] {
   const updated = d?.status?.updatedReplicas ?? 0;
   const caughtUp = !!d && (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
   const rolledOut = caughtUp && updated >= want && ready >= want && (d?.status?.replicas ?? 0) <= want;
-  const stalled = d?.status?.conditions?.find((c) => (c.type === 'Progressing' && c.status === 'False') || (c.type === 'ReplicaFailure' && c.status === 'True'));
+  const stalled = d?.status?.conditions?.find(
+    (c) => (c.type === 'Progressing' && c.status === 'False') || (c.type === 'ReplicaFailure' && c.status === 'True'),
+  );
   const isReady = !!d && !!o.service && ready >= want && !o.error;
   const syncFailure = gitSyncFailure(o.pods);
   const degraded: Cond = o.error
@@ -116,12 +121,17 @@ export function conditionsFor(w: Website, o: Observed): Cond[] {
     : syncFailure
       ? { type: 'Degraded', status: 'True', reason: 'GitSyncFailed', message: syncFailure }
       : stalled
-      ? { type: 'Degraded', status: 'True', reason: stalled.reason ?? 'DeploymentFailing', message: stalled.message ?? '' }
-      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'the Deployment and Service are as specified' };
+        ? { type: 'Degraded', status: 'True', reason: stalled.reason ?? 'DeploymentFailing', message: stalled.message ?? '' }
+        : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'the Deployment and Service are as specified' };
   return [
     isReady
       ? { type: 'Ready', status: 'True', reason: 'Available', message: `${ready}/${want} replicas ready` }
-      : { type: 'Ready', status: 'False', reason: !d || !o.service ? 'ChildrenMissing' : 'ReplicasNotReady', message: !d || !o.service ? 'the Deployment or Service does not exist yet' : `${ready}/${want} replicas ready` },
+      : {
+          type: 'Ready',
+          status: 'False',
+          reason: !d || !o.service ? 'ChildrenMissing' : 'ReplicasNotReady',
+          message: !d || !o.service ? 'the Deployment or Service does not exist yet' : `${ready}/${want} replicas ready`,
+        },
     rolledOut
       ? { type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: `${updated} updated replicas` }
       : { type: 'Progressing', status: 'True', reason: 'RollingOut', message: `${updated}/${want} replicas updated, ${ready} ready` },
@@ -162,10 +172,15 @@ export function noClusterStatus(w: Website, now: Date = new Date()): WebsiteStat
   return {
     ...w.status,
     observedGeneration: generation,
-    conditions: mergeConditions(w.status?.conditions, [
-      { type: 'Ready', status: 'False', reason: 'NoCluster', message },
-      { type: 'Progressing', status: 'False', reason: 'NoCluster', message },
-      { type: 'Degraded', status: 'False', reason: 'NoCluster', message },
-    ], generation, rfc3339(now)),
+    conditions: mergeConditions(
+      w.status?.conditions,
+      [
+        { type: 'Ready', status: 'False', reason: 'NoCluster', message },
+        { type: 'Progressing', status: 'False', reason: 'NoCluster', message },
+        { type: 'Degraded', status: 'False', reason: 'NoCluster', message },
+      ],
+      generation,
+      rfc3339(now),
+    ),
   };
 }

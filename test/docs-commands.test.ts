@@ -5,28 +5,16 @@
  * before a reader meets it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, userDocs } from './helpers/docs.js';
 import { FLAGS } from '../src/cmd/options.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = REPO_ROOT;
 const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
 
-// The user-facing Markdown: README.md, manifests/README.md and everything under docs/.
-function docs(): string[] {
-  const out = ['README.md', 'manifests/README.md'].filter((f) => existsSync(join(ROOT, f)));
-  const walk = (dir: string) => {
-    if (!existsSync(join(ROOT, dir))) return;
-    for (const e of readdirSync(join(ROOT, dir))) {
-      const p = join(dir, e);
-      if (statSync(join(ROOT, p)).isDirectory()) walk(p);
-      else if (p.endsWith('.md')) out.push(p);
-    }
-  };
-  walk('docs');
-  return out;
-}
+const docs = userDocs;
 
 // A command as written in a doc: up to the end of its code span, line or shell comment.
 const commands = (text: string, start: RegExp) => [...text.matchAll(new RegExp(`${start.source}[^\`\\n#|]*`, 'g'))].map((m) => m[0].trim());

@@ -4,25 +4,14 @@
  * one of its headings, as GitHub turns a heading into an anchor. A section moved or renamed fails here before a
  * reader follows a dead link.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, userDocs } from './helpers/docs.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = REPO_ROOT;
 
-function docs(): string[] {
-  const out = ['README.md', 'manifests/README.md'].filter((f) => existsSync(join(ROOT, f)));
-  const walk = (dir: string) => {
-    if (!existsSync(join(ROOT, dir))) return;
-    for (const e of readdirSync(join(ROOT, dir))) {
-      const p = join(dir, e);
-      if (statSync(join(ROOT, p)).isDirectory()) walk(p);
-      else if (p.endsWith('.md')) out.push(p);
-    }
-  };
-  walk('docs');
-  return out;
-}
+const docs = userDocs;
 
 /** The lines of a Markdown file, those of fenced code blocks blanked (a `#` there is no heading). */
 function outsideFences(text: string): string[] {

@@ -235,46 +235,10 @@ describe('what the start says', () => {
   });
 });
 
-/** startServerText starts a server with text logs; it has no JSON `serving` line to wait for, so this waits for its text. */
-async function startServerText(): Promise<ServerProcess & { url: string }> {
+/** startServerText starts a server with text logs. */
+function startServerText(): Promise<ServerProcess> {
   const [, dataDir, , certDir] = dirs() as [string, string, string, string];
-  const proc = spawn(process.execPath, [MAIN, '--port', '0', '--data-dir', dataDir, '--cert-dir', certDir, '--log-format', 'text'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const exited = new Promise<number | null>((r) => proc.on('close', (code) => r(code)));
-  proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  proc.stderr.on('data', (b: Buffer) => (out += b.toString()));
-  const url = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`no serving line in 20 s:\n${out}`)), 20_000);
-    const poll = setInterval(() => {
-      const m = /: serving \{"url":"(https:\/\/[^"]+)"/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        clearInterval(poll);
-        res(m[1] as string);
-      }
-    }, 25);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      rej(new Error(`exited ${code}:\n${out}`));
-    });
-  });
-  return {
-    url,
-    port: Number(new URL(url).port),
-    dataDir,
-    certDir,
-    kubeconfig: join(certDir, 'kubeconfig'),
-    proc,
-    logs: () => out,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
-      proc.kill(signal);
-      return exited;
-    },
-  };
+  return startServer({ dataDir, certDir, args: ['--log-format', 'text'] });
 }
 
 describe('npm start', () => {

@@ -45,7 +45,7 @@ export function cleanupTempDirs(): void {
   for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
-/** startServer spawns the server and resolves once it logged "serving". */
+/** startServer spawns the server and resolves once it logged "serving" (as a JSON line or, with --log-format text, a text one). */
 export async function startServer(o: StartOptions = {}): Promise<ServerProcess> {
   const dataDir = o.dataDir ?? tempDir('ws-data-');
   const certDir = o.certDir ?? tempDir('ws-certs-');
@@ -59,6 +59,12 @@ export async function startServer(o: StartOptions = {}): Promise<ServerProcess> 
     const onData = (b: Buffer) => {
       out += b.toString();
       for (const line of out.split('\n')) {
+        // --log-format text: `[time] INFO: serving {"url":…}`.
+        const text = /: serving \{"url":"(https:\/\/[^"]+)"/.exec(line);
+        if (text) {
+          clearTimeout(timer);
+          res(text[1] as string);
+        }
         if (!line.startsWith('{')) continue;
         try {
           const j = JSON.parse(line) as { msg?: string; url?: string };

@@ -4,13 +4,8 @@
  * on the same data with the CRD file changed to add defaults: a get, a list (the stored-text fast path) and a watch's
  * initial events show them, and the resourceVersion is the one stored.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parseOptions } from '../src/cmd/options.js';
-import { run, type Running } from '../src/cmd/run.js';
-import { kubectlRun } from './helpers/kubectl-run.js';
-import { cleanupTempDirs, tempDir } from './helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { crdRestarts } from './helpers/crd-restarts.js';
 
 const crd = (withDefaults: boolean) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -48,29 +43,13 @@ const crd = (withDefaults: boolean) => ({
   },
 });
 
-const dataDir = tempDir('crd-defaults-data-');
-const certDir = tempDir('crd-defaults-certs-');
-const work = tempDir('crd-defaults-work-');
-const file = join(work, 'widgets.json');
-let running: Running | undefined;
-
-async function start(withDefaults: boolean): Promise<Running> {
-  writeFileSync(file, JSON.stringify(crd(withDefaults)));
-  const parsed = parseOptions(['--port', '0', '--data-dir', dataDir, '--cert-dir', certDir, '--log-level', 'silent', '--crd', file], {});
-  if (parsed.kind !== 'ok') throw new Error('options');
-  return run(parsed.options);
-}
-
-afterAll(async () => {
-  await running?.stop();
-  cleanupTempDirs();
-});
-
-const kubectl = (args: string[], input?: string) => kubectlRun(join(certDir, 'kubeconfig'), join(work, 'cache'), args, input);
+const server = crdRestarts('crd-defaults');
+const start = (v: Parameters<typeof crd>[0]) => server.start(crd(v));
+const kubectl = server.kubectl;
 
 describe('a CRD that gains defaults', () => {
   it('shows them on objects stored before, in a get, a list and a watch, with the stored resourceVersion', async () => {
-    running = await start(false);
+    await start(false);
     const w = {
       apiVersion: 'defaults.example.com/v1',
       kind: 'Widget',
@@ -80,8 +59,7 @@ describe('a CRD that gains defaults', () => {
     expect((await kubectl(['create', '-f', '-'], JSON.stringify(w))).stdout.trim()).toBe('widget.defaults.example.com/w1 created');
     const before = JSON.parse((await kubectl(['get', 'widget', 'w1', '-n', 'default', '-o', 'json'])).stdout);
     expect(before.spec).toEqual({ size: 3, parts: [{ name: 'a' }] });
-    await running.stop();
-    running = await start(true);
+    await start(true);
     const want = { size: 3, shape: 'round', parts: [{ name: 'a', count: 1 }] };
     const got = JSON.parse((await kubectl(['get', 'widget', 'w1', '-n', 'default', '-o', 'json'])).stdout);
     expect(got.spec).toEqual(want);

@@ -4,13 +4,8 @@
  * write; kube sends its error as a Warning instead, also with a write refused for another reason. Here the server
  * restarts with a stricter rule over an object stored under the looser one.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parseOptions } from '../src/cmd/options.js';
-import { run, type Running } from '../src/cmd/run.js';
-import { kubectlRun } from './helpers/kubectl-run.js';
-import { cleanupTempDirs, tempDir } from './helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { crdRestarts } from './helpers/crd-restarts.js';
 
 const crd = (max: number) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -44,35 +39,18 @@ const crd = (max: number) => ({
   },
 });
 
-const dataDir = tempDir('crd-ratchet-data-');
-const certDir = tempDir('crd-ratchet-certs-');
-const work = tempDir('crd-ratchet-work-');
-const file = join(work, 'gauges.json');
-let running: Running | undefined;
-
-async function start(max: number): Promise<Running> {
-  writeFileSync(file, JSON.stringify(crd(max)));
-  const parsed = parseOptions(['--port', '0', '--data-dir', dataDir, '--cert-dir', certDir, '--log-level', 'silent', '--crd', file], {});
-  if (parsed.kind !== 'ok') throw new Error('options');
-  return run(parsed.options);
-}
-
-afterAll(async () => {
-  await running?.stop();
-  cleanupTempDirs();
-});
-
-const kubectl = (args: string[], input?: string) => kubectlRun(join(certDir, 'kubeconfig'), join(work, 'cache'), args, input);
+const server = crdRestarts('crd-ratchet');
+const start = (v: Parameters<typeof crd>[0]) => server.start(crd(v));
+const kubectl = server.kubectl;
 const patch = (spec: Record<string, unknown>) => kubectl(['patch', 'gauge', 'g1', '-n', 'default', '--type=merge', '-p', JSON.stringify({ spec })]);
 const RATCHETED = 'Warning: spec.level: Invalid value: 5: failed rule: self < 3';
 
 describe('a CEL rule tightened over a stored object', () => {
   it('ratchets a value left unchanged to a warning, and refuses the value changed', async () => {
-    running = await start(10);
+    await start(10);
     const g = { apiVersion: 'ratchet.example.com/v1', kind: 'Gauge', metadata: { name: 'g1', namespace: 'default' }, spec: { level: 5, label: 'ok' } };
     expect((await kubectl(['create', '-f', '-'], JSON.stringify(g))).stdout.trim()).toBe('gauge.ratchet.example.com/g1 created');
-    await running.stop();
-    running = await start(3);
+    await start(3);
 
     // Another field changes: the write succeeds, and the failing rule on the unchanged level is a warning.
     const ok = await patch({ label: 'fine' });

@@ -2,8 +2,8 @@
 // run after tsc, which type-checks and writes the rest of dist/.
 //
 // Why: a start spent most of its time loading modules, not starting (about 1,000 files from dist/ and node_modules
-// read, resolved and compiled one by one: ~850 ms of CPU before /readyz on an empty store, against ~430 ms from the
-// bundle). Everything that runs the server runs dist/main.js (npm start, the image, the tests), so it is the bundle
+// read, resolved and compiled one by one; a CPU profile of a start, BENCH_NODE_OPTIONS=--cpu-prof with
+// test/bench/cpuprofile-top.mjs, shows it). Everything that runs the server runs dist/main.js (npm start, the image, the tests), so it is the bundle
 // that is tested. The other dist/ modules stay as tsc wrote them (the benchmark and a few tests import them).
 //
 // Left out of the bundle, loaded from node_modules as usual: packages with native code (lmdb and its msgpackr), the

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type forgeModule from 'node-forge';
 
-// node-forge (600 KB of code) is loaded the first time a certificate is issued, not at every start: a restart
+// node-forge (a large library) is loaded the first time a certificate is issued, not at every start: a restart
 // reuses the files it wrote. It is CommonJS, so require loads it synchronously, as the callers need.
 let loaded: typeof forgeModule | undefined;
 const forge = (): typeof forgeModule => (loaded ??= createRequire(import.meta.url)('node-forge') as typeof forgeModule);

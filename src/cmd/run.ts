@@ -89,7 +89,7 @@ async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
  */
 export async function run(o: Options, served: readonly Kind[] = kinds): Promise<Running> {
   // CRD files are read and checked first: a CRD kube would refuse stops the start before anything is opened.
-  // Loaded only with --crd: CRD checks bring CEL and its libraries (a seventh of the code a start would load).
+  // Loaded only with --crd: CRD checks bring CEL and its libraries, code a start without CRDs has no use for.
   const crds = o.crdPaths.length ? (await import('../kinds/crd/index.js')).loadCrds(o.crdPaths, served) : undefined;
   if (crds) served = [...served, ...crds.kinds];
   let stale: { holder: LockHolder | undefined } | undefined;

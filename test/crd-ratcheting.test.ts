@@ -2,7 +2,8 @@
  * Validation ratcheting of CEL rules (kube's CRDValidationRatcheting, apiextensions-apiserver schema/cel
  * validation.go): on an update, a rule without oldSelf that fails on a value left unchanged does not refuse the
  * write; kube sends its error as a Warning instead, also with a write refused for another reason. Here the server
- * restarts with a stricter rule over an object stored under the looser one.
+ * restarts with a stricter rule over an object stored under the looser one. kube-apiserver 1.37.2 gave these same
+ * three answers (the warning, the 422 with the warning, the 422 alone) to the same CRD and patches via kubectl.
  */
 import { describe, expect, it } from 'vitest';
 import { crdRestarts } from './helpers/crd-restarts.js';

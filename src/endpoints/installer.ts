@@ -32,21 +32,31 @@ import { keepRawBody } from './raw-body.js';
 import { installResponseEncoding } from './response-encoding.js';
 import { sendWarnings, warningBytes } from './warning-header.js';
 import type { WatchRegistry } from './watch.js';
+import type { WriteFreeze } from './write-freeze.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Verbs maps the methods a path serves to their handlers. */
 type Verbs = Partial<Record<(typeof ALL_METHODS)[number], Handler>>;
 
-/** installRestMap installs every resource of `map`, one plugin per group/version. */
-export function installRestMap(app: FastifyInstance, map: RestMap, watches: WatchRegistry): void {
-  for (const gv of map.groupVersions) void app.register(async (scope) => installGroupVersion(scope, gv, watches));
+/**
+ * installRestMap installs every resource of `map`, one plugin per group/version. A write to a resource `freeze` holds
+ * is refused with a 429 its client retries (write-freeze.ts), after authorization and before anything else.
+ */
+export function installRestMap(app: FastifyInstance, map: RestMap, watches: WatchRegistry, freeze?: WriteFreeze): void {
+  for (const gv of map.groupVersions) void app.register(async (scope) => installGroupVersion(scope, gv, watches, freeze));
 }
 
 /** installGroupVersion installs the routes of one group/version's resources. */
-export function installGroupVersion(app: FastifyInstance, gv: GroupVersionResources, watches: WatchRegistry): void {
+export function installGroupVersion(app: FastifyInstance, gv: GroupVersionResources, watches: WatchRegistry, freeze?: WriteFreeze): void {
   warningBytes(app);
   installResponseEncoding(app);
+  if (freeze) {
+    app.addHook('preHandler', async (req) => {
+      const { resource, group } = req.routeOptions.config as { resource?: string; group?: string };
+      if (req.method !== 'GET' && resource !== undefined && group !== undefined) freeze.check(group, resource);
+    });
+  }
   for (const [path, rest] of gv.resources) {
     const [, sub] = path.split('/');
     if (sub === undefined) {

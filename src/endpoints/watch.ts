@@ -89,6 +89,16 @@ export class WatchRegistry {
     for (const w of [...this.#open]) w.end();
   }
 
+  /**
+   * closeResource ends every open watch of one resource (`<group>/<plural>`, any version): its objects are now served
+   * elsewhere or anew (a CRD moved here or back), so its clients must come back and meet the new history.
+   */
+  closeResource(resource: string): number {
+    const ending = [...this.#open].filter((w) => w.resource === resource);
+    for (const w of ending) w.end();
+    return ending.length;
+  }
+
   /** closeSome ends up to n open watches, oldest first (a shutdown paces them); returns how many stay open. */
   closeSome(n: number): number {
     for (const w of [...this.#open].slice(0, n)) w.end();
@@ -191,7 +201,11 @@ class WatchStream {
   /** Set once the stream is live; a periodic BOOKMARK needs it. */
   bookmark: (() => void) | undefined;
 
-  constructor(open: OpenSink, registry: WatchRegistry) {
+  /** The watched resource, `<group>/<plural>` (WatchRegistry.closeResource). */
+  readonly resource: string;
+
+  constructor(open: OpenSink, registry: WatchRegistry, resource: string) {
+    this.resource = resource;
     this.#registry = registry;
     registry.add(this);
     // A sink reports drain and closed from its transport's events, never from inside open().
@@ -295,7 +309,7 @@ export function serveWatch(res: RawResponse, w: WatchRequest): Promise<void> {
 export async function streamWatch(open: OpenSink, w: WatchRequest): Promise<void> {
   const { store, opts, target } = w;
   const def = store.def;
-  const stream = new WatchStream(open, w.registry);
+  const stream = new WatchStream(open, w.registry, `${def.group}/${def.plural}`);
   const timer = setTimeout(() => stream.end(), (opts.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
   stream.onEnd(() => clearTimeout(timer));
 

@@ -144,6 +144,16 @@ class StorageVersionView implements Storage {
     await this.inner.mark?.(name);
   }
 
+  // A seal is of the stored objects, whichever version views them.
+  async seal(resource: string, minRevision: number): Promise<number> {
+    if (!this.inner.seal) throw new Error('this storage cannot seal a resource');
+    return this.inner.seal(resource, minRevision);
+  }
+
+  sealedAt(resource: string): number {
+    return this.inner.sealedAt?.(resource) ?? 0;
+  }
+
   async get(key: ObjectKey): Promise<KubeObject | undefined> {
     const obj = await this.inner.get(key);
     return obj && this.out(obj);

@@ -41,6 +41,8 @@ import { servedDefinitions, type KindDefinition, type ResourceDefinition } from 
 import type { CreateAdmission, ResourceStore } from '../registry/store.js';
 import { buildRestMap, type RestMap } from '../registry/rest-map.js';
 import { installRestMap } from '../endpoints/installer.js';
+import { FREEZE_WEBHOOK_PATH, registerMigrationRoutes } from '../endpoints/migration-routes.js';
+import { WriteFreeze } from '../endpoints/write-freeze.js';
 import { sendWarnings } from '../endpoints/warning-header.js';
 import { isStorageError } from '../storage/errors.js';
 import { storageStatus } from '../registry/storage-status.js';
@@ -85,8 +87,11 @@ export interface TlsConfig {
   cert: string;
 }
 
-/** ALWAYS_ALLOW_PATHS are served without credentials, as kube's delegated authz AlwaysAllowPaths. */
-export const ALWAYS_ALLOW_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+/**
+ * ALWAYS_ALLOW_PATHS are served without credentials: the health paths, as kube's delegated authz AlwaysAllowPaths,
+ * and the freeze webhook kube-apiserver calls anonymously (it can only refuse; endpoints/migration-routes.ts).
+ */
+export const ALWAYS_ALLOW_PATHS = new Set(['/healthz', '/livez', '/readyz', FREEZE_WEBHOOK_PATH]);
 
 /** ServerConfig is what createServer needs. */
 export interface ServerConfig {
@@ -277,7 +282,9 @@ export function createServer(cfg: ServerConfig): ApiServer {
   if (cfg.standalone) registerStandaloneCoreRoutes(app, served, cfg.storage);
   // The REST map is built apart from HTTP; the routes are installed from it, one plugin per group/version.
   const restMap = buildRestMap(cfg.kinds, cfg.storage, { admission: cfg.admission, standalone: cfg.standalone });
-  installRestMap(app, restMap, watches);
+  const freeze = new WriteFreeze();
+  installRestMap(app, restMap, watches, freeze);
+  registerMigrationRoutes(app, { kinds: cfg.kinds, storage: cfg.storage, watches, freeze });
   // Its start-up tasks (storage version migrations, stored metadata repairs) run in the background once serving
   // starts, so a large store does not delay readiness, and stop when the server closes (kube's post-start hooks).
   let closing = false;

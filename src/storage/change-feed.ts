@@ -42,6 +42,8 @@ interface Subscriber {
 export class ChangeFeed {
   readonly #history: History;
   readonly #pending = new Map<number, ChangeEvent>();
+  // Revisions no event will carry (a seal moved the counter on): first of the run → last of it.
+  readonly #skips = new Map<number, number>();
   readonly #subscribers = new Set<Subscriber>();
   // Readers waiting for a revision to be delivered (a list or watch at a resourceVersion not yet committed).
   readonly #waiting = new RevisionWaiters();
@@ -85,6 +87,16 @@ export class ChangeFeed {
     if (revision <= this.#lastDelivered || this.#pending.size > 0) return;
     this.#lastDelivered = revision;
     this.#waiting.reached(revision);
+  }
+
+  /**
+   * skip says no event will carry the revisions `first`..`last` (a seal moved the counter past them): delivery goes on
+   * past them once every lower revision is delivered, and readers waiting for them are woken.
+   */
+  skip(first: number, last: number): void {
+    if (last < first) return;
+    this.#skips.set(first, last);
+    this.#drain();
   }
 
   /** publish hands over a committed event; delivery waits for lower revisions. */
@@ -170,6 +182,13 @@ export class ChangeFeed {
   #drain(): void {
     for (;;) {
       const next = this.#lastDelivered + 1;
+      const skipTo = this.#skips.get(next);
+      if (skipTo !== undefined) {
+        this.#skips.delete(next);
+        this.#lastDelivered = skipTo;
+        this.#waiting.reached(skipTo);
+        continue;
+      }
       if (!this.#pending.has(next)) break;
       const e = this.#pending.get(next) as ChangeEvent;
       this.#pending.delete(next);

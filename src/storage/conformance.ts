@@ -196,6 +196,42 @@ export function storageConformance(name: string, make: () => Storage | Promise<S
       });
     });
 
+    describe('seal', () => {
+      it('moves the counter on, expires the sealed resource from before the seal only, and delivers on past the gap', async () => {
+        const s = await fresh();
+        if (!s.seal || !s.sealedAt) {
+          expect([s.seal, s.sealedAt]).toEqual([undefined, undefined]);
+          return;
+        }
+        const before = rv(await s.create(key('a', 'n0'), obj('a', 'n0')));
+        const other = rv(await s.create(key('a', 'n0', OTHER), obj('a', 'n0')));
+        expect(s.sealedAt(R)).toBe(0);
+        const sealed = await s.seal(R, other + 1000);
+        expect(sealed).toBeGreaterThanOrEqual(other + 1000);
+        expect([s.currentRevision(), s.sealedAt(R), s.sealedAt(OTHER)]).toEqual([sealed, sealed, 0]);
+        // A seal below the counter does not move it back.
+        expect(await s.seal(R, 1)).toBe(sealed);
+        // The sealed resource's past is gone for watches and snapshot lists; another resource's is not.
+        await expectWatchExpired(s, ALL, before);
+        await expect(s.list(ALL, { revision: before })).rejects.toSatisfy(isExpired);
+        expect(names(await s.list(ALL))).toEqual(['a/n0']);
+        expect(names(await s.list({ resource: OTHER }, { revision: other }))).toEqual(['a/n0']);
+        // Delivery goes on past the revisions no event carries: a watch from the seal gets the next write.
+        expect(await s.waitForRevision(sealed, 1000)).toBe(true);
+        const sink = new Recorder();
+        const h1 = s.watch(ALL, sealed, sink);
+        const otherSink = new Recorder();
+        const h2 = s.watch({ resource: OTHER }, other, otherSink);
+        const next = await s.create(key('b', 'n1'), obj('b', 'n1'));
+        expect(rv(next)).toBeGreaterThan(sealed);
+        await vi.waitFor(() => expect(sink.events.map((e) => e.revision)).toEqual([rv(next)]));
+        const third = await s.create(key('b', 'n1', OTHER), obj('b', 'n1'));
+        await vi.waitFor(() => expect(otherSink.events.map((e) => e.revision)).toEqual([rv(third)]));
+        h1.stop();
+        h2.stop();
+      });
+    });
+
     describe('writes', () => {
       it('gives every write a revision greater than every earlier one, and currentRevision follows the writes', async () => {
         const s = await fresh();

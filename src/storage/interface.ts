@@ -211,6 +211,16 @@ export interface Storage {
    */
   marked?(name: string): boolean;
   mark?(name: string): Promise<void>;
+  /**
+   * seal begins `resource`'s history anew (storage/sealed.ts): objects moved in from another server, whose
+   * resourceVersions its clients hold, were just written. The revision counter moves up to at least `minRevision`
+   * (past every number the other server gave out), no event is published, and from then on a watch of the resource
+   * from an earlier revision, or a list of an earlier snapshot, is Expired. Resolves with the sealed revision, the
+   * new current one. Absent: the backend cannot move its counter (etcd's revision is etcd's).
+   */
+  seal?(resource: string, minRevision: number): Promise<number>;
+  /** sealedAt is the revision of `resource`'s last seal (0: never sealed). */
+  sealedAt?(resource: string): number;
   /** close flushes and closes the backend; pending writes finish first. */
   close(): Promise<void>;
 }

@@ -52,6 +52,7 @@ import type { History } from './history.js';
 import type { ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink } from './interface.js';
 import { keyString, keyTuple } from './keys.js';
 import { drain, pageStats, readerSlots, readScope, type PageStats, type ReaderSlots, type ReadScope } from './lmdb-read.js';
+import { checkSealed, sealKey } from './sealed.js';
 import { readList, type SnapshotView } from './snapshot.js';
 
 const REVISION = 'revision';
@@ -271,6 +272,25 @@ export class LmdbStorage implements Storage {
     await this.#transact(() => this.#meta.put(markKey(name), Date.now()));
   }
 
+  async seal(resource: string, minRevision: number): Promise<number> {
+    if (this.#closed) throw new Error('storage is closed');
+    // In the write queue like any write: writes queued before take lower revisions, later ones higher.
+    const { from, to } = await this.#transact(() => {
+      const current = this.#meta.get(REVISION) ?? 0;
+      const revision = Math.max(current, minRevision);
+      this.#meta.put(REVISION, revision);
+      this.#meta.put(sealKey(resource), revision);
+      return { from: current, to: revision };
+    });
+    // No event carries the revisions jumped over: the feed goes on past them once the lower ones are delivered.
+    this.#feed.skip(from + 1, to);
+    return to;
+  }
+
+  sealedAt(resource: string): number {
+    return (this.#meta.get(sealKey(resource)) as number | undefined) ?? 0;
+  }
+
   compactedRevision(): number {
     return this.#meta.get(COMPACTED) ?? 0;
   }
@@ -304,6 +324,7 @@ export class LmdbStorage implements Storage {
   }
 
   async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
+    checkSealed(this.sealedAt(prefix.resource), req?.revision);
     // One read scope for the counter, the scan and the history, so the snapshot is exact: the whole read is
     // synchronous (no await inside the scope), the promise only carries the result. The scope closes every cursor
     // a page leaves undrained (lmdb-read says why that matters).
@@ -462,6 +483,7 @@ export class LmdbStorage implements Storage {
   }
 
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    checkSealed(this.sealedAt(prefix.resource), fromRevision);
     return this.#feed.subscribe(prefix, fromRevision, sink);
   }
 

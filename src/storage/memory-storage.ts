@@ -11,6 +11,7 @@ import { MemoryHistory } from './history.js';
 import type { ChangeEvent, DeleteCheck, KeyPrefix, ListRequest, ListResult, ObjectKey, Storage, UpdateFn, WatchHandle, WatchSink } from './interface.js';
 import { compareKeys, inPrefix, keyString } from './keys.js';
 import { withRevision } from './lmdb-storage.js';
+import { checkSealed } from './sealed.js';
 import { readList } from './snapshot.js';
 
 /** MemoryStorage implements Storage in memory. */
@@ -20,6 +21,7 @@ export class MemoryStorage implements Storage {
   readonly #feed: ChangeFeed;
   #revision = 0;
   readonly #marks = new Set<string>();
+  readonly #sealed = new Map<string, number>();
 
   constructor(opts: { historyEvents?: number } = {}) {
     this.#history = new MemoryHistory(0, opts.historyEvents ?? 10_000);
@@ -46,12 +48,25 @@ export class MemoryStorage implements Storage {
     return this.#history.compacted();
   }
 
+  async seal(resource: string, minRevision: number): Promise<number> {
+    const from = this.#revision;
+    this.#revision = Math.max(this.#revision, minRevision);
+    this.#sealed.set(resource, this.#revision);
+    this.#feed.skip(from + 1, this.#revision);
+    return this.#revision;
+  }
+
+  sealedAt(resource: string): number {
+    return this.#sealed.get(resource) ?? 0;
+  }
+
   async get(key: ObjectKey): Promise<KubeObject | undefined> {
     const e = this.#objects.get(keyString(key));
     return e && cloneJson(e.object);
   }
 
   async list(prefix: KeyPrefix, req?: ListRequest): Promise<ListResult> {
+    checkSealed(this.sealedAt(prefix.resource), req?.revision);
     const sorted = () => [...this.#objects.values()].filter((e) => inPrefix(e.key, prefix)).sort((a, b) => compareKeys(a.key, b.key));
     const r = readList(
       {
@@ -89,6 +104,7 @@ export class MemoryStorage implements Storage {
   }
 
   watch(prefix: KeyPrefix, fromRevision: number, sink: WatchSink): WatchHandle {
+    checkSealed(this.sealedAt(prefix.resource), fromRevision);
     return this.#feed.subscribe(prefix, fromRevision, sink);
   }
 

@@ -138,6 +138,13 @@ export const internalError = (message: string) => err(500, 'InternalError', `Int
 export const serviceUnavailable = (message: string, retryAfterSeconds?: number) =>
   new StatusError({ code: 503, reason: 'ServiceUnavailable', message, ...(retryAfterSeconds ? { details: { retryAfterSeconds } } : {}) });
 
+/**
+ * tooManyRequests: 429 TooManyRequests with details.retryAfterSeconds, as errors.NewTooManyRequests; the error handler
+ * sends it as Retry-After, on which client-go and kubectl retry the request by themselves (rest/with_retry.go).
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new StatusError({ code: 429, reason: 'TooManyRequests', message, details: { retryAfterSeconds } });
+
 /** tooLargeResourceVersion: 504 Timeout with cause ResourceVersionTooLarge (client-go relists on it). */
 export const tooLargeResourceVersion = (requested: string, current: string) =>
   new StatusError({

@@ -239,7 +239,7 @@ export async function startRealNode(o) {
  * killed before its teardown); their processes died with their sandbox, so the trees are empty.
  * @param {(m: string) => void} log
  */
-function removeStaleCgroups(log) {
+export function removeStaleCgroups(log) {
   for (const h of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : []) {
     let entries = [];
     try {

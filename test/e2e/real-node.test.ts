@@ -8,16 +8,16 @@
  * shared e2e plane is not used here: it runs no node, and its tests write Deployment status by hand.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { generateServingCertificate, renderManifests, APISERVICE_NAME, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
+import { APISERVICE_NAME, APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
-import { endNode, nodeImages, suiteUnavailable } from './node/suite.js';
+import { argsOf, CHART, chartValues, endNode, helm, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
 
 const unavailable = suiteUnavailable('real-node');
 
@@ -75,6 +75,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
   let dir: string;
   let work: string;
   let privateWork: string;
+  let images: NodeImages;
   const timings: Record<string, number> = {};
 
   const k = async (args: string[], input?: string) => {
@@ -83,6 +84,13 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     return r.stdout;
   };
   const json = async <T>(args: string[]): Promise<T> => JSON.parse(await k([...args, '-o', 'json'])) as T;
+  const apiService = (name: string) =>
+    json<{ spec: { service?: { name: string; namespace: string } }; status?: { conditions?: Condition[] } }>(['get', 'apiservice', name]);
+  const available = (o: { status?: { conditions?: Condition[] } }) => o.status?.conditions?.find((c) => c.type === 'Available' && c.status === 'True');
+  const serverPods = async () =>
+    (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items.filter(
+      (p) => !p.metadata.deletionTimestamp,
+    );
   const website = (name: string) => json<WebsiteJson>(['get', 'website', name, '-n', NS]);
   const cond = (w: WebsiteJson, type: string) => w.status?.conditions?.find((c) => c.type === type);
   const podsOf = async (name: string) =>
@@ -128,9 +136,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const t0 = Date.now();
     const env = e2e();
     dir = mkdtempSync(join(tmpdir(), 'website-real-node-'));
-    const images = await nodeImages(log);
+    images = await nodeImages(log);
     timings['images'] = Date.now() - t0;
-    const all = [images.pause, images.nginx, images.gitSync, images.websiteApiserver];
+    const all = [images.pause, images.nginx, images.gitSync, { ...images.websiteApiserver, tags: [upgradeTag(images)] }];
     node = await startRealNode({ binDir: env.binDir, images: all, pauseImage: images.pause.ref, dir: join(dir, 'node'), log });
     timings['node'] = Date.now() - t0 - timings['images'];
 
@@ -140,16 +148,6 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     privateWork = join(dir, 'private-work');
     bareRepo(join(node.dir, 'private-repos'), 'private.git', privateWork, '<h1>private site</h1>\n');
 
-    // The manifests as a user renders them, with the offline images, applied with kubectl.
-    const manifests = join(dir, 'manifests');
-    mkdirSync(manifests);
-    const files = renderManifests({
-      namespace: DEFAULT_NAMESPACE,
-      servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
-      image: images.websiteApiserver.ref,
-      kindFlags: { 'nginx-image': images.nginx.ref, 'git-sync-image': images.gitSync.ref },
-    });
-    for (const f of files) writeFileSync(join(manifests, f.name), f.text);
     // The PVC's stand-in: a hostPath PersistentVolume with no class, which the claim (no class either) binds to.
     const pv = join(dir, 'pv');
     mkdirSync(pv);
@@ -168,12 +166,17 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
         },
       }),
     );
-    await k(['apply', '-f', manifests]);
+    // The chart as an operator installs it (its defaults: lmdb, one replica, TLS made by the chart), with the offline images.
+    const r = await helm(node, dir, ['install', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE, '--create-namespace'], {
+      name: 'install',
+      values: chartValues(images),
+    });
+    if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
     await waitFor(
-      'APIService Available=True',
+      'every APIService Available=True',
       async () => {
-        const o = await json<{ status?: { conditions?: Condition[] } }>(['get', 'apiservice', APISERVICE_NAME]);
-        return o.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+        for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
+        return true;
       },
       120_000,
       500,
@@ -187,7 +190,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
 
   afterAll(() => endNode(node, dir, log), 120_000);
 
-  it('runs website-apiserver as a pod from the offline image, behind its Service, and the APIService is Available through it', async () => {
+  it('helm install of the chart runs website-apiserver as a pod from the offline image, behind its Service, and the APIServices are Available through it', async () => {
+    const status = JSON.parse((await helm(node, dir, ['status', SERVICE_NAME, '-n', DEFAULT_NAMESPACE, '-o', 'json'])).stdout) as { info: { status: string } };
+    expect(status.info.status).toBe('deployed');
     const [pod] = (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items;
     expect(pod?.status.phase).toBe('Running');
     expect(pod?.spec.nodeName).toBe(node.state.nodeName);
@@ -206,13 +211,11 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     ]);
     const addresses = slices.items.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).flatMap((e) => e.addresses));
     expect(addresses).toEqual([pod?.status.podIP]);
-    const apiService = await json<{ spec: { service?: { name: string; namespace: string } }; status: { conditions: Condition[] } }>([
-      'get',
-      'apiservice',
-      APISERVICE_NAME,
-    ]);
-    expect(apiService.spec.service).toMatchObject({ name: SERVICE_NAME, namespace: DEFAULT_NAMESPACE });
-    expect(apiService.status.conditions.find((c) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'Passed' });
+    for (const name of APISERVICE_NAMES) {
+      const o = await apiService(name);
+      expect(o.spec.service, name).toMatchObject({ name: SERVICE_NAME, namespace: DEFAULT_NAMESPACE });
+      expect(available(o), name).toMatchObject({ status: 'True', reason: 'Passed' });
+    }
     const list = await node.kubectl(['get', 'websites', '-A']);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^NAMESPACE\s+NAME\s+GIT-REPO\s+READY/);
@@ -346,6 +349,87 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const expected = ['broken-website', 'kubia-website', 'private-website'];
     expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(expected);
     expect(services.items.map((s) => s.metadata.name).sort()).toEqual(expected);
+  });
+
+  it('helm upgrade to a new image tag and a changed flag: the one lmdb replica is replaced on its volume, the APIServices turn Available again with every Website kept, the new pod runs the new image and flag, and what clients saw meanwhile is only the aggregator answering unavailable', async () => {
+    const [before] = await serverPods();
+    const pvcUid = (await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid;
+    const names = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
+    const image = upgradeTag(images);
+    const flag = '--max-concurrent-reconciles=3';
+    // Sampled throughout, as a user would see it: the APIService's Available condition, and kubectl get with an
+    // empty discovery cache each time (so discovery goes through the aggregator too). Every sample is kept.
+    const samples: { t: number; available: string; kubectl: string }[] = [];
+    const cacheRoot = mkdtempSync(join(dir, 'kubectl-cache-'));
+    let stop = false;
+    const poll = (async () => {
+      for (let i = 0; !stop; i++) {
+        const a = await node.kubectl([
+          'get',
+          'apiservice',
+          APISERVICE_NAME,
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="Available")].status}/{.status.conditions[?(@.type=="Available")].reason}',
+        ]);
+        const cache = join(cacheRoot, String(i));
+        const g = await node.kubectl(['--cache-dir', cache, 'get', 'websites', '-n', NS, '-o', 'name'], { timeoutMs: 60_000 });
+        rmSync(cache, { recursive: true, force: true });
+        samples.push({
+          t: Date.now(),
+          available: a.code === 0 ? a.stdout : `kubectl failed: ${a.stderr.trim()}`,
+          kubectl: g.code === 0 && g.stdout.includes('website') ? 'ok' : (g.stderr.trim().split('\n').pop() ?? `exit ${g.code}`),
+        });
+      }
+    })();
+    let ms = 0;
+    try {
+      await waitFor('a sample before the upgrade', () => samples.length >= 1, 30_000, 100);
+      const t = Date.now();
+      // From the release helm install made in the set-up (the previous revision), as an operator upgrades it.
+      const r = await helm(node, dir, ['upgrade', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE], {
+        name: 'upgrade',
+        values: chartValues(images, { ref: image, moreArgs: [flag] }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      await waitFor(
+        'the new server pod Ready, every APIService Available and kubectl get websites answering',
+        async () => {
+          const [p] = await serverPods();
+          if (!p || p.metadata.uid === before?.metadata.uid || !p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
+          for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
+          const last = samples.at(-1);
+          return last !== undefined && last.t > Date.now() - 5_000 && last.kubectl === 'ok' && last.available.startsWith('True/');
+        },
+        180_000,
+        250,
+      );
+      ms = Date.now() - t;
+    } finally {
+      stop = true;
+      await poll;
+    }
+    const during = samples.filter((x) => x.t >= (samples.at(-1)?.t ?? 0) - ms);
+    const failed = during.filter((x) => x.kubectl !== 'ok');
+    const unavailable = during.filter((x) => !x.available.startsWith('True/'));
+    // One lmdb replica is one process on one volume: while it is replaced the API is down (the aggregator answers 503,
+    // or discovery leaves the group out). Nothing else may show, nothing of ours.
+    for (const x of failed) expect(x.kubectl).toMatch(/the server is currently unable to handle the request|doesn't have a resource type "websites"|\b503\b/);
+    const [after] = await serverPods();
+    expect(after?.spec.containers[0]?.image).toBe(image);
+    expect(argsOf(after?.metadata.name ?? '')).toContain(flag);
+    expect((await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid).toBe(pvcUid);
+    const kept = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
+    expect(kept).toEqual(names);
+    const history = JSON.parse((await helm(node, dir, ['history', SERVICE_NAME, '-n', DEFAULT_NAMESPACE, '-o', 'json'])).stdout) as {
+      revision: number;
+      status: string;
+    }[];
+    expect(history.map((h) => `${h.revision} ${h.status}`)).toEqual(['1 superseded', '2 deployed']);
+    const span = (xs: { t: number }[]) => (xs.length ? (xs.at(-1)?.t ?? 0) - (xs[0]?.t ?? 0) : 0);
+    timings['helmUpgrade'] = ms;
+    log(
+      `helm upgrade (lmdb, 1 replica) in ${ms} ms: ${during.length} samples; kubectl get failed in ${failed.length} (first to last failure ${span(failed)} ms), APIService not Available in ${unavailable.length} (${span(unavailable)} ms); kubectl errors ${JSON.stringify([...new Set(failed.map((x) => x.kubectl))])}; Available values ${JSON.stringify([...new Set(during.map((x) => x.available))])}`,
+    );
   });
 
   it('kubectl delete ws removes the pods, the Deployment and the Service', async () => {

@@ -101,7 +101,7 @@ export function realNodeUnavailable() {
 
 /**
  * startRealNode starts the sandbox and resolves once its node is Ready.
- * @param {{binDir: string, images: {ref: string, archive: string}[], pauseImage: string, dir: string, log?: (m: string) => void,
+ * @param {{binDir: string, images: {ref: string, archive: string, tags?: string[]}[], pauseImage: string, dir: string, log?: (m: string) => void,
  *   timeoutMs?: number, apiserverArgs?: string[], storageEtcdMembers?: number}} o
  * @returns {Promise<RealNode>}
  */

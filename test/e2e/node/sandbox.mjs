@@ -30,7 +30,8 @@ import { freePorts, launch, startControlPlane, terminate } from '../plane.mjs';
  * @property {string} podSubnet the bridge's subnet
  * @property {string} serviceCidr kube-apiserver's --service-cluster-ip-range
  * @property {string} cgroupRoot the kubelet's cgroupRoot, created here in every v1 hierarchy
- * @property {{ref: string, archive: string}[]} images OCI archives to import
+ * @property {{ref: string, archive: string, tags?: string[]}[]} images OCI archives to import; `tags` are more names
+ *   for the same image (a "new" image tag for an upgrade, with nothing to pull)
  * @property {string} pauseImage
  * @property {string} repoRoot folder of bare repositories served by git daemon and the git HTTP server
  * @property {{user: string, passwordFile: string, root: string}} gitHttp
@@ -213,10 +214,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   await waitUntil('containerd', () => run('ctr', ['--address', CONTAINERD_SOCKET, 'version']).includes('Server'), 30_000);
   for (const image of cfg.images) {
     run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'import', '--no-unpack', image.archive]);
+    for (const tag of image.tags ?? []) run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'tag', '--force', image.ref, tag]);
   }
   const listed = run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'ls', '-q']);
-  const missing = cfg.images.filter((i) => !listed.split('\n').some((l) => l === i.ref || l === `docker.io/library/${i.ref}`));
-  if (missing.length) throw new Error(`containerd lists no ${missing.map((m) => m.ref).join(', ')} after import:\n${listed}`);
+  const missing = cfg.images
+    .flatMap((i) => [i.ref, ...(i.tags ?? [])])
+    .filter((ref) => !listed.split('\n').some((l) => l === ref || l === `docker.io/library/${ref}`));
+  if (missing.length) throw new Error(`containerd lists no ${missing.join(', ')} after import:\n${listed}`);
 }
 
 /** @param {string} kubeconfig */

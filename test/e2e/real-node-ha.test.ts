@@ -1,29 +1,32 @@
 /**
- * Several replicas behind the APIService, on a real node: the etcd bundle (`replicas: 3`, `--storage-backend=etcd`)
- * applied with kubectl, its pods run by the kubelet from the offline image, kube-apiserver started with
- * `--enable-aggregator-routing=true` so the aggregator picks among the ready replicas' endpoints. The replicas share
- * a 3-member etcd of their own on the node address (node/sandbox.mjs `storageEtcdMembers`).
+ * Several replicas behind the APIService, on a real node: the chart's HA form (`helm install -f values-ha.yaml`:
+ * `replicas: 3`, etcd) installed with the real helm, its pods run by the kubelet from the offline image,
+ * kube-apiserver started with `--enable-aggregator-routing=true` so the aggregator picks among the ready replicas'
+ * endpoints. The replicas share a 3-member etcd of their own on the node address (node/sandbox.mjs
+ * `storageEtcdMembers`).
  *
  * Every client runs inside the sandbox's network namespace and goes through kube-apiserver, as a user's would: a
  * writer (node/api-writer.mjs: creates, then merge patches bumping a counter annotation, each retried until
- * answered), a client-go informer (go/probe) and kubectl. Two faults: every replica killed with SIGKILL in turn
- * under that load, and `kubectl rollout restart` of the StatefulSet. After each: no acknowledged write lost, only
- * errors a client retries, the informer's cache exactly the server's list with no re-list, and (in the rolling
- * restart) no kubectl command failed.
+ * answered), a client-go informer (go/probe) and kubectl. Three faults: every replica killed with SIGKILL in turn
+ * under that load, `kubectl rollout restart` of the StatefulSet, and `helm upgrade` of the release to a new image
+ * tag and a changed flag. After each: no acknowledged write lost, only errors a client retries, the informer's cache
+ * exactly the server's list with no re-list, and (in the rolling restart and the upgrade) no kubectl command failed
+ * and the APIServices never left Available.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLeaf } from '../../src/certs/issue.js';
-import { APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME, generateServingCertificate, renderManifests } from '../../src/manifests/render.js';
+import { HA_VALUES_FILE } from '../../src/manifests/deploy-files.js';
+import { APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
 import { judge, Probe, type ProbeEvent } from './helpers-informers.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
-import { endNode, nodeImages, suiteUnavailable } from './node/suite.js';
+import { argsOf, CHART, chartValues, endNode, helm, hostPidOf, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const unavailable = suiteUnavailable('real-node HA');
@@ -88,25 +91,6 @@ class Writer {
   }
 }
 
-/**
- * hostPidOf finds the server's process of a pod as the host sees it (the sandbox's PID namespace is a child of the
- * host's): the node process whose environment names the pod as its hostname.
- */
-function hostPidOf(podName: string): number {
-  const found: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/comm`, 'utf8').trim() !== 'node') continue;
-      if (readFileSync(`/proc/${e}/environ`, 'utf8').split('\0').includes(`HOSTNAME=${podName}`)) found.push(Number(e));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  if (found.length !== 1) throw new Error(`expected one server process for pod ${podName}, found ${JSON.stringify(found)}`);
-  return found[0] as number;
-}
-
 /** cacheOf replays an informer's events into what its store holds: name → resourceVersion. */
 function cacheOf(events: ProbeEvent[]): Map<string, string> {
   const m = new Map<string, string>();
@@ -124,6 +108,7 @@ const RETRIABLE = new Set([0, 429, 503, 504]);
 describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIService with aggregator routing, on a real node`, () => {
   let node: RealNode;
   let dir: string;
+  let images: NodeImages;
   const timings: Record<string, number> = {};
 
   const k = async (args: string[], input?: string) => {
@@ -164,6 +149,11 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       timeoutMs,
       500,
     );
+  /** haValues: the HA form's values for this node (its etcd; soft anti-affinity, as there is one node). */
+  const haValues = () => ({
+    storage: { backend: 'etcd', etcd: { servers: node.state.storageEtcdUrls, prefix: '/website-ha', clientSecret: '' } },
+    podAntiAffinity: 'soft',
+  });
   const websites = async () => (await json<{ items: WebsiteJson[] }>(['get', 'websites.v1.extensions.example.com', '-n', NS])).items;
 
   /**
@@ -313,10 +303,10 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     const t0 = Date.now();
     const env = e2e();
     dir = mkdtempSync(join(tmpdir(), 'website-real-node-ha-'));
-    const images = await nodeImages(log);
+    images = await nodeImages(log);
     node = await startRealNode({
       binDir: env.binDir,
-      images: [images.pause, images.nginx, images.gitSync, images.websiteApiserver],
+      images: [images.pause, images.nginx, images.gitSync, { ...images.websiteApiserver, tags: [upgradeTag(images)] }],
       pauseImage: images.pause.ref,
       dir: join(dir, 'node'),
       log,
@@ -324,19 +314,15 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       storageEtcdMembers: 3,
     });
     timings['node'] = Date.now() - t0;
-    // The HA bundle as a user renders it (npm run manifests -- --storage-backend etcd --replicas 3 ...).
-    const manifests = join(dir, 'manifests');
-    mkdirSync(manifests);
-    for (const f of renderManifests({
-      namespace: DEFAULT_NAMESPACE,
-      servingCert: generateServingCertificate(DEFAULT_NAMESPACE),
-      image: images.websiteApiserver.ref,
-      kindFlags: { 'nginx-image': images.nginx.ref, 'git-sync-image': images.gitSync.ref },
-      storage: { backend: 'etcd', servers: node.state.storageEtcdUrls, prefix: '/website-ha' },
-      replicas: REPLICAS,
-    }))
-      writeFileSync(join(manifests, f.name), f.text);
-    await k(['apply', '-f', manifests]);
+    // The chart's HA form as an operator installs it (helm install -f deploy/helm/values-ha.yaml), with this node's
+    // etcd (plain http, so no client Secret) and the offline images. One node: the required anti-affinity of
+    // values-ha.yaml would leave two replicas Pending, so it is soft here.
+    const r = await helm(node, dir, ['install', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE, '--create-namespace'], {
+      name: 'install',
+      valueFiles: [join(ROOT, HA_VALUES_FILE)],
+      values: { ...haValues(), ...chartValues(images) },
+    });
+    if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
     await allServing();
     timings['server'] = Date.now() - t0 - (timings['node'] ?? 0);
     await k(['create', 'namespace', NS]);
@@ -438,14 +424,20 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     }
   });
 
-  it('a rolling restart of every replica while kubectl, a writer and an informer run: no kubectl command fails, no discovery error, only retriable write errors, the informer exact without a re-list', async () => {
-    const probe = startProbe('rolling');
+  /**
+   * replaceUnderLoad runs `replace` (something that replaces every replica, then waits for its rollout) while
+   * kubectl, a writer and an informer run through kube-apiserver, and checks what they saw: no kubectl command
+   * failed or printed a discovery error, the APIServices never left Available, every pod is new, only retriable write
+   * errors and no acknowledged write lost, the informer exact without a re-list. Returns the figures for the log.
+   */
+  const replaceUnderLoad = async (label: string, prefix: string, replace: () => Promise<void>) => {
+    const probe = startProbe(label);
     const cacheRoot = mkdtempSync(join(dir, 'kubectl-cache-'));
     let stop = false;
     const kubectlRuns: { ok: boolean; discoveryError: boolean; out: string }[] = [];
     try {
       await probe.until('SYNCED', (ev) => ev.some((e) => e.type === 'SYNCED'), 60_000);
-      const writer = startWriter('roll', 3, 45);
+      const writer = startWriter(prefix, 3, 45);
       // The namespace may be empty when this test runs alone: kubectl starts once there is something to list.
       await waitFor('a first write acknowledged', () => writer.acked >= 1, 60_000, 100);
       // kubectl as a user runs it, each time with an empty discovery cache so discovery goes through the
@@ -466,8 +458,10 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
           rmSync(cache, { recursive: true, force: true });
         }
       })();
-      // What the aggregator saw meanwhile, for a failure's message: the APIServices' Available and the ready endpoints.
+      // What the aggregator saw meanwhile: every APIService's Available condition, sampled, and the ready endpoints
+      // (the changes are kept for a failure's message).
       const timeline: string[] = [];
+      const available = { samples: 0, notAvailable: [] as string[] };
       const watchTimeline = (async () => {
         let last = '';
         while (!stop) {
@@ -475,28 +469,31 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
             'get',
             'apiservices',
             '-o',
-            'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[0].status}/{.status.conditions[0].reason} {end}',
+            'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Available")].status}/{.status.conditions[?(@.type=="Available")].reason} {end}',
           ]);
-          const now = `${a.stdout
-            .split(' ')
-            .filter((x) => x.includes('extensions.example.com'))
-            .join(' ')} endpoints=${(await readyEndpoints().catch(() => [])).length}`;
+          const ours = a.stdout.split(' ').filter((x) => x.includes('extensions.example.com'));
+          if (a.code === 0) {
+            available.samples++;
+            for (const x of ours) if (!x.includes('=True/')) available.notAvailable.push(`${new Date().toISOString()} ${x}`);
+          }
+          const now = `${ours.join(' ')} endpoints=${(await readyEndpoints().catch(() => [])).length}`;
           if (now !== last) timeline.push(`${new Date().toISOString()} ${now}`);
           last = now;
           await new Promise((r) => setTimeout(r, 200));
         }
       })();
-      await waitFor('writes acknowledged before the restart', () => writer.acked >= 30, 120_000, 200);
-      const names = (await serverPods()).map((p) => p.metadata.uid);
+      await waitFor(`writes acknowledged before the ${label}`, () => writer.acked >= 30, 120_000, 200);
+      const uids = (await serverPods()).map((p) => p.metadata.uid);
       const t = Date.now();
-      await k(['rollout', 'restart', `statefulset/${SERVICE_NAME}`, '-n', DEFAULT_NAMESPACE]);
-      await k(['rollout', 'status', `statefulset/${SERVICE_NAME}`, '-n', DEFAULT_NAMESPACE, '--timeout=300s']);
+      const kubectlBefore = kubectlRuns.length;
+      await replace();
       const pods = await allServing();
-      timings['rollingRestart'] = Date.now() - t;
+      const ms = Date.now() - t;
+      const during = { kubectl: kubectlRuns.length - kubectlBefore, writes: writer.lines.filter((l) => l.t >= t && l.t <= t + ms && l.status < 300).length };
       // Every pod is new.
-      expect(pods.filter((p) => names.includes(p.metadata.uid))).toEqual([]);
+      expect(pods.filter((p) => uids.includes(p.metadata.uid))).toEqual([]);
       const before = writer.acked;
-      await waitFor('writes after the restart', () => writer.acked >= before + 20, 60_000, 200);
+      await waitFor(`writes after the ${label}`, () => writer.acked >= before + 20, 60_000, 200);
       stop = true;
       await loop;
       await watchTimeline;
@@ -507,14 +504,51 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
         failed.map((r) => r.out),
         `kubectl commands that failed or printed discovery errors; meanwhile:\n${timeline.join('\n')}`,
       ).toEqual([]);
-      const writes = await checkWrites(writer, 'roll');
+      expect(available.samples).toBeGreaterThan(0);
+      expect(available.notAvailable, `APIServices not Available; meanwhile:\n${timeline.join('\n')}`).toEqual([]);
+      const writes = await checkWrites(writer, prefix);
       const informer = await checkInformer(probe);
-      log(
-        `rolling restart in ${timings['rollingRestart']} ms: kubectl ${kubectlRuns.length} commands, ${failed.length} failed; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`,
-      );
+      return {
+        pods,
+        figures: `${label} in ${ms} ms: ${during.kubectl} kubectl commands and ${during.writes} acknowledged writes during it; kubectl ${kubectlRuns.length} commands in all, ${failed.length} failed; APIService samples ${available.samples}, not Available ${available.notAvailable.length}; writes ${JSON.stringify(writes)}; informer ${JSON.stringify(informer)}`,
+      };
     } finally {
       stop = true;
       await probe.stop();
     }
+  };
+
+  it('a rolling restart of every replica while kubectl, a writer and an informer run: no kubectl command fails, no discovery error, the APIServices stay Available, only retriable write errors, the informer exact without a re-list', async () => {
+    const { figures } = await replaceUnderLoad('rolling restart', 'roll', async () => {
+      await k(['rollout', 'restart', `statefulset/${SERVICE_NAME}`, '-n', DEFAULT_NAMESPACE]);
+      await k(['rollout', 'status', `statefulset/${SERVICE_NAME}`, '-n', DEFAULT_NAMESPACE, '--timeout=300s']);
+    });
+    log(figures);
+  });
+
+  it('helm upgrade of the HA release to a new image tag and a changed flag, under the same load: no kubectl command fails, no discovery error, the APIServices stay Available, and every replica runs the new image and flag', async () => {
+    const image = upgradeTag(images);
+    const flag = '--max-concurrent-reconciles=3';
+    const { pods, figures } = await replaceUnderLoad('helm upgrade', 'upgrade', async () => {
+      // From the release helm install made in the set-up (the previous revision), as an operator upgrades it.
+      const r = await helm(node, dir, ['upgrade', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE], {
+        name: 'upgrade',
+        valueFiles: [join(ROOT, HA_VALUES_FILE)],
+        values: { ...haValues(), ...chartValues(images, { ref: image, moreArgs: [flag] }) },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      await k(['rollout', 'status', `statefulset/${SERVICE_NAME}`, '-n', DEFAULT_NAMESPACE, '--timeout=300s']);
+    });
+    for (const p of pods) {
+      const spec = await json<{ spec: { containers: { image: string; args: string[] }[] } }>(['get', 'pod', '-n', DEFAULT_NAMESPACE, p.metadata.name]);
+      expect(spec.spec.containers[0]?.image, p.metadata.name).toBe(image);
+      expect(argsOf(p.metadata.name), p.metadata.name).toContain(flag);
+    }
+    const history = JSON.parse((await helm(node, dir, ['history', SERVICE_NAME, '-n', DEFAULT_NAMESPACE, '-o', 'json'])).stdout) as {
+      revision: number;
+      status: string;
+    }[];
+    expect(history.map((h) => `${h.revision} ${h.status}`)).toEqual(['1 superseded', '2 deployed']);
+    log(figures);
   });
 });

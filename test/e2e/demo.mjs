@@ -49,6 +49,7 @@ reconciler made for the Website "kubia".</p>
  * @property {number} keeperPid
  * @property {number} [sandboxPid] the sandbox's PID 1 as the host sees it
  * @property {string} [pidNamespace] the sandbox's PID namespace (readlink of /proc/PID/ns/pid)
+ * @property {number} [bridgePid] the forwards' helper inside the sandbox's network namespace
  * @property {string} [url] the Website's page on the host
  * @property {string} [kubeconfig] an admin kubeconfig for kube-apiserver through the host's forward
  * @property {string} [kubectl] the kubectl built for the node
@@ -100,7 +101,7 @@ async function up(dir) {
     say(`another \`up\` is still starting (keeper pid ${state.keeperPid}); \`npm run demo -- down\` stops it`);
     return 1;
   }
-  if (existsSync(dir)) {
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
     say(`removing what an earlier run left in ${dir}`);
     await down(dir, () => {});
   }
@@ -313,6 +314,7 @@ async function keep(dir) {
     ].map((t) => ({ ...t, socket: join(dir, `${t.name}.sock`) }));
     bridge = n.spawn(process.execPath, [SELF, 'bridge', JSON.stringify(targets)]);
     bridge.stderr?.on('data', (b) => process.stdout.write(`[bridge] ${b}`));
+    writeState(dir, { bridgePid: bridge.pid });
     await new Promise((res, rej) => {
       bridge?.stdout?.once('data', res);
       bridge?.once('exit', (code) => rej(new Error(`the bridge exited (${code})`)));
@@ -454,10 +456,10 @@ async function down(dir, say) {
   return 0;
 }
 
-/** leftInSandbox lists the pids still in the sandbox's PID namespace (or the sandbox's PID 1 and the keeper). */
+/** leftInSandbox lists the pids still in the sandbox's PID namespace, and the keeper, the sandbox and the bridge. */
 function leftInSandbox(/** @type {DemoState | undefined} */ state) {
   if (!state) return [];
-  const left = [state.keeperPid, state.sandboxPid].filter((p) => p !== undefined && alive(p) && p !== process.pid);
+  const left = [state.keeperPid, state.sandboxPid, state.bridgePid].filter((p) => p !== undefined && alive(p) && p !== process.pid);
   if (!state.pidNamespace) return left;
   for (const e of readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;

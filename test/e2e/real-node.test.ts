@@ -382,9 +382,10 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
       }
     })();
     let ms = 0;
+    let t = 0;
     try {
       await waitFor('a sample before the upgrade', () => samples.length >= 1, 30_000, 100);
-      const t = Date.now();
+      t = Date.now();
       // From the release helm install made in the set-up (the previous revision), as an operator upgrades it.
       const r = await helm(node, dir, ['upgrade', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE], {
         name: 'upgrade',
@@ -408,13 +409,25 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
       stop = true;
       await poll;
     }
-    const during = samples.filter((x) => x.t >= (samples.at(-1)?.t ?? 0) - ms);
+    const during = samples.filter((x) => x.t >= t);
     const failed = during.filter((x) => x.kubectl !== 'ok');
     const unavailable = during.filter((x) => !x.available.startsWith('True/'));
     // One lmdb replica is one process on one volume: while it is replaced the API is down (the aggregator answers 503,
     // or discovery leaves the group out). Nothing else may show, nothing of ours.
     for (const x of failed) expect(x.kubectl).toMatch(/the server is currently unable to handle the request|doesn't have a resource type "websites"|\b503\b/);
     const [after] = await serverPods();
+    // Where the outage went, from the new pod's own timestamps (whole seconds): the old pod gone and this one created,
+    // its container started, Ready.
+    const stamps = await json<{
+      metadata: { creationTimestamp: string };
+      status: { conditions?: { type: string; lastTransitionTime: string }[]; containerStatuses?: { state: { running?: { startedAt: string } } }[] };
+    }>(['get', 'pod', '-n', DEFAULT_NAMESPACE, after?.metadata.name ?? '']);
+    const sinceUpgrade = (iso?: string) => (iso ? Math.round((Date.parse(iso) - t) / 100) / 10 : undefined);
+    const phases = {
+      created: sinceUpgrade(stamps.metadata.creationTimestamp),
+      started: sinceUpgrade(stamps.status.containerStatuses?.[0]?.state.running?.startedAt),
+      ready: sinceUpgrade(stamps.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime),
+    };
     expect(after?.spec.containers[0]?.image).toBe(image);
     expect(argsOf(after?.metadata.name ?? '')).toContain(flag);
     expect((await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid).toBe(pvcUid);
@@ -428,7 +441,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const span = (xs: { t: number }[]) => (xs.length ? (xs.at(-1)?.t ?? 0) - (xs[0]?.t ?? 0) : 0);
     timings['helmUpgrade'] = ms;
     log(
-      `helm upgrade (lmdb, 1 replica) in ${ms} ms: ${during.length} samples; kubectl get failed in ${failed.length} (first to last failure ${span(failed)} ms), APIService not Available in ${unavailable.length} (${span(unavailable)} ms); kubectl errors ${JSON.stringify([...new Set(failed.map((x) => x.kubectl))])}; Available values ${JSON.stringify([...new Set(during.map((x) => x.available))])}`,
+      `helm upgrade (lmdb, 1 replica) in ${ms} ms (new pod, s after the upgrade began: ${JSON.stringify(phases)}): ${during.length} samples; kubectl get failed in ${failed.length} (first to last failure ${span(failed)} ms), APIService not Available in ${unavailable.length} (${span(unavailable)} ms); kubectl errors ${JSON.stringify([...new Set(failed.map((x) => x.kubectl))])}; Available values ${JSON.stringify([...new Set(during.map((x) => x.available))])}`,
     );
   });
 

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import YAML from 'yaml';
 import { buildBinaries } from './plane.mjs';
 import { removeStaleCgroups, startRealNode } from './node/real-node.mjs';
-import { nodeUnavailable, repoNodeImages } from './node/repo-images.mjs';
+import { chartValues, helmOnNode, nodeImages, nodeUnavailable } from './node/clone.mjs';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SELF = import.meta.filename;
@@ -194,7 +194,7 @@ async function keep(dir) {
     progress('Kubernetes binaries (built once from Go modules and cached; the first build takes minutes)');
     const binDir = buildBinaries();
     progress(`binaries in ${binDir}`);
-    const images = await repoNodeImages(progress);
+    const images = await nodeImages(progress);
     progress('starting the node: etcd, kube-apiserver, controllers, containerd, kubelet, kube-proxy (about 30 s)');
     node = await startRealNode({
       binDir,
@@ -246,35 +246,11 @@ async function keep(dir) {
         },
       }),
     );
-    const ref = images.websiteApiserver.ref;
-    const values = {
-      image: { repository: ref.slice(0, ref.lastIndexOf(':')), tag: ref.slice(ref.lastIndexOf(':') + 1) },
-      // The Websites' pods run the offline nginx and git-sync images too (nothing can be pulled here).
-      extraArgs: [`--nginx-image=${images.nginx.ref}`, `--git-sync-image=${images.gitSync.ref}`],
-    };
-    const valuesFile = join(dir, 'values.json');
-    writeFileSync(valuesFile, JSON.stringify(values, null, 2));
-    const helmDir = (/** @type {string} */ what) => `HELM_${what.toUpperCase()}_HOME=${join(dir, 'helm', what)}`;
-    const helm = await n.exec(
-      'env',
-      [
-        helmDir('cache'),
-        helmDir('config'),
-        helmDir('data'),
-        join(binDir, 'helm'),
-        '--kubeconfig',
-        n.state.kubeconfig,
-        'install',
-        RELEASE,
-        CHART,
-        '--namespace',
-        NAMESPACE,
-        '--create-namespace',
-        '-f',
-        valuesFile,
-      ],
-      { timeoutMs: 180_000 },
-    );
+    // The Websites' pods run the offline nginx and git-sync images too (nothing can be pulled here).
+    const helm = await helmOnNode(n, binDir, dir, ['install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace'], {
+      name: 'demo',
+      values: chartValues(images),
+    });
     if (helm.code !== 0) throw new Error(`helm install exited ${helm.code}: ${helm.stderr}${helm.stdout}`);
     progress(`helm install ${RELEASE} --namespace ${NAMESPACE}: ${/STATUS: (\S+)/.exec(helm.stdout)?.[1] ?? 'done'}`);
     await until('the APIServices Available', async () => {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nodeUnavailable } from './node/repo-images.mjs';
+import { nodeUnavailable } from './node/clone.mjs';
 
 const unavailable = nodeUnavailable();
 if (unavailable) process.stderr.write(`[e2e] demo suite SKIPPED: ${unavailable}\n`);

@@ -4,42 +4,26 @@
  * chart with them, find a pod's server process, and end the node (its memory logged, its work folder removed unless
  * E2E_KEEP is set).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CHART_DIR } from '../../../src/manifests/deploy-files.js';
 import { e2e } from '../harness/state.js';
-import { buildNodeImages } from './images.mjs';
-import { realNodeUnavailable, type ExecResult, type RealNode } from './real-node.mjs';
+import { chartValues, helmOnNode, nodeImages, nodeUnavailable, type NodeImages } from './clone.mjs';
+import type { ExecResult, RealNode } from './real-node.mjs';
+
+export { chartValues, nodeImages, type NodeImages };
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-// git-sync's sources ship beside the repository (the module proxy here refuses k8s.io/git-sync).
-const GIT_SYNC_SRC = resolve(ROOT, '../shared/third_party/git-sync-v4.4.0');
 
 /** suiteUnavailable says why a real-node suite cannot run here (printed once, never a silent skip), or undefined. */
 export function suiteUnavailable(suite: string): string | undefined {
-  const why = realNodeUnavailable() ?? (existsSync(join(GIT_SYNC_SRC, 'go.mod')) ? undefined : `no git-sync sources at ${GIT_SYNC_SRC}`);
+  const why = nodeUnavailable();
   if (why) process.stderr.write(`[e2e] ${suite} suite SKIPPED: ${why}\n`);
   return why;
 }
 
-/** nodeImages builds (or takes from .cache/e2e-images) pause, nginx, git-sync and website-apiserver. */
-export async function nodeImages(log: (m: string) => void) {
-  const kubernetesModuleDir = JSON.parse(
-    execFileSync('go', ['mod', 'download', '-json', 'k8s.io/kubernetes'], {
-      cwd: join(ROOT, 'test/e2e/go/k8s'),
-      encoding: 'utf8',
-      env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local', GONOSUMDB: '*' },
-    }),
-  ).Dir as string;
-  return buildNodeImages({ cacheDir: join(ROOT, '.cache', 'e2e-images'), kubernetesModuleDir, gitSyncSourceDir: GIT_SYNC_SRC, log });
-}
-
 /** CHART is the repository's Helm chart, as a user installs it from a clone. */
 export const CHART = join(ROOT, CHART_DIR);
-
-/** NodeImages is what nodeImages resolves to. */
-export type NodeImages = Awaited<ReturnType<typeof nodeImages>>;
 
 /**
  * upgradeTag is a second tag of the offline server image (startRealNode's `tags`): an upgrade to it changes the
@@ -47,47 +31,9 @@ export type NodeImages = Awaited<ReturnType<typeof nodeImages>>;
  */
 export const upgradeTag = (images: NodeImages) => `${images.websiteApiserver.ref.replace(/:([^:/]+)$/, ':next-$1')}`;
 
-/**
- * chartValues are the chart's values for the offline images: the server's image as `image` (ref, or another tag of
- * it) and the images of the Websites' pods as extraArgs, followed by `moreArgs`.
- */
-export function chartValues(images: NodeImages, o: { ref?: string; moreArgs?: string[] } = {}) {
-  const ref = o.ref ?? images.websiteApiserver.ref;
-  const colon = ref.lastIndexOf(':');
-  return {
-    image: { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) },
-    extraArgs: [`--nginx-image=${images.nginx.ref}`, `--git-sync-image=${images.gitSync.ref}`, ...(o.moreArgs ?? [])],
-  };
-}
-
-/**
- * helm runs the e2e helm against the node's kube-apiserver (inside the sandbox's network namespace). Values are
- * written to a file under dir (JSON is YAML) and passed with -f after `valueFiles`; helm's cache and config stay
- * under dir, not in the home folder.
- */
-export function helm(node: RealNode, dir: string, args: string[], values?: { name: string; values: object; valueFiles?: string[] }): Promise<ExecResult> {
-  const files = [...(values?.valueFiles ?? [])];
-  if (values) {
-    const f = join(dir, `${values.name}.values.json`);
-    writeFileSync(f, JSON.stringify(values.values, null, 2));
-    files.push(f);
-  }
-  const home = (what: string) => `HELM_${what.toUpperCase()}_HOME=${join(dir, 'helm', what)}`;
-  return node.exec(
-    'env',
-    [
-      home('cache'),
-      home('config'),
-      home('data'),
-      join(e2e().binDir, 'helm'),
-      '--kubeconfig',
-      node.state.kubeconfig,
-      ...args,
-      ...files.flatMap((f) => ['-f', f]),
-    ],
-    { timeoutMs: 300_000 },
-  );
-}
+/** helm runs the e2e helm against the node's kube-apiserver (clone.mjs's helmOnNode with the suite's binaries). */
+export const helm = (node: RealNode, dir: string, args: string[], values?: { name: string; values: object; valueFiles?: string[] }): Promise<ExecResult> =>
+  helmOnNode(node, e2e().binDir, dir, args, values);
 
 /**
  * hostPidOf finds the server's process of a pod as the host sees it (the sandbox's PID namespace is a child of the

@@ -29,6 +29,7 @@ const SCRIPT_USAGE: Record<string, () => string> = {
   bench: () => usageOf('test/bench/bench.mjs'),
   manifests: () => usageOf('dist/cmd/manifests.js'),
   image: () => usageOf('scripts/image/build-image.mjs'),
+  demo: () => usageOf('test/e2e/demo.mjs'),
 };
 const serverFlags = new Set(['--help', '--version', ...FLAGS.map((f) => `--${f.name}`)]);
 

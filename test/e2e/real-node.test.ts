@@ -357,6 +357,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const names = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
     const image = upgradeTag(images);
     const flag = '--max-concurrent-reconciles=3';
+    const caBundles = async () =>
+      Promise.all(APISERVICE_NAMES.map(async (n) => (await json<{ spec: { caBundle?: string } }>(['get', 'apiservice', n])).spec.caBundle));
+    const caBefore = await caBundles();
     // Sampled throughout, as a user would see it: the APIService's Available condition, and kubectl get with an
     // empty discovery cache each time (so discovery goes through the aggregator too). Every sample is kept.
     const samples: { t: number; available: string; kubectl: string }[] = [];
@@ -433,6 +436,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     expect((await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid).toBe(pvcUid);
     const kept = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
     expect(kept).toEqual(names);
+    // The chart read its CA and serving certificate back from the cluster instead of making new ones.
+    expect(caBefore.every((b) => b && b.length > 0)).toBe(true);
+    expect(await caBundles()).toEqual(caBefore);
     const history = JSON.parse((await helm(node, dir, ['history', SERVICE_NAME, '-n', DEFAULT_NAMESPACE, '-o', 'json'])).stdout) as {
       revision: number;
       status: string;

@@ -26,7 +26,7 @@ import { judge, Probe, type ProbeEvent } from './helpers-informers.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
-import { argsOf, CHART, chartValues, endNode, helm, hostPidOf, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
+import { argsOf, CHART, chartValues, endNode, helm, hostPidOf, installChart, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const unavailable = suiteUnavailable('real-node HA');
@@ -317,12 +317,10 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     // The chart's HA form as an operator installs it (helm install -f deploy/helm/values-ha.yaml), with this node's
     // etcd (plain http, so no client Secret) and the offline images. One node: the required anti-affinity of
     // values-ha.yaml would leave two replicas Pending, so it is soft here.
-    const r = await helm(node, dir, ['install', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE, '--create-namespace'], {
-      name: 'install',
+    await installChart(node, dir, SERVICE_NAME, DEFAULT_NAMESPACE, {
       valueFiles: [join(ROOT, HA_VALUES_FILE)],
       values: { ...haValues(), ...chartValues(images) },
     });
-    if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
     await allServing();
     timings['server'] = Date.now() - t0 - (timings['node'] ?? 0);
     await k(['create', 'namespace', NS]);

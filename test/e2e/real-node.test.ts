@@ -17,7 +17,7 @@ import { APISERVICE_NAME, APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME } fr
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
-import { argsOf, CHART, chartValues, endNode, helm, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
+import { argsOf, CHART, chartValues, endNode, helm, installChart, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
 
 const unavailable = suiteUnavailable('real-node');
 
@@ -167,11 +167,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
       }),
     );
     // The chart as an operator installs it (its defaults: lmdb, one replica, TLS made by the chart), with the offline images.
-    const r = await helm(node, dir, ['install', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE, '--create-namespace'], {
-      name: 'install',
-      values: chartValues(images),
-    });
-    if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
+    await installChart(node, dir, SERVICE_NAME, DEFAULT_NAMESPACE, { values: chartValues(images) });
     await waitFor(
       'every APIService Available=True',
       async () => {

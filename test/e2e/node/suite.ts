@@ -36,6 +36,28 @@ export const helm = (node: RealNode, dir: string, args: string[], values?: { nam
   helmOnNode(node, e2e().binDir, dir, args, values);
 
 /**
+ * installChart installs the chart as manifests/README.md tells an operator to: the release namespace created first
+ * with the Pod Security level "restricted" enforced (so the server's pods must pass it), then `helm install`.
+ */
+export async function installChart(
+  node: RealNode,
+  dir: string,
+  release: string,
+  namespace: string,
+  values: { values: object; valueFiles?: string[] },
+): Promise<void> {
+  for (const args of [
+    ['create', 'namespace', namespace],
+    ['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted'],
+  ]) {
+    const r = await node.kubectl(args);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  }
+  const r = await helm(node, dir, ['install', release, CHART, '-n', namespace], { name: 'install', ...values });
+  if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
+}
+
+/**
  * hostPidOf finds the server's process of a pod as the host sees it (the sandbox's PID namespace is a child of the
  * host's): the node process whose environment names the pod as its hostname.
  */

@@ -18,6 +18,7 @@ const LAYERS = [
   ['controllers'], // the controller machinery and the manager
   ['kinds'], // the kinds served, each with its versions and controllers
   ['manifests'], // rendering of manifests/
+  ['migration'], // moving a CRD's objects between kube-apiserver and this server (the migrate command's work)
   ['cmd'], // flags, startup, subcommands
 ];
 

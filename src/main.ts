@@ -2,6 +2,7 @@
 /**
  * @module main
  * Entry point: `version` (and --version) prints the version, the `backup` and `restore` subcommands (cmd/backup),
+ * `migrate` (cmd/migrate: a CRD's objects moved here or back),
  * else the server: parse flags, run, and on SIGTERM/SIGINT shut down as kube-apiserver does
  * (server/graceful-shutdown.ts: stop accepting, end watches, answer the requests begun, flush the store) and exit 0;
  * exit 1 if that outlives its flags' bound (shutdownDeadlineMs).
@@ -20,6 +21,10 @@ if (command === 'backup' || command === 'restore') {
   // A backup to `-` may still be draining into a pipe: exit once stdout has taken everything.
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.exit(code);
+}
+if (command === 'migrate') {
+  const { runMigrate } = await import('./cmd/migrate.js');
+  process.exit(await runMigrate(process.argv.slice(3), process.env));
 }
 if (command === 'version' && process.argv.length === 3) {
   process.stdout.write(`${versionLine()}\n`);

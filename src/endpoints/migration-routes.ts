@@ -10,7 +10,7 @@
  *   PUT  /migration/v1/resources/:group/:resource/freeze      {frozen: true|false} (write-freeze.ts)
  *   POST /migration/v1/resources/:group/:resource/seal        {minResourceVersion}: the history begins anew
  *                                                             (Storage.seal), and the resource's watches end
- *   POST /migration/v1/resources/:group/:resource/end-watches the resource's watches end (its clients come back)
+ *   POST /migration/v1/resources/:group/:resource/end-watches the resource's watches end with 410 (clients re-list)
  *   POST /migration/v1/admission/freeze                       a validating admission webhook (AdmissionReview v1)
  *                                                             that refuses every request it is sent with a 429
  *                                                             and Retry-After: kube-apiserver's side of a freeze
@@ -19,7 +19,7 @@
  * otherwise): it reads nothing and can only say "retry".
  */
 import type { FastifyInstance } from 'fastify';
-import { badRequest, notFoundPath } from '../apis/meta/errors.js';
+import { badRequest, expired, notFoundPath } from '../apis/meta/errors.js';
 import { ImportStore } from '../registry/import-store.js';
 import { servedVersions, type KindDefinition } from '../registry/resource.js';
 import type { Storage } from '../storage/interface.js';
@@ -94,9 +94,13 @@ export function registerMigrationRoutes(app: FastifyInstance, deps: MigrationDep
     return { resourceVersion: String(sealed), endedWatches: ended };
   });
 
+  // Once the resource is served by kube-apiserver again, its clients must re-list there: their resourceVersions are
+  // this server's, which kube-apiserver's watch cache would take for future ones and wait on (a silent watch), so each
+  // watch ends with 410 rather than cleanly.
   app.post<ResourceParams>('/migration/v1/resources/:group/:resource/end-watches', async (req) => {
     const store = storeOf(req.params);
-    return { endedWatches: deps.watches.closeResource(store.resource) };
+    const gone = expired(`${store.def.plural}.${store.def.group} is served by another server now: re-list`);
+    return { endedWatches: deps.watches.closeResource(store.resource, gone) };
   });
 
   app.post<{ Body: { request?: { uid?: unknown } } }>(FREEZE_WEBHOOK_PATH, async (req) => {

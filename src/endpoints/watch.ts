@@ -91,11 +91,16 @@ export class WatchRegistry {
 
   /**
    * closeResource ends every open watch of one resource (`<group>/<plural>`, any version): its objects are now served
-   * elsewhere or anew (a CRD moved here or back), so its clients must come back and meet the new history.
+   * elsewhere or anew (a CRD moved here or back), so its clients must come back and meet the new history. With
+   * `error`, each watch ends with it as an ERROR event instead of cleanly: a client told 410 re-lists, where one whose
+   * stream just ended would resume from its resourceVersion.
    */
-  closeResource(resource: string): number {
+  closeResource(resource: string, error?: StatusError): number {
     const ending = [...this.#open].filter((w) => w.resource === resource);
-    for (const w of ending) w.end();
+    for (const w of ending) {
+      if (error) w.fail(error);
+      else w.end();
+    }
     return ending.length;
   }
 

@@ -219,6 +219,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       binDir,
       kubernetesVersion: readFileSync(join(binDir, 'kubernetes-version'), 'utf8').trim(),
       server: plane.server,
+      etcdUrl: plane.etcdUrl,
       caFile: plane.caFile,
       kubeconfig: { admin, viewer: plane.tokens.viewer.kubeconfig, nobody: plane.tokens.nobody.kubeconfig, websiteServer: websiteKubeconfig },
       tokens: { admin: plane.tokens.admin.token, viewer: plane.tokens.viewer.token, nobody: plane.tokens.nobody.token },

@@ -13,6 +13,8 @@ export interface E2EState {
   kubernetesVersion: string;
   /** kube-apiserver */
   server: string;
+  /** kube-apiserver's etcd (plain HTTP on loopback; prefix /registry). */
+  etcdUrl: string;
   caFile: string;
   kubeconfig: { admin: string; viewer: string; nobody: string; websiteServer: string };
   tokens: { admin: string; viewer: string; nobody: string };

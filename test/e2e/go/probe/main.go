@@ -1,9 +1,13 @@
 // informer-probe runs a client-go shared informer (dynamic or metadata) on one resource and prints a JSON
 // line per event on stdout, so the TypeScript e2e suite can assert on what a real reflector saw. client-go
 // v0.35 uses watch-list (sendInitialEvents) by default, which is part of what is under test.
+// -mode controller is a dynamic informer whose lister-watcher also prints a LIST line for every list and a
+// WATCHLIST line for every watch that asks for initial events (what a re-list is), and which prints its cache
+// as one CACHE line whenever it reads "dump" on stdin.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -15,6 +19,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -70,6 +77,24 @@ func main() {
 	case "dynamic":
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, *namespace, nil)
 		informer, start, shutdown = f.ForResource(*gvr).Informer(), f.Start, f.Shutdown
+	case "controller":
+		ri := dynamic.NewForConfigOrDie(cfg).Resource(*gvr).Namespace(*namespace)
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				emit("LIST", nil, "resourceVersion="+o.ResourceVersion)
+				return ri.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				if o.SendInitialEvents != nil && *o.SendInitialEvents {
+					emit("WATCHLIST", nil, "resourceVersion="+o.ResourceVersion)
+				}
+				return ri.Watch(ctx, o)
+			},
+		}
+		informer = cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
+		start = func(stop <-chan struct{}) { go informer.Run(stop) }
+		shutdown = func() {}
+		go dumpOnRequest(informer)
 	case "metadata":
 		f := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(cfg), 0, *namespace, nil)
 		informer, start, shutdown = f.ForResource(*gvr).Informer(), f.Start, f.Shutdown
@@ -98,4 +123,25 @@ func main() {
 	emit("SYNCED", nil, "")
 	<-ctx.Done()
 	shutdown()
+}
+
+// dumpOnRequest prints the informer's cache (namespace, name, uid, resourceVersion of each object) as one CACHE
+// line each time stdin says "dump".
+func dumpOnRequest(informer cache.SharedIndexInformer) {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "dump" {
+			continue
+		}
+		items := []map[string]string{}
+		for _, o := range informer.GetStore().List() {
+			if m, ok := o.(metav1.Object); ok {
+				items = append(items, map[string]string{"namespace": m.GetNamespace(), "name": m.GetName(), "uid": string(m.GetUID()), "resourceVersion": m.GetResourceVersion()})
+			}
+		}
+		line, _ := json.Marshal(map[string]interface{}{"type": "CACHE", "ts": time.Now().UnixMilli(), "items": items})
+		out.Lock()
+		fmt.Println(string(line))
+		out.Unlock()
+	}
 }

@@ -10,7 +10,8 @@
  *   PUT  /migration/v1/resources/:group/:resource/freeze      {frozen: true|false} (write-freeze.ts)
  *   POST /migration/v1/resources/:group/:resource/seal        {minResourceVersion}: the history begins anew
  *                                                             (Storage.seal), and the resource's watches end
- *   POST /migration/v1/resources/:group/:resource/end-watches the resource's watches end with 410 (clients re-list)
+ *   POST /migration/v1/resources/:group/:resource/end-watches the resource's watches end with 410, and new ones are
+ *                                                             refused with 410 until it is thawed (clients re-list)
  *   POST /migration/v1/admission/freeze                       a validating admission webhook (AdmissionReview v1)
  *                                                             that refuses every request it is sent with a 429
  *                                                             and Retry-After: kube-apiserver's side of a freeze
@@ -100,6 +101,7 @@ export function registerMigrationRoutes(app: FastifyInstance, deps: MigrationDep
   app.post<ResourceParams>('/migration/v1/resources/:group/:resource/end-watches', async (req) => {
     const store = storeOf(req.params);
     const gone = expired(`${store.def.plural}.${store.def.group} is served by another server now: re-list`);
+    deps.freeze.release(store.resource);
     return { endedWatches: deps.watches.closeResource(store.resource, gone) };
   });
 

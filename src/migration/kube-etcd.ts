@@ -23,6 +23,49 @@ export interface KubeEtcd {
 
 type Obj = { metadata: { namespace?: string; name?: string; resourceVersion?: string } } & Record<string, unknown>;
 
+const PAGE = 500;
+const WRITERS = 32;
+
+async function inParallel<T>(items: readonly T[], width: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await f(items[next++] as T);
+    }),
+  );
+}
+
+/**
+ * readPrefix reads every key under `prefix` with its value, a page at a time at one revision (a single range answer is
+ * capped at 4 MiB by gRPC: 10,000 custom resources are more).
+ */
+export async function readPrefix(client: Etcd3, prefix: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const end = rangeEnd(Buffer.from(prefix));
+  let from = Buffer.from(prefix);
+  let revision: string | undefined;
+  for (;;) {
+    const r = await client.kv.range({ key: from, range_end: end, limit: PAGE, ...(revision ? { revision } : {}) });
+    revision ??= r.header.revision;
+    for (const kv of r.kvs) out[kv.key.toString()] = kv.value.toString();
+    const last = r.kvs[r.kvs.length - 1];
+    if (!r.more || !last) return out;
+    from = Buffer.concat([last.key, Buffer.from([0])]);
+  }
+}
+
+// rangeEnd is the first key after every key starting with `prefix` (etcd's prefix range end).
+function rangeEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if ((end[i] as number) < 0xff) {
+      end[i] = (end[i] as number) + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
 /** etcdKey is where kube-apiserver keeps one custom resource. */
 export function etcdKey(etcd: KubeEtcd, crd: CrdInfo, namespace: string | undefined, name: string): string {
   const base = `${etcd.prefix.replace(/\/+$/, '')}/${crd.group}/${crd.plural}`;
@@ -60,11 +103,10 @@ export async function writeToKubeEtcd(
   const client = new Etcd3(options);
   try {
     const prefix = `${etcd.prefix.replace(/\/+$/, '')}/${crd.group}/${crd.plural}/`;
-    const existing = await client.getAll().prefix(prefix).strings();
+    const existing = await readPrefix(client, prefix);
     const wanted = new Set<string>();
-    let put = 0;
+    const puts: [string, string][] = [];
     let unchanged = 0;
-    let done = 0;
     for (const o of objects) {
       const key = etcdKey(etcd, crd, o.metadata.namespace, o.metadata.name ?? '');
       wanted.add(key);
@@ -72,19 +114,20 @@ export async function writeToKubeEtcd(
       const current = existing[key];
       if (current?.startsWith('k8s:enc:')) throw new Error(`${key} is encrypted at rest in kube-apiserver's etcd: a rollback cannot write it`);
       if (current !== undefined && isDeepStrictEqual(JSON.parse(current), stored)) unchanged++;
-      else {
-        await client.put(key).value(`${JSON.stringify(stored)}\n`);
-        put++;
-      }
+      else puts.push([key, `${JSON.stringify(stored)}\n`]);
+    }
+    const deletes = Object.keys(existing).filter((k) => !wanted.has(k));
+    // Several writes in flight: writes are paused meanwhile, and clients retry them for about 10 s only.
+    let done = unchanged;
+    onProgress(done);
+    await inParallel(puts, WRITERS, async ([key, value]) => {
+      await client.put(key).value(value);
       onProgress(++done);
-    }
-    let deleted = 0;
-    for (const key of Object.keys(existing)) {
-      if (wanted.has(key)) continue;
+    });
+    await inParallel(deletes, WRITERS, async (key) => {
       await client.delete().key(key);
-      deleted++;
-    }
-    return { put, deleted, unchanged };
+    });
+    return { put: puts.length, deleted: deletes.length, unchanged };
   } finally {
     client.close();
   }

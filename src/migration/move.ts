@@ -23,8 +23,8 @@
  *   thaw       the webhook removed
  * Back, in order: preflight, freeze (this server's writes to the resource, 429 + Retry-After), restore (the CRD's
  * versions served again, still behind this server), write (kube's etcd made to hold exactly this server's objects,
- * kube-etcd.ts), switch (the APIServices local again), release (this server's watches of the resource end, so
- * clients come back through kube-apiserver, whose resourceVersions are older: they re-list).
+ * kube-etcd.ts), release (this server's watches of the resource end with 410 and new ones are refused, so clients
+ * re-list, by then through kube-apiserver), switch (the APIServices local again).
  */
 import { endFreeze, dryRunWrite, startFreeze, type ServiceRef } from './freeze.js';
 import { apiServiceName, availability, giveBack, pointsAt, readApiService, takeOver } from './apiservices.js';
@@ -167,6 +167,11 @@ export async function moveBack(o: MoveOptions & { etcd: KubeEtcd }): Promise<voi
     const { items } = await listAll(here, collectionPath(crd), o.pageSize ?? 500);
     const written = await writeToKubeEtcd(o.etcd, crd, items, (n) => report.count(n, items.length));
     report.done(`${items.length} objects: ${written.put} written, ${written.unchanged} already equal, ${written.deleted} deleted`);
+    // Released before the switch: watches here end with 410 and new ones are refused, so a client re-lists (after
+    // its backoff, by when kube-apiserver serves the group-version) rather than resume with a resourceVersion of ours.
+    report.phase('release', "ending this server's watches of the resource with 410: clients re-list, through kube-apiserver");
+    const ended = await here.ok<{ endedWatches: number }>('POST', `${resourcePath(crd)}/end-watches`);
+    report.done(`${ended.body.endedWatches} watches ended`);
     report.phase('switch', `pointing ${versions.map((v) => apiServiceName(crd, v)).join(', ')} back at kube-apiserver`);
     for (const v of versions) await giveBack(kube, apiServiceName(crd, v));
     const sample = items[0];
@@ -181,10 +186,8 @@ export async function moveBack(o: MoveOptions & { etcd: KubeEtcd }): Promise<voi
     // Stopped before the switch: the group-version is still served here, so writes resume here.
     if (!done) await here.call('PUT', `${resourcePath(crd)}/freeze`, { frozen: false });
   }
-  report.phase('release', "ending this server's watches of the resource: clients come back through kube-apiserver");
-  const ended = await here.ok<{ endedWatches: number }>('POST', `${resourcePath(crd)}/end-watches`);
   await writeState(kube, await readCrd(kube, crd.name), { servedBy: 'kube', phase: 'moved back', served });
-  report.done(`${ended.body.endedWatches} watches ended; this server keeps refusing writes to it until it is moved here again`);
+  report.info('this server keeps refusing writes and watches of the resource until it is moved here again');
 }
 
 const resourcePath = (crd: CrdInfo) => `${MIGRATION_PATH}/${encodeURIComponent(crd.group)}/${encodeURIComponent(crd.plural)}`;

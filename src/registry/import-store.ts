@@ -39,33 +39,41 @@ export class ImportStore {
     this.#storage = storage;
   }
 
-  /** put writes each object as given (created, replaced or left when equal), in order; 400 before any write on a bad one. */
+  /**
+   * put writes each object as given (created, replaced or left when equal); 400 before any write on a bad one. The
+   * writes of a batch go to storage together (lmdb commits them in one transaction, a flush for all); an object named
+   * twice in a batch is written once, as its last occurrence.
+   */
   async put(objects: unknown[], counts: ImportCounts = emptyCounts()): Promise<ImportCounts> {
-    const checked = objects.map((o, i) => this.#check(o, i));
-    for (const obj of checked) {
-      const key = this.#key(obj.metadata.namespace, obj.metadata.name as string);
-      const current = await this.#storage.get(key);
-      if (current) {
-        let changed = false;
-        await this.#storage.update(key, (cur) => {
-          changed = !sameExceptVersion(cur, obj);
-          return changed ? obj : null;
-        });
-        if (changed) counts.updated++;
-        else counts.unchanged++;
-        continue;
-      }
-      try {
-        await this.#storage.create(key, obj);
-        counts.created++;
-      } catch (e) {
-        // Created meanwhile (a replayed batch racing itself): replace it.
-        if (!isStorageError(e, 'KeyExists')) throw e;
-        await this.#storage.update(key, () => obj);
-        counts.updated++;
-      }
-    }
+    const byKey = new Map<string, KubeObject>();
+    objects.forEach((o, i) => {
+      const obj = this.#check(o, i);
+      byKey.set(`${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, obj);
+    });
+    const outcomes = await Promise.all([...byKey.values()].map((obj) => this.#putOne(obj)));
+    for (const o of outcomes) counts[o]++;
     return counts;
+  }
+
+  async #putOne(obj: KubeObject): Promise<'created' | 'updated' | 'unchanged'> {
+    const key = this.#key(obj.metadata.namespace, obj.metadata.name as string);
+    if (await this.#storage.get(key)) {
+      let changed = false;
+      await this.#storage.update(key, (cur) => {
+        changed = !sameExceptVersion(cur, obj);
+        return changed ? obj : null;
+      });
+      return changed ? 'updated' : 'unchanged';
+    }
+    try {
+      await this.#storage.create(key, obj);
+      return 'created';
+    } catch (e) {
+      // Created meanwhile (a replayed batch racing itself): replace it.
+      if (!isStorageError(e, 'KeyExists')) throw e;
+      await this.#storage.update(key, () => obj);
+      return 'updated';
+    }
   }
 
   /** remove deletes the named objects, when present (a key that is already gone counts for nothing). */

@@ -5,8 +5,9 @@
  * docs/migration.md explains each phase and what clients see; the facts from kube-apiserver it rests on are there.
  *
  * Here, in order:
- *   preflight  the CRD (no conversion webhook), this server serving the same group, names, scope and versions, the
- *              APIServices local (or already ours: the move resumes past the switch)
+ *   preflight  the CRD (no conversion webhook), this server ready and serving the same group, names, scope and
+ *              versions, the caller's permissions (preflight.ts), the APIServices local (or already ours: the move
+ *              resumes past the switch)
  *   copy       every object, listed from kube-apiserver a page at a time in the storage version, put here as it is
  *              (uid, creationTimestamp, generation, managedFields, status, finalizers, deletionTimestamp kept);
  *              objects here that kube no longer has (an earlier move) are deleted
@@ -30,6 +31,7 @@ import { endFreeze, dryRunWrite, startFreeze, type ServiceRef } from './freeze.j
 import { apiServiceName, availability, giveBack, pointsAt, readApiService, takeOver } from './apiservices.js';
 import { collectionPath, keyOf, readCrd, setServed, writeState, type CrdInfo } from './crd-info.js';
 import { writeToKubeEtcd, type KubeEtcd } from './kube-etcd.js';
+import { checkAccess, checkReady } from './preflight.js';
 import type { Reporter } from './progress.js';
 import type { Rest } from './rest.js';
 
@@ -79,6 +81,8 @@ export async function moveHere(o: MoveOptions): Promise<void> {
     .filter(([, s]) => s)
     .map(([v]) => v);
   if (versions.length === 0) throw new Error(`CustomResourceDefinition ${crd.name} serves no version: nothing to move`);
+  await checkReady(here);
+  await checkAccess(kube, crd, versions, false);
   const apiServices = await Promise.all(versions.map((v) => readApiService(kube, apiServiceName(crd, v))));
   const switched = apiServices.every((a) => pointsAt(a, o.service));
   apiServices.forEach((a, i) => {
@@ -146,10 +150,17 @@ export async function moveBack(o: MoveOptions & { etcd: KubeEtcd }): Promise<voi
   const versions = Object.entries(served)
     .filter(([, s]) => s)
     .map(([v]) => v);
+  await checkReady(here);
+  await checkAccess(kube, crd, versions, true);
   const apiServices = await Promise.all(versions.map((v) => readApiService(kube, apiServiceName(crd, v))));
   const ours = apiServices.map((a) => pointsAt(a, o.service));
   if (!ours.some(Boolean) && crd.state?.servedBy !== 'here') {
-    report.done('not served here: nothing to move back');
+    // A move here stopped before its switch: the objects never left. A freeze it left behind (a killed command)
+    // goes, and writes here resume.
+    await endFreeze(kube, crd);
+    await here.ok('PUT', `${resourcePath(crd)}/freeze`, { frozen: false });
+    if (crd.state) await writeState(kube, crd, { servedBy: 'kube', phase: 'move stopped before the switch, rolled back', served });
+    report.done('not served here: nothing to move back (any pause of writes lifted)');
     return;
   }
   report.done(`versions ${versions.join(', ')}`);

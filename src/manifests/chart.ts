@@ -179,6 +179,11 @@ extraArgs: []
 # CustomResourceDefinition files to serve (file name: YAML of one CRD), as the manifests' --crd: mounted into the
 # server, one APIService per served version. Do not install the same CRDs in the cluster.
 crds: {}
+
+# false to make no APIService for the CRDs of \`crds\`: for CRDs already in the cluster, whose objects
+# \`website-apiserver migrate\` moves here (kube-aggregator keeps an APIService for each of their versions, which helm
+# could not adopt; migrate points them here at the switch, and back with --back).
+crdAPIServices: true
 `;
 }
 
@@ -446,7 +451,8 @@ ${doc(secret)}{{- else if eq .Values.tls.mode "secret" }}
 {{- if not .Values.tls.certManager.issuerRef.name }}
 ${doc(selfSignedIssuer)}${doc(caCertificate)}${doc(caIssuer)}{{- end }}
 ${doc(servingCertificate)}{{- end }}
-${apiServices.map(doc).join('')}{{- range $file, $text := .Values.crds }}
+${apiServices.map(doc).join('')}{{- if .Values.crdAPIServices }}
+{{- range $file, $text := .Values.crds }}
 {{- $crd := fromYaml $text }}
 {{- $versions := list }}
 {{- range $crd.spec.versions }}{{ if .served }}{{ $versions = append $versions .name }}{{ end }}{{ end }}
@@ -474,6 +480,7 @@ spec:
   {{- if ne $.Values.tls.mode "certManager" }}
   caBundle: {{ $caBundle }}
   {{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 `;

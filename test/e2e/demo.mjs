@@ -12,12 +12,11 @@
  * host to it, and reports its progress over an IPC channel; `up` returns once the page has been served, the keeper
  * stays. `down` signals the keeper, which ends the sandbox (every process in it dies with its PID 1).
  * The sandbox's network namespace is private (nothing routes there from the host), so the keeper forwards
- * 127.0.0.1 ports of the host to the Website's NodePort and to kube-apiserver: a helper (`bridge`) runs inside the
- * sandbox's namespace and listens on Unix sockets in DIR, which belong to no network namespace.
+ * 127.0.0.1 ports of the host to the Website's NodePort and to kube-apiserver (node/forward.mjs: a helper inside the
+ * sandbox's namespace listens on Unix sockets in DIR, which belong to no network namespace).
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +25,7 @@ import YAML from 'yaml';
 import { buildBinaries } from './plane.mjs';
 import { removeStaleCgroups, startRealNode } from './node/real-node.mjs';
 import { chartValues, helmOnNode, nodeImages, nodeUnavailable } from './node/clone.mjs';
+import { forward, startBridge } from './node/forward.mjs';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SELF = import.meta.filename;
@@ -284,17 +284,18 @@ async function keep(dir) {
     progress(`Website kubia Ready: nginx + git-sync serve it on NodePort ${nodePort}`);
 
     const apiPort = Number(new URL(n.state.server).port);
-    const targets = [
-      { name: 'web', host: n.state.nodeIp, port: nodePort },
-      { name: 'api', host: '127.0.0.1', port: apiPort },
-    ].map((t) => ({ ...t, socket: join(dir, `${t.name}.sock`) }));
-    bridge = n.spawn(process.execPath, [SELF, 'bridge', JSON.stringify(targets)]);
-    bridge.stderr?.on('data', (b) => process.stdout.write(`[bridge] ${b}`));
+    const started = await startBridge(
+      n,
+      dir,
+      [
+        { name: 'web', host: n.state.nodeIp, port: nodePort },
+        { name: 'api', host: '127.0.0.1', port: apiPort },
+      ],
+      (m) => process.stdout.write(m),
+    );
+    bridge = started.child;
+    const targets = started.targets;
     writeState(dir, { bridgePid: bridge.pid });
-    await new Promise((res, rej) => {
-      bridge?.stdout?.once('data', res);
-      bridge?.once('exit', (code) => rej(new Error(`the bridge exited (${code})`)));
-    });
     // The same port numbers on the host when they are free there, so the URL reads like the cluster's.
     const [webPort, hostApiPort] = [await forward(servers, nodePort, targets[0]?.socket ?? ''), await forward(servers, apiPort, targets[1]?.socket ?? '')];
     const url = `http://127.0.0.1:${webPort}/`;
@@ -341,57 +342,6 @@ async function publishSite(/** @type {string} */ bare, /** @type {string} */ wor
   await git(work, 'add', 'index.html');
   await git(work, 'commit', '-q', '-m', 'kubia page');
   await git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
-}
-
-/**
- * forward listens on 127.0.0.1 of the host (port `preferred` when free, else any) and joins each connection to
- * the bridge's Unix socket; resolves the port.
- * @param {import('node:net').Server[]} servers
- * @param {number} preferred
- * @param {string} socket
- * @returns {Promise<number>}
- */
-async function forward(servers, preferred, socket) {
-  const server = createServer((client) => {
-    const upstream = connect(socket);
-    client.pipe(upstream).pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-  });
-  servers.push(server);
-  for (const port of [preferred, 0]) {
-    const ok = await new Promise((res) => {
-      server.once('error', () => res(false));
-      server.listen(port, '127.0.0.1', () => res(true));
-    });
-    if (ok) {
-      const a = server.address();
-      return typeof a === 'object' && a ? a.port : port;
-    }
-  }
-  throw new Error('cannot listen on 127.0.0.1');
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// bridge (inside the sandbox's network namespace)
-
-/** @param {{socket: string, host: string, port: number}[]} targets */
-async function bridge(targets) {
-  for (const t of targets) {
-    rmSync(t.socket, { force: true });
-    const server = createServer((client) => {
-      const upstream = connect(t.port, t.host);
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
-    await new Promise((res) => server.listen(t.socket, () => res(undefined)));
-  }
-  process.stdout.write('ready\n');
-  // The keeper ends it by closing stdin (or by dying, which closes it too).
-  process.stdin.resume();
-  process.stdin.on('close', () => process.exit(0));
-  process.stdin.on('end', () => process.exit(0));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -462,8 +412,6 @@ if (values.help) {
   process.exitCode = await down(dir, (m) => process.stdout.write(`[demo] ${m}\n`));
 } else if (command === 'keep' && rest[0]) {
   await keep(resolve(rest[0]));
-} else if (command === 'bridge' && rest[0]) {
-  await bridge(JSON.parse(rest[0]));
 } else {
   process.stderr.write(usage);
   process.exitCode = 2;

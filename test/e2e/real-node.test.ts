@@ -8,7 +8,7 @@
  * shared e2e plane is not used here: it runs no node, and its tests write Deployment status by hand.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,19 @@ import { APISERVICE_NAME, APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME } fr
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
-import { argsOf, CHART, chartValues, endNode, helm, installChart, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
+import {
+  argsOf,
+  CHART,
+  chartValues,
+  dataVolume,
+  endNode,
+  helm,
+  installChart,
+  type NodeImages,
+  nodeImages,
+  suiteUnavailable,
+  upgradeTag,
+} from './node/suite.js';
 
 const unavailable = suiteUnavailable('real-node');
 
@@ -148,24 +160,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     privateWork = join(dir, 'private-work');
     bareRepo(join(node.dir, 'private-repos'), 'private.git', privateWork, '<h1>private site</h1>\n');
 
-    // The PVC's stand-in: a hostPath PersistentVolume with no class, which the claim (no class either) binds to.
-    const pv = join(dir, 'pv');
-    mkdirSync(pv);
-    chmodSync(pv, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
-    await k(
-      ['apply', '-f', '-'],
-      YAML.stringify({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'website-apiserver-data' },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          hostPath: { path: pv, type: 'Directory' },
-        },
-      }),
-    );
+    await dataVolume(node, dir);
     // The chart as an operator installs it (its defaults: lmdb, one replica, TLS made by the chart), with the offline images.
     await installChart(node, dir, SERVICE_NAME, DEFAULT_NAMESPACE, { values: chartValues(images) });
     await waitFor(

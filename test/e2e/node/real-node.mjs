@@ -68,6 +68,7 @@ export function realNodeUnavailable() {
  * @property {string} kubeconfig admin kubeconfig (server on 127.0.0.1 inside the sandbox)
  * @property {string} server
  * @property {string} caFile
+ * @property {string} etcdUrl kube-apiserver's etcd (on 127.0.0.1 inside the sandbox)
  * @property {string} nodeName
  * @property {string} nodeIp
  * @property {string} logsDir

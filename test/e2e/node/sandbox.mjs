@@ -467,6 +467,7 @@ async function main() {
       kubeconfig,
       server: plane.server,
       caFile: plane.caFile,
+      etcdUrl: plane.etcdUrl,
       nodeName: cfg.nodeName,
       nodeIp: cfg.nodeIp,
       logsDir: p('logs'),

@@ -4,7 +4,7 @@
  * chart with them, find a pod's server process, and end the node (its memory logged, its work folder removed unless
  * E2E_KEEP is set).
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CHART_DIR } from '../../../src/manifests/deploy-files.js';
 import { e2e } from '../harness/state.js';
@@ -55,6 +55,29 @@ export async function installChart(
   }
   const r = await helm(node, dir, ['install', release, CHART, '-n', namespace], { name: 'install', ...values });
   if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
+}
+
+/**
+ * dataVolume is the stand-in for a storage class, for the chart's lmdb PVC: a hostPath PersistentVolume under dir,
+ * with no class, which the claim (no class either) binds to.
+ */
+export async function dataVolume(node: RealNode, dir: string): Promise<void> {
+  const path = join(dir, 'pv');
+  mkdirSync(path);
+  chmodSync(path, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
+  const pv = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: 'website-apiserver-data' },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      hostPath: { path, type: 'Directory' },
+    },
+  };
+  const r = await node.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pv) });
+  if (r.code !== 0) throw new Error(`kubectl apply of the PersistentVolume: ${r.stderr}`);
 }
 
 /**

@@ -309,6 +309,13 @@ describe('helm template | kubectl apply --dry-run=server', () => {
     expect(sm.spec.endpoints[0]).toMatchObject({ port: 'https', scheme: 'https', path: '/metrics', tlsConfig: { serverName: `${SERVICE_NAME}.${ns}.svc` } });
     expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata.name === `${SERVICE_NAME}:metrics-reader`)).toBe(true);
   });
+
+  it('crdAPIServices=false (a CRD still in the cluster, for website-apiserver migrate): the CRD file served, no APIService for it', async () => {
+    const crdFile = join(CRD_CORPUS, 'seeds', 'stable.example.com_crontabs.yaml');
+    const objects = await dryRun(await helmTemplate('--set-file', `crds.crontabs\\.yaml=${crdFile}`, '--set', 'crdAPIServices=false'));
+    expect(one(objects, 'StatefulSet').spec.template.spec.containers[0].args).toContain('--crd=/etc/website-apiserver/crds');
+    expect(objects.filter((o) => o.kind === 'APIService').map((o) => o.metadata.name)).toEqual([...APISERVICE_NAMES]);
+  });
 });
 
 describe('kubectl kustomize | kubectl apply --dry-run=server', () => {

@@ -80,13 +80,16 @@ export function storedForm(o: Obj): Obj {
 
 /**
  * writeToKubeEtcd makes the CRD's keys in kube's etcd hold exactly `objects`: changed and missing ones are put,
- * others deleted, equal ones left alone. Resolves with the counts.
+ * others deleted, equal ones left alone. Resolves with the counts. `known` carries what the keys hold from one call
+ * to the next: empty, it is filled from etcd; filled, etcd is not read again (nothing else writes those keys while
+ * the CRD's versions are not served by kube-apiserver), so a second pass costs only its changes.
  */
 export async function writeToKubeEtcd(
   etcd: KubeEtcd,
   crd: CrdInfo,
   objects: readonly Obj[],
   onProgress: (done: number) => void = () => undefined,
+  known: Map<string, string> = new Map(),
 ): Promise<{ put: number; deleted: number; unchanged: number }> {
   const options: IOptions = {
     hosts: etcd.endpoints,
@@ -103,7 +106,7 @@ export async function writeToKubeEtcd(
   const client = new Etcd3(options);
   try {
     const prefix = `${etcd.prefix.replace(/\/+$/, '')}/${crd.group}/${crd.plural}/`;
-    const existing = await readPrefix(client, prefix);
+    if (known.size === 0) for (const [k, v] of Object.entries(await readPrefix(client, prefix))) known.set(k, v);
     const wanted = new Set<string>();
     const puts: [string, string][] = [];
     let unchanged = 0;
@@ -111,21 +114,25 @@ export async function writeToKubeEtcd(
       const key = etcdKey(etcd, crd, o.metadata.namespace, o.metadata.name ?? '');
       wanted.add(key);
       const stored = storedForm(o);
-      const current = existing[key];
+      const value = `${JSON.stringify(stored)}\n`;
+      const current = known.get(key);
       if (current?.startsWith('k8s:enc:')) throw new Error(`${key} is encrypted at rest in kube-apiserver's etcd: a rollback cannot write it`);
-      if (current !== undefined && isDeepStrictEqual(JSON.parse(current), stored)) unchanged++;
-      else puts.push([key, `${JSON.stringify(stored)}\n`]);
+      // The same text (what an earlier pass wrote) or the same object in kube's own field order.
+      if (current !== undefined && (current === value || isDeepStrictEqual(JSON.parse(current), stored))) unchanged++;
+      else puts.push([key, value]);
     }
-    const deletes = Object.keys(existing).filter((k) => !wanted.has(k));
+    const deletes = [...known.keys()].filter((k) => !wanted.has(k));
     // Several writes in flight: writes are paused meanwhile, and clients retry them for about 10 s only.
     let done = unchanged;
     onProgress(done);
     await inParallel(puts, WRITERS, async ([key, value]) => {
       await client.put(key).value(value);
+      known.set(key, value);
       onProgress(++done);
     });
     await inParallel(deletes, WRITERS, async (key) => {
       await client.delete().key(key);
+      known.delete(key);
     });
     return { put: puts.length, deleted: deletes.length, unchanged };
   } finally {

@@ -22,9 +22,9 @@
  *              watches still open on it (their clients come back, through the aggregator, here); the objects stay
  *              in kube's etcd, untouched, and the CRD stays (deleting it would delete them)
  *   thaw       the webhook removed
- * Back, in order: preflight, freeze (this server's writes to the resource, 429 + Retry-After), restore (the CRD's
- * versions served again, still behind this server), write (kube's etcd made to hold exactly this server's objects,
- * kube-etcd.ts), release (this server's watches of the resource end with 410 and new ones are refused, so clients
+ * Back, in order: preflight, copy (kube's etcd made to hold exactly this server's objects, kube-etcd.ts, while writes go
+ * on), freeze (this server's writes to the resource, 429 + Retry-After), restore (the CRD's versions served again,
+ * still behind this server), write (what changed since the copy), release (this server's watches of the resource end with 410 and new ones are refused, so clients
  * re-list, by then through kube-apiserver), switch (the APIServices local again).
  */
 import { endFreeze, dryRunWrite, startFreeze, type ServiceRef } from './freeze.js';
@@ -85,6 +85,13 @@ export async function moveHere(o: MoveOptions): Promise<void> {
   await checkAccess(kube, crd, versions, false);
   const apiServices = await Promise.all(versions.map((v) => readApiService(kube, apiServiceName(crd, v))));
   const switched = apiServices.every((a) => pointsAt(a, o.service));
+  // Only a move of ours switches them: an APIService that already points here with no move recorded on the CRD
+  // (an install that made its own) would leave the objects in kube-apiserver's storage uncopied.
+  if (switched && !crd.state) {
+    throw new Error(
+      `the APIServices of ${crd.plural}.${crd.group} already point at this server, but no move is recorded on the CRD, so its objects were never copied: point them back at kube-apiserver (the chart's crdAPIServices: false) and run migrate again`,
+    );
+  }
   apiServices.forEach((a, i) => {
     if (!switched && a?.spec.service && !pointsAt(a, o.service)) {
       throw new Error(
@@ -164,6 +171,13 @@ export async function moveBack(o: MoveOptions & { etcd: KubeEtcd }): Promise<voi
     return;
   }
   report.done(`versions ${versions.join(', ')}`);
+  // While this server still takes writes: everything written once, so that the pass under the freeze writes only
+  // what changed since (kube's copy of an object changed here, or created, is written in this pass).
+  report.phase('copy', "writing this server's objects into kube-apiserver's etcd, exactly as they are here");
+  const known = new Map<string, string>();
+  const first = await listAll(here, collectionPath(crd), o.pageSize ?? 500);
+  const copied = await writeToKubeEtcd(o.etcd, crd, first.items, (n) => report.count(n, first.items.length), known);
+  report.done(`${first.items.length} objects: ${copied.put} written, ${copied.unchanged} already equal, ${copied.deleted} deleted`);
   report.phase('freeze', `pausing writes to ${crd.plural}.${crd.group} here (429 + Retry-After: clients retry)`);
   await here.ok('PUT', `${resourcePath(crd)}/freeze`, { frozen: true });
   const freezeStart = Date.now();
@@ -174,10 +188,10 @@ export async function moveBack(o: MoveOptions & { etcd: KubeEtcd }): Promise<voi
     await setServed(kube, crd, (v) => served[v] === true);
     await writeState(kube, crd, { servedBy: 'here', phase: 'restoring', served, service: o.service });
     report.done('served flags restored');
-    report.phase('write', "writing this server's objects into kube-apiserver's etcd, exactly as they are here");
+    report.phase('write', 'writing what changed since, now that nothing changes');
     const { items } = await listAll(here, collectionPath(crd), o.pageSize ?? 500);
-    const written = await writeToKubeEtcd(o.etcd, crd, items, (n) => report.count(n, items.length));
-    report.done(`${items.length} objects: ${written.put} written, ${written.unchanged} already equal, ${written.deleted} deleted`);
+    const written = await writeToKubeEtcd(o.etcd, crd, items, (n) => report.count(n, items.length), known);
+    report.done(`${written.put} written, ${written.deleted} deleted`);
     // Released before the switch: watches here end with 410 and new ones are refused, so a client re-lists (after
     // its backoff, by when kube-apiserver serves the group-version) rather than resume with a resourceVersion of ours.
     report.phase('release', "ending this server's watches of the resource with 410: clients re-list, through kube-apiserver");

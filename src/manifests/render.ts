@@ -666,11 +666,13 @@ function statefulSetObject(ns: string, pod: ServerPod): K8sObject {
                 : {}),
               ports: [{ name: 'https', containerPort: CONTAINER_PORT, protocol: 'TCP' }],
               // Opening a large lmdb store (or reaching etcd) and the first informer syncs take time: liveness starts
-              // counting only once this passes (up to 5 minutes).
-              startupProbe: probe(READY_PATH, 2, 150),
+              // counting only once this passes (up to 5 minutes). Probed every second, as kubeadm probes
+              // kube-apiserver: a restarted pod is Ready within about a second of its /readyz, not up to 7 s later
+              // (for one lmdb replica that is time the API is unavailable).
+              startupProbe: probe(READY_PATH, 1, 300),
               livenessProbe: probe('/livez', 10, 3),
               // Readiness gates the EndpointSlice, which gates the APIService's Available condition.
-              readinessProbe: probe(READY_PATH, 5, 3),
+              readinessProbe: probe(READY_PATH, 1, 3),
               resources: { requests: { ...SERVER_RESOURCES.requests }, limits: { ...SERVER_RESOURCES.limits } },
               securityContext: {
                 allowPrivilegeEscalation: false,

@@ -69,13 +69,29 @@ export function widgetCrd(group: string) {
   };
 }
 
-/** runMigrate runs `website-apiserver migrate --crd NAME ...args` (dist/main.js) and resolves its exit code and output. */
-export async function runMigrate(crdName: string, args: string[], log: (m: string) => void): Promise<{ code: number; output: string; ms: number }> {
+/**
+ * runMigrate runs `website-apiserver migrate --crd NAME ...args` (dist/main.js) and resolves its exit code and output.
+ * With `interruptAt`, it is sent SIGINT (a person's Ctrl-C) as soon as its output matches.
+ */
+export async function runMigrate(
+  crdName: string,
+  args: string[],
+  log: (m: string) => void,
+  interruptAt?: RegExp,
+): Promise<{ code: number; output: string; ms: number }> {
   const t0 = Date.now();
   const child = spawn(process.execPath, [MAIN, 'migrate', '--crd', crdName, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+  let interrupted = false;
+  const seen = (b: Buffer) => {
+    output += b.toString();
+    if (interruptAt && !interrupted && interruptAt.test(output)) {
+      interrupted = true;
+      child.kill('SIGINT');
+    }
+  };
+  child.stdout?.on('data', seen);
+  child.stderr?.on('data', seen);
   const code = await new Promise<number>((r) => child.on('exit', (c) => r(c ?? 1)));
   log(`${args.includes('--back') ? 'back' : 'here'} (${((Date.now() - t0) / 1000).toFixed(1)} s):\n${output}`);
   return { code, output, ms: Date.now() - t0 };

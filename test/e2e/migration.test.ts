@@ -6,6 +6,8 @@
  *   a CRD served by kube-apiserver, MIGRATION_OBJECTS objects (default 10,000) in 20 namespaces: some with finalizers,
  *   some owned by a ConfigMap, some with status, two managers' managedFields on some, some being deleted (a
  *   deletionTimestamp held by a finalizer) → migrate → roll back (--back, through kube's etcd) → migrate again.
+ *   Before the first move, the command is stopped twice with Ctrl-C (while copying, and once writes are paused):
+ *   it exits 1, no pause of writes outlives it, and the move then resumes.
  *
  * After each move: every object is identical except resourceVersion (compared with what the other side held when it
  * stopped taking writes; the kubectl loop's own objects by identity and their last label), the informer's cache equals
@@ -18,13 +20,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { generateServingCertificate } from '../../src/manifests/render.js';
 import { Rest } from '../../src/migration/rest.js';
 import { suffix } from './helpers-access.js';
 import { listAll, MAIN, MigrationRig, runMigrate } from './helpers-migration.js';
-import { kubectlOk } from './harness/kubectl.js';
+import { kubectl, kubectlOk } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startWebsiteServer, stopWebsiteServer } from './harness/website-server.js';
 
@@ -101,22 +103,30 @@ afterAll(async () => {
 describe('migrate a live CRD here, back, and here again', () => {
   it('keeps every object, the informer in step and every kubectl command working, across the three moves', async () => {
     const log = (m: string) => process.stderr.write(`[migration] ${m}\n`);
-    const migrate = (extra: string[]) => () =>
-      runMigrate(
-        rig.crdName,
-        [
-          '--server',
-          `https://127.0.0.1:${port}`,
-          '--kubeconfig',
-          admin,
-          '--service',
-          `${SERVER_NS}/website-apiserver:${port}`,
-          '--ca-file',
-          join(dir, 'ca.crt'),
-          ...extra,
-        ],
-        log,
-      );
+    const args = [
+      '--server',
+      `https://127.0.0.1:${port}`,
+      '--kubeconfig',
+      admin,
+      '--service',
+      `${SERVER_NS}/website-apiserver:${port}`,
+      '--ca-file',
+      join(dir, 'ca.crt'),
+    ];
+    const migrate = (extra: string[]) => () => runMigrate(rig.crdName, [...args, ...extra], log);
+    // Stopped by Ctrl-C while copying, and again once writes are paused: each time the command exits 1 saying so,
+    // no pause of writes outlives it, and writes go on; the move below resumes.
+    for (const at of [/\[copy\] copying/, /\[freeze\] pausing/]) {
+      const stopped = await runMigrate(rig.crdName, args, log, at);
+      expect(stopped.code, stopped.output).toBe(1);
+      expect(stopped.output).toContain('interrupted: stopping');
+      const webhook = await kubectl(admin, ['get', 'validatingwebhookconfiguration', `website-apiserver-migration-${rig.crdName}`]);
+      expect(webhook.stderr).toContain('NotFound');
+      const [namespace, name] = [...rig.loop][0]?.split('/') as [string, string];
+      const t0 = Date.now();
+      await kubectlOk(admin, ['annotate', '--overwrite', '-n', namespace, `widgets.${rig.group}`, name, `interrupted=${Date.now()}`]);
+      expect(Date.now() - t0, 'a write right after the interrupted command is not held up by a pause').toBeLessThan(5000);
+    }
     // What the side giving the objects up holds when it stops taking writes is read after the move: kube's etcd
     // copy (retired, untouched) after a move here; this server's store (frozen) after a move back.
     await rig.checkMove({ name: 'here', run: migrate([]), given: () => rig.listKubeEtcd() });

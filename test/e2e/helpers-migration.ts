@@ -6,13 +6,14 @@
  *
  *   a CRD served by kube-apiserver, `count` objects in 20 namespaces: some with finalizers, some owned by a
  *   ConfigMap, some with status, two managers' managedFields on some, some being deleted (a deletionTimestamp held
- *   by a finalizer); a client-go informer (informer-probe -mode controller) and a kubectl write loop.
+ *   by a finalizer); a client-go controller (informer-probe -mode controller: an informer that writes each loop
+ *   object's status.observed after its loop label) and a kubectl write loop.
  *
  * checkMove runs one move with the loop running and asserts what a client sees after it: every object identical
  * except resourceVersion (compared with what the other side held when it stopped taking writes; the loop's own
  * objects by identity and their last label), the informer's cache equal to the server's list, at most one re-list
- * for the move, and no kubectl command failed (writes during the pause are answered 429 with Retry-After, which
- * kubectl retries).
+ * for the move, no kubectl command failed and no controller write failed for good (writes during the pause are
+ * answered 429 with Retry-After, which client-go and kubectl retry), and the controller caught up.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -251,6 +252,21 @@ export class MigrationRig {
     expect(differing.slice(0, 5), `${move.name}: ${differing.length} objects differ`).toEqual([]);
     // The loop's objects carry its last write (in this move or an earlier one: a short move may not reach them all).
     for (const k of this.loop) expect(served.get(k)?.metadata.labels?.['loop'], k).toBe(this.lastLoopWrite.get(k)?.toString());
+    // The controller's writes (status.observed following each loop label, through client-go) all went through, and it
+    // has caught up with the last label.
+    expect(p.lines.filter((l) => l.type === 'WRITE_ERROR')).toEqual([]);
+    await waitFor(
+      `${move.name}: the controller's status writes to catch up with the loop`,
+      async () => {
+        const now = await this.listThroughKube();
+        return [...this.loop].every((k) => {
+          const o = now.get(k) as (Obj & { status?: { observed?: number } }) | undefined;
+          return o?.status?.observed !== undefined && String(o.status.observed) === o.metadata.labels?.['loop'];
+        });
+      },
+      60_000,
+      1000,
+    );
 
     // The informer's cache is the server's list, and it re-listed at most once for the move.
     let mismatch = '';

@@ -3,7 +3,9 @@
 // v0.35 uses watch-list (sendInitialEvents) by default, which is part of what is under test.
 // -mode controller is a dynamic informer whose lister-watcher also prints a LIST line for every list and a
 // WATCHLIST line for every watch that asks for initial events (what a re-list is), and which prints its cache
-// as one CACHE line whenever it reads "dump" on stdin.
+// as one CACHE line whenever it reads "dump" on stdin. It is a controller too: an object labelled loop=N gets
+// status.observed N (a merge patch of /status, client-go's own retries), and a write that fails for good prints
+// a WRITE_ERROR line.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -21,8 +24,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
@@ -78,7 +82,8 @@ func main() {
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, *namespace, nil)
 		informer, start, shutdown = f.ForResource(*gvr).Informer(), f.Start, f.Shutdown
 	case "controller":
-		ri := dynamic.NewForConfigOrDie(cfg).Resource(*gvr).Namespace(*namespace)
+		nri := dynamic.NewForConfigOrDie(cfg).Resource(*gvr)
+		ri := nri.Namespace(*namespace)
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				emit("LIST", nil, "resourceVersion="+o.ResourceVersion)
@@ -95,6 +100,7 @@ func main() {
 		start = func(stop <-chan struct{}) { go informer.Run(stop) }
 		shutdown = func() {}
 		go dumpOnRequest(informer)
+		reconcileStatus(nri, informer)
 	case "metadata":
 		f := metadatainformer.NewFilteredSharedInformerFactory(metadata.NewForConfigOrDie(cfg), 0, *namespace, nil)
 		informer, start, shutdown = f.ForResource(*gvr).Informer(), f.Start, f.Shutdown
@@ -144,4 +150,40 @@ func dumpOnRequest(informer cache.SharedIndexInformer) {
 		fmt.Println(string(line))
 		out.Unlock()
 	}
+}
+
+// reconcileStatus writes status.observed = the loop label of each object whose status lags behind it, one object at
+// a time from a queue the informer's events fill (the latest state is read from the cache when its turn comes).
+func reconcileStatus(ri dynamic.NamespaceableResourceInterface, informer cache.SharedIndexInformer) {
+	queue := make(chan string, 100000)
+	enqueue := func(o interface{}) {
+		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+			queue <- key
+		}
+	}
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, o interface{}) { enqueue(o) },
+	})
+	go func() {
+		for key := range queue {
+			item, exists, err := informer.GetStore().GetByKey(key)
+			if err != nil || !exists {
+				continue
+			}
+			u := item.(*unstructured.Unstructured)
+			want, err := strconv.ParseInt(u.GetLabels()["loop"], 10, 64)
+			if err != nil {
+				continue
+			}
+			if got, found, _ := unstructured.NestedInt64(u.Object, "status", "observed"); found && got == want {
+				continue
+			}
+			body := []byte(fmt.Sprintf(`{"status":{"observed":%d}}`, want))
+			_, err = ri.Namespace(u.GetNamespace()).Patch(context.Background(), u.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: "probe-controller"}, "status")
+			if err != nil {
+				emit("WRITE_ERROR", u, err.Error())
+			}
+		}
+	}()
 }

@@ -122,7 +122,7 @@ describe('migrate a live CRD here, back, and here again', () => {
       expect(stopped.output).toContain('interrupted: stopping');
       const webhook = await kubectl(admin, ['get', 'validatingwebhookconfiguration', `website-apiserver-migration-${rig.crdName}`]);
       expect(webhook.stderr).toContain('NotFound');
-      const [namespace, name] = [...rig.loop][0]?.split('/') as [string, string];
+      const [namespace, name] = ([...rig.loop][0] ?? '').split('/') as [string, string];
       const t0 = Date.now();
       await kubectlOk(admin, ['annotate', '--overwrite', '-n', namespace, `widgets.${rig.group}`, name, `interrupted=${Date.now()}`]);
       expect(Date.now() - t0, 'a write right after the interrupted command is not held up by a pause').toBeLessThan(5000);

@@ -216,7 +216,7 @@ describe('caBundles', () => {
   const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
   const b64 = Buffer.from(ca).toString('base64');
 
-  it('patches exactly the APIServices whose caBundle differs, and reports missing ones', async () => {
+  it('patches exactly the APIServices that point at a service and whose caBundle differs, and reports missing ones', async () => {
     const patched: [string, string][] = [];
     const client: ApiServiceClient = { get: async () => undefined, patchCaBundle: async (n, v) => void patched.push([n, v]) };
     const states = new Map<string, ApiServiceState | undefined>([
@@ -224,6 +224,8 @@ describe('caBundles', () => {
       ['v1alpha1.extensions.example.com', { service: SVC, caBundle: Buffer.from('someone else').toString('base64') }],
       ['v1beta1.extensions.example.com', { service: SVC }],
       ['v2.extensions.example.com', undefined],
+      // kube's own local APIService for a CRD not moved here yet: not ours to change.
+      ['v1.stable.example.com', {}],
     ]);
     expect(await syncCaBundles(client, states, ca)).toEqual({
       patched: ['v1alpha1.extensions.example.com', 'v1beta1.extensions.example.com'],

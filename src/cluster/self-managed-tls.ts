@@ -194,14 +194,18 @@ export interface SyncResult {
   missing: string[];
 }
 
-/** syncCaBundles sets spec.caBundle of each named APIService (read into `states`) that differs from `caPem`. */
+/**
+ * syncCaBundles sets spec.caBundle of each named APIService (read into `states`) that differs from `caPem`. One with
+ * no service is left alone: kube-apiserver serves it locally (a CRD's group-version kube's autoregister controller
+ * keeps, until `migrate` points it here), and that controller would take any change back.
+ */
 export async function syncCaBundles(client: ApiServiceClient, states: ReadonlyMap<string, ApiServiceState | undefined>, caPem: string): Promise<SyncResult> {
   const want = Buffer.from(caPem, 'utf8').toString('base64');
   const patched: string[] = [];
   const missing: string[] = [];
   for (const [name, state] of states) {
     if (state === undefined) missing.push(name);
-    else if (state.caBundle !== want) {
+    else if (state.service !== undefined && state.caBundle !== want) {
       await client.patchCaBundle(name, want);
       patched.push(name);
     }

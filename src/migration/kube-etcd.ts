@@ -12,6 +12,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Etcd3, type IOptions } from 'etcd3';
+import { rangeEnd } from '../storage/etcd-storage.js';
+import { inParallel } from '../util/in-parallel.js';
 import type { CrdInfo } from './crd-info.js';
 
 /** KubeEtcd is how to reach kube-apiserver's etcd (its --etcd-servers, --etcd-prefix and client TLS). */
@@ -25,15 +27,6 @@ type Obj = { metadata: { namespace?: string; name?: string; resourceVersion?: st
 
 const PAGE = 500;
 const WRITERS = 32;
-
-async function inParallel<T>(items: readonly T[], width: number, f: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await f(items[next++] as T);
-    }),
-  );
-}
 
 /**
  * readPrefix reads every key under `prefix` with its value, a page at a time at one revision (a single range answer is
@@ -52,18 +45,6 @@ export async function readPrefix(client: Etcd3, prefix: string): Promise<Record<
     if (!r.more || !last) return out;
     from = Buffer.concat([last.key, Buffer.from([0])]);
   }
-}
-
-// rangeEnd is the first key after every key starting with `prefix` (etcd's prefix range end).
-function rangeEnd(prefix: Buffer): Buffer {
-  const end = Buffer.from(prefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if ((end[i] as number) < 0xff) {
-      end[i] = (end[i] as number) + 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return Buffer.from([0]);
 }
 
 /** etcdKey is where kube-apiserver keeps one custom resource. */

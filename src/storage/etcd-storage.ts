@@ -85,7 +85,7 @@ const GET_TIMEOUT_MS = 10_000;
 const enc = (s: string) => Buffer.from(s, 'utf8');
 
 // rangeEnd is the first key after every key starting with `prefix` (etcd's prefix range end).
-function rangeEnd(prefix: Buffer): Buffer {
+export function rangeEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);
   for (let i = end.length - 1; i >= 0; i--) {
     if ((end[i] as number) < 0xff) {

@@ -23,6 +23,8 @@ import { Etcd3 } from 'etcd3';
 import { expect } from 'vitest';
 import YAML from 'yaml';
 import { readPrefix } from '../../src/migration/kube-etcd.js';
+import { listAll as listPages } from '../../src/migration/move.js';
+import { inParallel } from '../../src/util/in-parallel.js';
 import type { Rest } from '../../src/migration/rest.js';
 import { kubectl, kubectlOk, waitFor } from './harness/kubectl.js';
 
@@ -175,29 +177,33 @@ export class MigrationRig {
   async populate(): Promise<void> {
     const base = `/apis/${this.group}/v1`;
     const kube = this.o.kube;
-    await pool(this.o.count, 16, async (i) => {
-      const n = this.ns(i % NAMESPACES);
-      const held = i % 7 === 0 && i % NAMESPACES !== NAMESPACES - 1;
-      const meta = {
-        name: `w-${i}`,
-        labels: { index: String(i), parity: i % 2 ? 'odd' : 'even' },
-        ...(held ? { finalizers: ['example.com/hold'] } : {}),
-        ...(i % 2 === 0 ? { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: this.owners.get(n) as string }] } : {}),
-      };
-      const path = `${base}/namespaces/${n}/${PLURAL}`;
-      await kube.ok('POST', `${path}?fieldManager=creator`, {
-        apiVersion: `${this.group}/v1`,
-        kind: 'Widget',
-        metadata: meta,
-        spec: { size: i % 7, color: 'blue' },
-      });
-      if (i % 3 === 0) {
-        await kube.ok('PATCH', `${path}/w-${i}/status?fieldManager=status-writer`, { status: { ready: true, observed: i } }, 'application/merge-patch+json');
-      }
-      if (i % 4 === 0)
-        await kube.ok('PATCH', `${path}/w-${i}?fieldManager=labeler`, { metadata: { labels: { tier: 'gold' } } }, 'application/merge-patch+json');
-      if (held && i % 50 === 0) await kube.ok('DELETE', `${path}/w-${i}`);
-    });
+    await inParallel(
+      Array.from({ length: this.o.count }, (_, i) => i),
+      16,
+      async (i) => {
+        const n = this.ns(i % NAMESPACES);
+        const held = i % 7 === 0 && i % NAMESPACES !== NAMESPACES - 1;
+        const meta = {
+          name: `w-${i}`,
+          labels: { index: String(i), parity: i % 2 ? 'odd' : 'even' },
+          ...(held ? { finalizers: ['example.com/hold'] } : {}),
+          ...(i % 2 === 0 ? { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: this.owners.get(n) as string }] } : {}),
+        };
+        const path = `${base}/namespaces/${n}/${PLURAL}`;
+        await kube.ok('POST', `${path}?fieldManager=creator`, {
+          apiVersion: `${this.group}/v1`,
+          kind: 'Widget',
+          metadata: meta,
+          spec: { size: i % 7, color: 'blue' },
+        });
+        if (i % 3 === 0) {
+          await kube.ok('PATCH', `${path}/w-${i}/status?fieldManager=status-writer`, { status: { ready: true, observed: i } }, 'application/merge-patch+json');
+        }
+        if (i % 4 === 0)
+          await kube.ok('PATCH', `${path}/w-${i}?fieldManager=labeler`, { metadata: { labels: { tier: 'gold' } } }, 'application/merge-patch+json');
+        if (held && i % 50 === 0) await kube.ok('DELETE', `${path}/w-${i}`);
+      },
+    );
   }
 
   listAll(rest: Rest, path: string): Promise<Map<string, Obj>> {
@@ -375,28 +381,10 @@ export class MigrationRig {
   }
 }
 
-async function pool(n: number, width: number, f: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < n) await f(next++);
-    }),
-  );
-}
-
 /** listAll lists a collection a page at a time, each item with its apiVersion and kind. */
 export async function listAll(rest: Rest, path: string, group: string): Promise<Map<string, Obj>> {
-  const out = new Map<string, Obj>();
-  let token = '';
-  for (;;) {
-    const a = await rest.ok<{ items: Obj[]; metadata: { continue?: string } }>(
-      'GET',
-      `${path}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
-    );
-    for (const i of a.body.items) out.set(key(i), { ...i, apiVersion: `${group}/v1`, kind: 'Widget' });
-    token = a.body.metadata.continue ?? '';
-    if (!token) return out;
-  }
+  const { items } = await listPages(rest, path, 500);
+  return new Map(items.map((i) => [key(i as Obj), { ...i, apiVersion: `${group}/v1`, kind: 'Widget' } as Obj]));
 }
 
 interface ProbeLine {

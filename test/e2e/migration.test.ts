@@ -17,7 +17,6 @@
  * loop and checks are helpers-migration.ts's, shared with the real node's suite (real-node-migration.test.ts).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +27,7 @@ import { suffix } from './helpers-access.js';
 import { listAll, MAIN, MigrationRig, runMigrate } from './helpers-migration.js';
 import { kubectl, kubectlOk } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
+import { freePorts } from './plane.mjs';
 import { startWebsiteServer, stopWebsiteServer } from './harness/website-server.js';
 
 const env = e2e();
@@ -49,7 +49,7 @@ beforeAll(async () => {
 
   // This server, delegated like the suite's own, serving the same CRD file, behind an ExternalName Service in its
   // own namespace (a serving certificate for that Service's name).
-  port = await freePort();
+  [port = 0] = await freePorts(1);
   const serving = generateServingCertificate(SERVER_NS);
   writeFileSync(join(dir, 'tls.crt'), serving.cert);
   writeFileSync(join(dir, 'tls.key'), serving.key, { mode: 0o600 });
@@ -136,17 +136,6 @@ describe('migrate a live CRD here, back, and here again', () => {
     await rig.namespaceDeletionStillWorks();
   }, 1_800_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 async function listHere() {
   const here = new Rest(`https://127.0.0.1:${port}`, {

@@ -54,9 +54,7 @@ export function installGroupVersion(app: FastifyInstance, gv: GroupVersionResour
   if (freeze) {
     app.addHook('preHandler', async (req) => {
       const { resource, group } = req.routeOptions.config as { resource?: string; group?: string };
-      if (resource === undefined || group === undefined) return;
-      if (req.method !== 'GET') freeze.check(group, resource);
-      else if (req.attributes?.verb === 'watch') freeze.checkWatch(group, resource);
+      if (req.method !== 'GET' && resource !== undefined && group !== undefined) freeze.check(group, resource);
     });
   }
   for (const [path, rest] of gv.resources) {

@@ -83,6 +83,8 @@ export function registerMigrationRoutes(app: FastifyInstance, deps: MigrationDep
     const frozen = req.body?.frozen;
     if (typeof frozen !== 'boolean') throw badRequest('frozen must be true or false');
     deps.freeze.set(store.resource, frozen);
+    // A thaw also ends a release: the resource is served here again.
+    if (!frozen) deps.watches.reopenResource(store.resource);
     return { frozen };
   });
 
@@ -101,7 +103,6 @@ export function registerMigrationRoutes(app: FastifyInstance, deps: MigrationDep
   app.post<ResourceParams>('/migration/v1/resources/:group/:resource/end-watches', async (req) => {
     const store = storeOf(req.params);
     const gone = expired(`${store.def.plural}.${store.def.group} is served by another server now: re-list`);
-    deps.freeze.release(store.resource);
     return { endedWatches: deps.watches.closeResource(store.resource, gone) };
   });
 

@@ -56,6 +56,7 @@ export class WatchRegistry {
   readonly bookmarkIntervalMs: number;
   readonly maxBufferedEvents: number;
   readonly #open = new Set<WatchStream>();
+  readonly #refused = new Map<string, StatusError>();
   #ticker: NodeJS.Timeout | undefined;
 
   constructor(s: WatchSettings = {}) {
@@ -92,16 +93,28 @@ export class WatchRegistry {
   /**
    * closeResource ends every open watch of one resource (`<group>/<plural>`, any version): its objects are now served
    * elsewhere or anew (a CRD moved here or back), so its clients must come back and meet the new history. With
-   * `error`, each watch ends with it as an ERROR event instead of cleanly: a client told 410 re-lists, where one whose
-   * stream just ended would resume from its resourceVersion.
+   * `error`, each watch ends with it as an ERROR event instead of cleanly (a client told 410 re-lists, where one whose
+   * stream just ended would resume from its resourceVersion), and so does every new watch of the resource until
+   * reopenResource: the resource is served elsewhere now.
    */
   closeResource(resource: string, error?: StatusError): number {
+    if (error) this.#refused.set(resource, error);
     const ending = [...this.#open].filter((w) => w.resource === resource);
     for (const w of ending) {
       if (error) w.fail(error);
       else w.end();
     }
     return ending.length;
+  }
+
+  /** reopenResource lets watches of a resource closeResource refused begin again. */
+  reopenResource(resource: string): void {
+    this.#refused.delete(resource);
+  }
+
+  /** refusal is the error a new watch of `resource` ends with at once, if closeResource refused them. */
+  refusal(resource: string): StatusError | undefined {
+    return this.#refused.get(resource);
   }
 
   /** closeSome ends up to n open watches, oldest first (a shutdown paces them); returns how many stay open. */
@@ -314,7 +327,14 @@ export function serveWatch(res: RawResponse, w: WatchRequest): Promise<void> {
 export async function streamWatch(open: OpenSink, w: WatchRequest): Promise<void> {
   const { store, opts, target } = w;
   const def = store.def;
-  const stream = new WatchStream(open, w.registry, `${def.group}/${def.plural}`);
+  const resource = `${def.group}/${def.plural}`;
+  const stream = new WatchStream(open, w.registry, resource);
+  // As kube's cacher reports what it finds once the watch is authorized and parsed: an ERROR event (newErrWatcher).
+  const refused = w.registry.refusal(resource);
+  if (refused) {
+    stream.fail(refused);
+    return;
+  }
   const timer = setTimeout(() => stream.end(), (opts.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
   stream.onEnd(() => clearTimeout(timer));
 

@@ -8,11 +8,13 @@
  * shared e2e plane is not used here: it runs no node, and its tests write Deployment status by hand.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { DEFAULT_IMAGES } from '../../src/kinds/website/controllers/children.js';
+import { INSTALL_FILE } from '../../src/manifests/deploy-files.js';
 import { APISERVICE_NAME, APISERVICE_NAMES, DEFAULT_NAMESPACE, SERVICE_NAME } from '../../src/manifests/render.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
@@ -32,6 +34,23 @@ import {
 } from './node/suite.js';
 
 const unavailable = suiteUnavailable('real-node');
+
+/** The one-file install, and the image it names (its StatefulSet's one container). */
+const INSTALL_PATH = resolve(import.meta.dirname, '../..', INSTALL_FILE);
+const INSTALL_IMAGE = (() => {
+  const docs = YAML.parseAllDocuments(readFileSync(INSTALL_PATH, 'utf8')).map(
+    (d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: { image: string }[] } } } },
+  );
+  const image = docs.find((d) => d.kind === 'StatefulSet')?.spec?.template?.spec?.containers?.[0]?.image;
+  if (!image) throw new Error(`${INSTALL_FILE} has no StatefulSet with a container image`);
+  return image;
+})();
+/** containerdRef is the name containerd and the kubelet give an image reference (a bare name is Docker Hub's library). */
+const containerdRef = (ref: string) => {
+  const first = ref.split('/')[0] ?? '';
+  const domain = ref.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  return domain ? ref : `docker.io/${ref.includes('/') ? '' : 'library/'}${ref}`;
+};
 
 const NS = 'sites';
 const SYNC_SECONDS = 5;
@@ -150,7 +169,15 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     dir = mkdtempSync(join(tmpdir(), 'website-real-node-'));
     images = await nodeImages(log);
     timings['images'] = Date.now() - t0;
-    const all = [images.pause, images.nginx, images.gitSync, { ...images.websiteApiserver, tags: [upgradeTag(images)] }];
+    // More names for the offline images, as a registry mirror would serve them, so that deploy/install.yaml is applied
+    // exactly as committed: the server image by the name that file gives it (and by the upgrade's tag), nginx and
+    // git-sync by the server's default --nginx-image and --git-sync-image, which that file does not set.
+    const all = [
+      images.pause,
+      { ...images.nginx, tags: [containerdRef(DEFAULT_IMAGES.nginx)] },
+      { ...images.gitSync, tags: [containerdRef(DEFAULT_IMAGES.gitSync)] },
+      { ...images.websiteApiserver, tags: [upgradeTag(images), containerdRef(INSTALL_IMAGE)] },
+    ];
     node = await startRealNode({ binDir: env.binDir, images: all, pauseImage: images.pause.ref, dir: join(dir, 'node'), log });
     timings['node'] = Date.now() - t0 - timings['images'];
 
@@ -448,6 +475,66 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     await waitFor("kubia's pods to be gone", async () => (await podsOf('kubia')).length === 0, 90_000, 500);
     expect((await node.kubectl(['get', 'deployment', 'kubia-website', '-n', NS])).stderr).toMatch(/NotFound|not found/);
     expect((await node.kubectl(['get', 'service', 'kubia-website', '-n', NS])).stderr).toMatch(/NotFound|not found/);
+  });
+
+  it("helm uninstall, then kubectl apply -f deploy/install.yaml as committed: the server makes its own serving certificate in a Secret and sets its APIServices' caBundle to it, the APIServices turn Available, the Websites on the claim are all there, and the reconciler serves a new one", async () => {
+    const pvcUid = (await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid;
+    const names = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
+    expect(names.length).toBeGreaterThan(0);
+    const t = Date.now();
+    const u = await helm(node, dir, ['uninstall', SERVICE_NAME, '-n', DEFAULT_NAMESPACE, '--wait', '--timeout', '120s']);
+    expect(u.code, u.stderr).toBe(0);
+    await waitFor("the chart's pod to be gone", async () => (await serverPods()).length === 0, 120_000, 500);
+    for (const name of APISERVICE_NAMES) expect((await node.kubectl(['get', 'apiservice', name])).stderr).toMatch(/NotFound|not found/);
+    timings['uninstall'] = Date.now() - t;
+
+    const t1 = Date.now();
+    const a = await node.kubectl(['apply', '-f', INSTALL_PATH], { timeoutMs: 60_000 });
+    expect(a.code, a.stderr).toBe(0);
+    await waitFor(
+      'every APIService of the one-file install Available=True',
+      async () => {
+        for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
+        return true;
+      },
+      180_000,
+      500,
+    );
+    timings['installYamlAvailable'] = Date.now() - t1;
+
+    const [pod] = await serverPods();
+    expect(pod?.spec.containers[0]?.image).toBe(INSTALL_IMAGE);
+    expect(argsOf(pod?.metadata.name ?? '')).toContain('--self-managed-tls=website-apiserver-tls');
+    // Real TLS: the Secret the server made, whose CA is every APIService's caBundle, and never insecureSkipTLSVerify.
+    const secret = await json<{ type: string; data: Record<string, string> }>(['get', 'secret', '-n', DEFAULT_NAMESPACE, 'website-apiserver-tls']);
+    expect(secret.type).toBe('kubernetes.io/tls');
+    expect(Object.keys(secret.data).sort()).toEqual(['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+    for (const name of APISERVICE_NAMES) {
+      const o = await json<{ spec: { caBundle?: string; insecureSkipTLSVerify?: boolean; service?: { name: string } } }>(['get', 'apiservice', name]);
+      expect(o.spec.caBundle, name).toBe(secret.data['ca.crt']);
+      expect(o.spec.insecureSkipTLSVerify ?? false, name).toBe(false);
+      expect(o.spec.service?.name, name).toBe(SERVICE_NAME);
+    }
+    // The same claim, so the same store: every Website with its uid.
+    expect((await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid).toBe(pvcUid);
+    const after = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
+    expect(after).toEqual(names);
+    // The reconciler of this install serves a new Website from the repository.
+    await applyWebsite('again', { gitRepo: repoUrl('site.git'), syncIntervalSeconds: SYNC_SECONDS });
+    const w = await readyWebsite('again', 120_000).catch(async (e: unknown) => {
+      // What the server and the Website said, to tell a reconciler that never ran from one that failed.
+      const [p] = await serverPods();
+      log(`server log tail: ${(await node.kubectl(['logs', '-n', DEFAULT_NAMESPACE, p?.metadata.name ?? '', '--tail=40'])).stdout}`);
+      log(`Website again: ${(await node.kubectl(['get', 'website', 'again', '-n', NS, '-o', 'yaml'])).stdout}`);
+      throw e;
+    });
+    const served = await firstPage(w);
+    expect(served?.status).toBe(200);
+    expect(served?.body).toMatch(/<h1>version/);
+    timings['installYamlWebsiteServed'] = Date.now() - t1;
+    log(
+      `deploy/install.yaml after helm uninstall: uninstall ${timings['uninstall']} ms, APIServices Available ${timings['installYamlAvailable']} ms after kubectl apply, a new Website served ${timings['installYamlWebsiteServed']} ms after it`,
+    );
     log(`timings (ms): ${JSON.stringify(timings)}`);
   });
 });

@@ -26,7 +26,21 @@ import { judge, Probe, type ProbeEvent } from './helpers-informers.js';
 import { waitFor } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { startRealNode, type RealNode } from './node/real-node.mjs';
-import { argsOf, CHART, chartValues, endNode, helm, hostPidOf, installChart, type NodeImages, nodeImages, suiteUnavailable, upgradeTag } from './node/suite.js';
+import {
+  argsOf,
+  CHART,
+  chartValues,
+  type EarlierChart,
+  endNode,
+  helm,
+  hostPidOf,
+  installChart,
+  type NodeImages,
+  nodeImages,
+  previousChart,
+  suiteUnavailable,
+  upgradeTag,
+} from './node/suite.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const unavailable = suiteUnavailable('real-node HA');
@@ -107,6 +121,7 @@ const RETRIABLE = new Set([0, 429, 503, 504]);
 
 describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIService with aggregator routing, on a real node`, () => {
   let node: RealNode;
+  let previous: EarlierChart;
   let dir: string;
   let images: NodeImages;
   const timings: Record<string, number> = {};
@@ -316,11 +331,18 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     timings['node'] = Date.now() - t0;
     // The chart's HA form as an operator installs it (helm install -f deploy/helm/values-ha.yaml), with this node's
     // etcd (plain http, so no client Secret) and the offline images. One node: the required anti-affinity of
-    // values-ha.yaml would leave two replicas Pending, so it is soft here.
-    await installChart(node, dir, SERVICE_NAME, DEFAULT_NAMESPACE, {
-      valueFiles: [join(ROOT, HA_VALUES_FILE)],
-      values: { ...haValues(), ...chartValues(images) },
-    });
+    // values-ha.yaml would leave two replicas Pending, so it is soft here. The chart's previous version (from git), so
+    // that the upgrade below crosses its newest change as an operator's upgrade from their release would.
+    previous = previousChart(dir);
+    log(`installing the chart's previous version, from ${previous.commit}`);
+    await installChart(
+      node,
+      dir,
+      SERVICE_NAME,
+      DEFAULT_NAMESPACE,
+      { valueFiles: [previous.haValues], values: { ...haValues(), ...chartValues(images) } },
+      previous.chart,
+    );
     await allServing();
     timings['server'] = Date.now() - t0 - (timings['node'] ?? 0);
     await k(['create', 'namespace', NS]);
@@ -524,11 +546,12 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
     log(figures);
   });
 
-  it('helm upgrade of the HA release to a new image tag and a changed flag, under the same load: no kubectl command fails, no discovery error, the APIServices stay Available, and every replica runs the new image and flag', async () => {
+  it("helm upgrade of the HA release from the chart's previous version to this one, a new image tag and a changed flag, under the same load: no kubectl command fails, no discovery error, the APIServices stay Available, and every replica runs the new image and flag", async () => {
     const image = upgradeTag(images);
     const flag = '--max-concurrent-reconciles=3';
     const { pods, figures } = await replaceUnderLoad('helm upgrade', 'upgrade', async () => {
-      // From the release helm install made in the set-up (the previous revision), as an operator upgrades it.
+      // From the release helm install made in the set-up with the chart's previous version, to this one, as an
+      // operator upgrades it (with this version's values file).
       const r = await helm(node, dir, ['upgrade', SERVICE_NAME, CHART, '-n', DEFAULT_NAMESPACE], {
         name: 'upgrade',
         valueFiles: [join(ROOT, HA_VALUES_FILE)],
@@ -547,6 +570,7 @@ describe.skipIf(!!unavailable)(`${REPLICAS} replicas on etcd behind the APIServi
       status: string;
     }[];
     expect(history.map((h) => `${h.revision} ${h.status}`)).toEqual(['1 superseded', '2 deployed']);
+    log(`upgraded from the chart of ${previous.commit}`);
     log(figures);
   });
 });

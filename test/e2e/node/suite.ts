@@ -4,9 +4,10 @@
  * chart with them, find a pod's server process, and end the node (its memory logged, its work folder removed unless
  * E2E_KEEP is set).
  */
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CHART_DIR } from '../../../src/manifests/deploy-files.js';
+import { CHART_DIR, HA_VALUES_FILE } from '../../../src/manifests/deploy-files.js';
 import { e2e } from '../harness/state.js';
 import { chartValues, helmOnNode, nodeImages, nodeUnavailable, type NodeImages } from './clone.mjs';
 import type { ExecResult, RealNode } from './real-node.mjs';
@@ -31,13 +32,49 @@ export const CHART = join(ROOT, CHART_DIR);
  */
 export const upgradeTag = (images: NodeImages) => `${images.websiteApiserver.ref.replace(/:([^:/]+)$/, ':next-$1')}`;
 
+/** A chart as it was at an earlier commit of this repository, extracted to a folder. */
+export interface EarlierChart {
+  /** The chart's folder, and its HA values file, as that commit had them. */
+  chart: string;
+  haValues: string;
+  /** The commit the chart was taken from, and the newest change to the chart after it (for the log). */
+  commit: string;
+}
+
+/**
+ * previousChart extracts the chart's previous version from git into dir: the chart as it was just before the newest
+ * commit that changed it (so an upgrade from it crosses that change), as an operator upgrades from the release they
+ * installed. It needs the repository's history (a clean clone has it); without it, it says why, and the suite fails.
+ */
+export function previousChart(dir: string): EarlierChart {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  let newest: string;
+  try {
+    newest = git('log', '-1', '--format=%H', '--', 'deploy/helm');
+  } catch (e) {
+    throw new Error(`the chart's previous version is read from git history, which this checkout lacks: ${(e as Error).message}`);
+  }
+  if (!newest) throw new Error('git history has no commit that changed deploy/helm: no previous chart to upgrade from');
+  const commit = `${git('log', '-1', '--format=%h', `${newest}^`)}, before ${git('log', '-1', '--format=%h (%ad) %s', '--date=short', newest).slice(0, 140)}`;
+  const out = join(dir, 'previous-chart');
+  mkdirSync(out, { recursive: true });
+  const archive = execFileSync('git', ['archive', `${newest}^`, 'deploy/helm'], { cwd: ROOT, maxBuffer: 64 << 20 });
+  execFileSync('tar', ['-x', '-C', out], { input: archive });
+  const chart = join(out, CHART_DIR);
+  const haValues = join(out, HA_VALUES_FILE);
+  if (!existsSync(join(chart, 'Chart.yaml')) || !existsSync(haValues))
+    throw new Error(`the commit before ${newest.slice(0, 12)} has no chart at ${CHART_DIR} with ${HA_VALUES_FILE}: no previous chart to upgrade from`);
+  return { chart, haValues, commit };
+}
+
 /** helm runs the e2e helm against the node's kube-apiserver (clone.mjs's helmOnNode with the suite's binaries). */
 export const helm = (node: RealNode, dir: string, args: string[], values?: { name: string; values: object; valueFiles?: string[] }): Promise<ExecResult> =>
   helmOnNode(node, e2e().binDir, dir, args, values);
 
 /**
  * installChart installs the chart as manifests/README.md tells an operator to: the release namespace created first
- * with the Pod Security level "restricted" enforced (so the server's pods must pass it), then `helm install`.
+ * with the Pod Security level "restricted" enforced (so the server's pods must pass it), then `helm install` of chart
+ * (this repository's, unless another is given).
  */
 export async function installChart(
   node: RealNode,
@@ -45,6 +82,7 @@ export async function installChart(
   release: string,
   namespace: string,
   values: { values: object; valueFiles?: string[] },
+  chart = CHART,
 ): Promise<void> {
   for (const args of [
     ['create', 'namespace', namespace],
@@ -53,7 +91,7 @@ export async function installChart(
     const r = await node.kubectl(args);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
   }
-  const r = await helm(node, dir, ['install', release, CHART, '-n', namespace], { name: 'install', ...values });
+  const r = await helm(node, dir, ['install', release, chart, '-n', namespace], { name: 'install', ...values });
   if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
 }
 

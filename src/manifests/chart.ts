@@ -177,7 +177,8 @@ serviceMonitor:
 extraArgs: []
 
 # CustomResourceDefinition files to serve (file name: YAML of one CRD), as the manifests' --crd: mounted into the
-# server, one APIService per served version. Do not install the same CRDs in the cluster.
+# server, one APIService per served group/version (CRDs of one group share them). Do not install the same CRDs in
+# the cluster.
 crds: {}
 
 # false to make no APIService for the CRDs of \`crds\`: for CRDs already in the cluster, whose objects
@@ -452,16 +453,25 @@ ${doc(secret)}{{- else if eq .Values.tls.mode "secret" }}
 ${doc(selfSignedIssuer)}${doc(caCertificate)}${doc(caIssuer)}{{- end }}
 ${doc(servingCertificate)}{{- end }}
 ${apiServices.map(doc).join('')}{{- if .Values.crdAPIServices }}
+{{- /* One APIService per served group/version across all the files: several CRDs of one group share theirs. */}}
+{{- $groups := dict }}
+{{- $order := list }}
 {{- range $file, $text := .Values.crds }}
 {{- $crd := fromYaml $text }}
-{{- $versions := list }}
-{{- range $crd.spec.versions }}{{ if .served }}{{ $versions = append $versions .name }}{{ end }}{{ end }}
+{{- $g := $crd.spec.group }}
+{{- if not (hasKey $groups $g) }}{{ $order = append $order $g }}{{ $_ := set $groups $g (list) }}{{ end }}
+{{- $versions := get $groups $g }}
+{{- range $crd.spec.versions }}{{ if and .served (not (has .name $versions)) }}{{ $versions = append $versions .name }}{{ end }}{{ end }}
+{{- $_ := set $groups $g $versions }}
+{{- end }}
+{{- range $g := $order }}
+{{- $versions := get $groups $g }}
 {{- range $i, $v := $versions }}
 ---
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata:
-  name: {{ $v }}.{{ $crd.spec.group }}
+  name: {{ $v }}.{{ $g }}
   labels:
 ${yamlAt(LABELS, '    ')}
   {{- if eq $.Values.tls.mode "certManager" }}
@@ -469,7 +479,7 @@ ${yamlAt(LABELS, '    ')}
     cert-manager.io/inject-ca-from: {{ $.Release.Namespace }}/${CERT_MANAGER_CERTIFICATE}
   {{- end }}
 spec:
-  group: {{ $crd.spec.group }}
+  group: {{ $g }}
   version: {{ $v }}
   groupPriorityMinimum: 1000
   versionPriority: {{ add 15 (mul 5 (sub (len $versions) (add $i 1))) }}

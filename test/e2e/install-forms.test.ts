@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { kubectl, kubectlOk } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { suffix } from './helpers-access.js';
@@ -308,6 +308,24 @@ describe('helm template | kubectl apply --dry-run=server', () => {
     const sm = one(objects, 'ServiceMonitor');
     expect(sm.spec.endpoints[0]).toMatchObject({ port: 'https', scheme: 'https', path: '/metrics', tlsConfig: { serverName: `${SERVICE_NAME}.${ns}.svc` } });
     expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata.name === `${SERVICE_NAME}:metrics-reader`)).toBe(true);
+  });
+
+  it('crds with two CRDs of one group (Gateway API: gatewayclasses and gateways, each served in v1 and v1beta1): one APIService per group/version, shared', async () => {
+    const files = ['gateway.networking.k8s.io_gatewayclasses.yaml', 'gateway.networking.k8s.io_gateways.yaml'];
+    const served = (f: string) =>
+      (parseYaml(readFileSync(join(CRD_CORPUS, f), 'utf8')) as { spec: { versions: { name: string; served: boolean }[] } }).spec.versions
+        .filter((v) => v.served)
+        .map((v) => v.name);
+    // The premise: both CRDs serve the same versions, so one APIService per version is right for both.
+    expect(served(files[1] as string)).toEqual(served(files[0] as string));
+    const objects = await dryRun(await helmTemplate(...files.flatMap((f) => ['--set-file', `crds.${f.replaceAll('.', '\\.')}=${join(CRD_CORPUS, f)}`])));
+    expect(Object.keys(one(objects, 'ConfigMap').data).sort()).toEqual(files);
+    const apis = (objects as (K8sObject & Record<string, any>)[]).filter((o) => o.kind === 'APIService' && o.spec.group === 'gateway.networking.k8s.io');
+    expect(apis.map((o) => o.metadata.name)).toEqual(served(files[0] as string).map((v) => `${v}.gateway.networking.k8s.io`));
+    // The preferred version (the first served) ranks highest, as for the built-in kinds.
+    expect(apis.map((o) => o.spec.versionPriority)).toEqual([...apis.map((_, i) => 15 + 5 * (apis.length - 1 - i))]);
+    const names = objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
   });
 
   it('crdAPIServices=false (a CRD still in the cluster, for website-apiserver migrate): the CRD file served, no APIService for it', async () => {

@@ -2,7 +2,7 @@
 /**
  * @module cmd/manifests
  * `npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] [--storage-backend etcd --etcd-servers URL[,URL]
- * [--etcd-prefix P] [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--crd PATH]... [--force]`: writes the
+ * [--etcd-prefix P] [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--crd PATH]... [--no-crd-apiservices] [--force]`: writes the
  * deployment manifests and the serving certificate (Secret + APIService with caBundle) into a directory.
  *
  * Without --namespace it refreshes the repository's manifests/ (the committed files plus the git-ignored
@@ -39,7 +39,8 @@ const KIND_FLAGS = kinds.flatMap((k) => k.controllers?.flags ?? []);
 const USAGE = `Usage: npm run manifests -- [--namespace NS] [--out DIR] [--image IMG] ${KIND_FLAGS.map((f) => `[--${f.name} VALUE]`).join(' ')}
                              [--image-pull-policy P] [--storage-class NAME] [--data-volume-size SIZE]
                              [--storage-backend etcd --etcd-servers URL[,URL] [--etcd-prefix P]
-                              [--etcd-tls | --etcd-client-secret NAME] [--replicas N]] [--crd PATH]... [--force]
+                              [--etcd-tls | --etcd-client-secret NAME] [--replicas N]]
+                             [--crd PATH]... [--no-crd-apiservices] [--force]
 
 Writes the Kubernetes manifests of website-apiserver and its serving certificate, then:
   kubectl apply -f <DIR>/
@@ -69,6 +70,9 @@ ${KIND_FLAGS.map((f) => `  --${f.name} VALUE\n                  ${f.help} (defau
                   as the server's --crd; repeatable; needs --out. Each CRD is checked as kube-apiserver checks it;
                   the files go into ConfigMaps (${CRD_FILE}) mounted at ${CRD_MOUNT_DIR}, and their
                   kinds get APIServices and the view/edit/admin roles
+  --no-crd-apiservices
+                  with --crd: no APIService for the CRDs' kinds, for CRDs still in the cluster whose objects
+                  \`website-apiserver migrate\` moves here (it points kube-aggregator's own APIServices at the server)
   --force         replace the serving certificate even if the existing one is still valid
   --help          print this text`;
 
@@ -93,6 +97,7 @@ let values: {
   'etcd-client-secret'?: string;
   replicas?: string;
   crd?: string[];
+  'no-crd-apiservices'?: boolean;
 } & Record<string, string | boolean | string[] | undefined>;
 try {
   ({ values } = parseArgs({
@@ -112,6 +117,7 @@ try {
       'etcd-client-secret': { type: 'string' },
       replicas: { type: 'string' },
       crd: { type: 'string', multiple: true },
+      'no-crd-apiservices': { type: 'boolean' },
       force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -153,6 +159,8 @@ if (pullPolicy !== undefined && pullPolicy !== 'Always' && pullPolicy !== 'IfNot
 const userDir = process.env.INIT_CWD || process.cwd();
 const outDir = values.out !== undefined ? resolve(userDir, values.out) : REPO_MANIFESTS;
 const crds = crdsFromFlags();
+const noCrdAPIServices = values['no-crd-apiservices'] === true;
+if (noCrdAPIServices && crds === undefined) fail('--no-crd-apiservices needs --crd: it leaves out the APIServices of CRD files');
 
 try {
   const result = writeManifests({
@@ -166,6 +174,7 @@ try {
     ...(storage.backend !== 'lmdb' ? { storage } : {}),
     ...(replicas !== 1 ? { replicas } : {}),
     ...(crds !== undefined ? { crds } : {}),
+    ...(noCrdAPIServices ? { crdAPIServices: false } : {}),
     force: values.force === true,
   });
   for (const f of result.files) process.stdout.write(`${f.changed ? 'wrote    ' : 'unchanged'} ${f.path}\n`);

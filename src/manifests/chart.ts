@@ -453,7 +453,9 @@ ${doc(secret)}{{- else if eq .Values.tls.mode "secret" }}
 ${doc(selfSignedIssuer)}${doc(caCertificate)}${doc(caIssuer)}{{- end }}
 ${doc(servingCertificate)}{{- end }}
 ${apiServices.map(doc).join('')}{{- if .Values.crdAPIServices }}
-{{- /* One APIService per served group/version across all the files: several CRDs of one group share theirs. */}}
+{{- /* One APIService per served group/version across all the files: several CRDs of one group share theirs. Each
+  gets versionPriority 100, as kube-apiserver's crdregistration controller gives a CRD's: the aggregator then orders
+  a group's versions kube-like (v2 > v1 > v1beta2 > v1alpha1), whatever order the files list them in. */}}
 {{- $groups := dict }}
 {{- $order := list }}
 {{- range $file, $text := .Values.crds }}
@@ -466,7 +468,7 @@ ${apiServices.map(doc).join('')}{{- if .Values.crdAPIServices }}
 {{- end }}
 {{- range $g := $order }}
 {{- $versions := get $groups $g }}
-{{- range $i, $v := $versions }}
+{{- range $v := $versions }}
 ---
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
@@ -482,7 +484,7 @@ spec:
   group: {{ $g }}
   version: {{ $v }}
   groupPriorityMinimum: 1000
-  versionPriority: {{ add 15 (mul 5 (sub (len $versions) (add $i 1))) }}
+  versionPriority: 100
   service:
     namespace: {{ $.Release.Namespace }}
     name: ${SERVICE_NAME}

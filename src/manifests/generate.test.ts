@@ -114,6 +114,23 @@ describe('writeManifests', () => {
     expect(writeManifests({ outDir: dir }).dropped).toEqual([]);
   });
 
+  it('with crdAPIServices false (a CRD still in the cluster, for website-apiserver migrate): the CRD served and its roles, no APIService for it, and none to delete', () => {
+    const dir = tempDir();
+    writeManifests({ outDir: dir, crds: readCrdFiles([CRONTABS], kinds) });
+    const r = writeManifests({ outDir: dir, crds: readCrdFiles([CRONTABS], kinds), crdAPIServices: false });
+    const all = fs
+      .readdirSync(dir)
+      .flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string } }));
+    // The built-in kinds keep theirs; the CRD's group has none (kube-aggregator's own, until migrate points them here).
+    expect(all.filter((o) => o.kind === 'APIService').map((o) => o.metadata.name)).toEqual(['v1.extensions.example.com', 'v1alpha1.extensions.example.com']);
+    const sts = all.find((o) => o.kind === 'StatefulSet') as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    expect(sts.spec.template.spec.containers[0]?.args).toContain(`--crd=${CRD_MOUNT_DIR}`);
+    expect(JSON.stringify(all.filter((o) => o.kind === 'ClusterRole'))).toContain('"stable.example.com"');
+    // The APIService the first run wrote is not ours to delete now: migrate switches kube's own.
+    expect(r.dropped).toEqual([]);
+    expect(() => writeManifests({ outDir: tempDir(), crdAPIServices: false })).toThrow(/crdAPIServices false without crds/);
+  });
+
   it('replaces an unreadable serving-certificate file', () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, SERVING_CERTIFICATE_FILE), 'a: [\n');
@@ -134,6 +151,19 @@ describe('manifests command', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/invalid namespace/);
     expect(run(['--bogus']).status).toBe(2);
+  });
+
+  it("--no-crd-apiservices: with --crd, a bundle without the CRDs' APIServices; without --crd, refused", () => {
+    const out = tempDir();
+    const r = run(['--out', out, '--crd', CRONTABS, '--no-crd-apiservices']);
+    expect(r.status, r.stderr).toBe(0);
+    const cert = fs.readFileSync(path.join(out, SERVING_CERTIFICATE_FILE), 'utf8');
+    expect(cert).toContain('name: v1.extensions.example.com');
+    expect(cert).not.toContain('stable.example.com');
+    expect(fs.readFileSync(path.join(out, CRD_FILE), 'utf8')).toContain('name: crontabs.stable.example.com');
+    const bad = run(['--out', tempDir(), '--no-crd-apiservices']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^--no-crd-apiservices needs --crd/);
   });
 
   it('requires --out for an etcd or several-replica bundle, and refuses misused storage flags', () => {

@@ -13,6 +13,7 @@ import {
   DEFAULT_NAMESPACE,
   SERVING_CERTIFICATE_FILE,
   generateServingCertificate,
+  groupVersionsOf,
   renderManifests,
   servingCertificateFromObjects,
   servingCertificateProblem,
@@ -24,7 +25,7 @@ import {
 
 /** WriteOptions configures writeManifests. */
 export interface WriteOptions
-  extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize' | 'storage' | 'replicas' | 'crds'> {
+  extends Pick<RenderOptions, 'kindFlags' | 'imagePullPolicy' | 'storageClassName' | 'dataVolumeSize' | 'storage' | 'replicas' | 'crds' | 'crdAPIServices'> {
   outDir: string;
   namespace?: string;
   image?: string;
@@ -89,11 +90,15 @@ export function writeManifests(opts: WriteOptions): WriteResult {
     image: opts.image ?? DEFAULT_IMAGE,
     servingCert,
     ...(opts.servicePort !== undefined ? { servicePort: opts.servicePort } : {}),
-    ...pickDefined(opts, ['kindFlags', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize', 'storage', 'replicas', 'crds']),
+    ...pickDefined(opts, ['kindFlags', 'imagePullPolicy', 'storageClassName', 'dataVolumeSize', 'storage', 'replicas', 'crds', 'crdAPIServices']),
   });
   const before = objectsIn(opts.outDir, [CRD_FILE, SERVING_CERTIFICATE_FILE]).filter((r) => r.kind === 'APIService' || r.kind === 'ConfigMap');
   const after = new Set(rendered.flatMap((f) => f.objects).map((o) => refKey(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace)));
-  const dropped = before.filter((r) => !after.has(refKey(r.apiVersion, r.kind, r.name, r.namespace)));
+  // Without crdAPIServices the CRDs' APIServices are kube-aggregator's or migrate's, never ours to delete.
+  const leftToMigrate = new Set(opts.crdAPIServices === false ? groupVersionsOf(opts.crds?.kinds ?? []).map((gv) => `${gv.version}.${gv.group}`) : []);
+  const dropped = before.filter(
+    (r) => !after.has(refKey(r.apiVersion, r.kind, r.name, r.namespace)) && !(r.kind === 'APIService' && leftToMigrate.has(r.name)),
+  );
   mkdirSync(opts.outDir, { recursive: true });
   const files = rendered.map((f) => {
     const path = join(opts.outDir, f.name);

@@ -135,6 +135,12 @@ export interface RenderOptions {
    */
   crds?: { files: readonly CrdFile[]; kinds: readonly Kind[] };
   /**
+   * crdAPIServices false renders no APIService for the kinds of `crds` (the chart's value of the same name): for CRDs
+   * still in the cluster, whose APIServices are kube-aggregator's own until `website-apiserver migrate` points them
+   * here. Their RBAC stays, so --self-managed-tls can keep those APIServices' caBundle once they are ours. Default true.
+   */
+  crdAPIServices?: boolean;
+  /**
    * selfManagedTls: the server keeps its serving certificate in this Secret and the APIServices' caBundle current
    * (`--self-managed-tls`, cluster/self-managed-tls.ts): no Secret is mounted, the pod learns its namespace from the
    * downward API, RBAC for exactly that Secret and those APIServices is added, and the APIServices are rendered into
@@ -238,6 +244,9 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
   const crdFiles = opts.crds?.files ?? [];
   if (crdFiles.length === 0 && (opts.crds?.kinds.length ?? 0) > 0) throw new Error('crds.kinds without crds.files: the server could not serve them');
   const list = [...(opts.kinds ?? kinds), ...(opts.crds?.kinds ?? [])];
+  if (opts.crdAPIServices === false && opts.crds === undefined)
+    throw new Error('crdAPIServices false without crds: it leaves out the APIServices of CRD files, and there are none');
+  const withAPIServices = opts.crdAPIServices === false ? (opts.kinds ?? kinds) : list;
   const known = new Set(list.flatMap((k) => k.controllers?.flags ?? []).map((f) => f.name));
   for (const [flag, v] of Object.entries(opts.kindFlags ?? {})) {
     if (!known.has(flag)) throw new Error(`unknown flag --${flag}: the kinds' controllers take ${[...known].map((f) => `--${f}`).join(', ') || 'none'}`);
@@ -290,9 +299,9 @@ export function renderManifests(opts: RenderOptions = {}): ManifestFile[] {
     ['20-apiserver.yaml', [serviceObject(ns, servicePort), statefulSetObject(ns, pod), podDisruptionBudgetObject(ns)]],
   ];
   if (opts.servingCert !== undefined) {
-    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, list)]]);
+    files.push([SERVING_CERTIFICATE_FILE, [secretObject(ns, opts.servingCert), ...apiServiceObjects(ns, servicePort, opts.servingCert, withAPIServices)]]);
   }
-  if (smt !== undefined) files.push([APISERVICES_FILE, apiServiceObjects(ns, servicePort, undefined, list)]);
+  if (smt !== undefined) files.push([APISERVICES_FILE, apiServiceObjects(ns, servicePort, undefined, withAPIServices)]);
   const serverSide = crdConfigMaps.some((c) => c.serverSideOnly);
   return files.map(([name, objects]) => ({
     name,

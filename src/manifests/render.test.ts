@@ -203,7 +203,8 @@ describe('apiserver workload', () => {
       '--bind-address=0.0.0.0',
       '--port=8443',
       '--data-dir=/data',
-      '--cert-dir=/var/run/website-apiserver',
+      // On the claim: a restarted pod reuses its CA and admin certificate instead of making them again.
+      '--cert-dir=/data/certs',
       '--tls-cert-file=/etc/website-apiserver/tls/tls.crt',
       '--tls-private-key-file=/etc/website-apiserver/tls/tls.key',
       '--leader-elect=true',
@@ -223,7 +224,9 @@ describe('apiserver workload', () => {
     expect(mount('/etc/website-apiserver/tls')).toEqual({ name: 'serving-cert', mountPath: '/etc/website-apiserver/tls', readOnly: true });
     const vol = (n: string) => pod.volumes.find((v: { name: string }) => v.name === n);
     expect(vol('serving-cert').secret.secretName).toBe('website-apiserver-serving-cert');
-    expect(vol(mount('/var/run/website-apiserver').name).emptyDir).toEqual({});
+    // No emptyDir for the cert dir: it is /data/certs, on the claim.
+    expect(mount('/var/run/website-apiserver')).toBeUndefined();
+    expect(pod.volumes.some((v: { name: string }) => v.name === 'cert-dir')).toBe(false);
     // Every mount has a volume (the claim template provides `data`).
     for (const m of c.volumeMounts) expect(m.name === 'data' || vol(m.name) !== undefined, m.name).toBe(true);
   });

@@ -55,7 +55,13 @@ export function previousChart(dir: string): EarlierChart {
     throw new Error(`the chart's previous version is read from git history, which this checkout lacks: ${(e as Error).message}`);
   }
   if (!newest) throw new Error('git history has no commit that changed deploy/helm: no previous chart to upgrade from');
-  const commit = `${git('log', '-1', '--format=%h', `${newest}^`)}, before ${git('log', '-1', '--format=%h (%ad) %s', '--date=short', newest).slice(0, 140)}`;
+  let before: string;
+  try {
+    before = git('log', '-1', '--format=%h', `${newest}^`);
+  } catch {
+    throw new Error(`the commit before ${newest.slice(0, 12)} (the chart's newest change) is not in this clone, a shallow one? The suite upgrades from it`);
+  }
+  const commit = `${before}, before ${git('log', '-1', '--format=%h (%ad) %s', '--date=short', newest).slice(0, 140)}`;
   const out = join(dir, 'previous-chart');
   mkdirSync(out, { recursive: true });
   const archive = execFileSync('git', ['archive', `${newest}^`, 'deploy/helm'], { cwd: ROOT, maxBuffer: 64 << 20 });

@@ -44,7 +44,7 @@ export interface EarlierChart {
 /**
  * previousChart extracts the chart's previous version from git into dir: the chart as it was just before the newest
  * commit that changed it (so an upgrade from it crosses that change), as an operator upgrades from the release they
- * installed. It needs the repository's history (a clean clone has it); without it, it says why, and the suite fails.
+ * installed. It needs the repository's history (a clean clone has it); without it, it throws saying why.
  */
 export function previousChart(dir: string): EarlierChart {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();

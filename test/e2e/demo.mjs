@@ -16,7 +16,7 @@
  * sandbox's namespace listens on Unix sockets in DIR, which belong to no network namespace).
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import YAML from 'yaml';
 import { buildBinaries } from './plane.mjs';
 import { removeStaleCgroups, startRealNode } from './node/real-node.mjs';
-import { chartValues, helmOnNode, nodeImages, nodeUnavailable } from './node/clone.mjs';
+import { chartValues, dataVolume, helmOnNode, nodeImages, nodeUnavailable } from './node/clone.mjs';
 import { forward, startBridge } from './node/forward.mjs';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -227,25 +227,7 @@ async function keep(dir) {
     };
 
     progress('installing website-apiserver with the Helm chart (deploy/helm/website-apiserver)');
-    // The chart's lmdb volume claim asks for the cluster's default StorageClass; this cluster has none, so a
-    // hostPath PersistentVolume without a class stands in for it (a claim without a class binds to it).
-    const pv = join(dir, 'pv');
-    mkdirSync(pv, { recursive: true });
-    chmodSync(pv, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
-    await kubectl(
-      ['apply', '-f', '-'],
-      YAML.stringify({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'website-apiserver-data' },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Delete',
-          hostPath: { path: pv, type: 'Directory' },
-        },
-      }),
-    );
+    await dataVolume(n, dir);
     // The Websites' pods run the offline nginx and git-sync images too (nothing can be pulled here).
     const helm = await helmOnNode(n, binDir, dir, ['install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace'], {
       name: 'demo',

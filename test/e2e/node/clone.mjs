@@ -1,11 +1,11 @@
 /**
  * @module e2e/node/clone
  * What the real-node suites (suite.ts) and the demo (../demo.mjs) take from this clone the same way: why a node
- * cannot run here, the offline images built from it, the chart's values for those images, and helm run against
- * the node.
+ * cannot run here, the offline images built from it, the chart's values for those images, helm run against the node,
+ * and the volume the chart's lmdb claim binds to.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildNodeImages } from './images.mjs';
 import { realNodeUnavailable } from './real-node.mjs';
@@ -78,4 +78,29 @@ export function helmOnNode(node, binDir, dir, args, values) {
     [home('cache'), home('config'), home('data'), join(binDir, 'helm'), '--kubeconfig', node.state.kubeconfig, ...args, ...files.flatMap((f) => ['-f', f])],
     { timeoutMs: 300_000 },
   );
+}
+
+/**
+ * dataVolume is the stand-in for a storage class, for the chart's lmdb claim: this cluster has no default
+ * StorageClass, so a hostPath PersistentVolume under dir, with no class, is what the claim (no class either) binds to.
+ * @param {import('./real-node.mjs').RealNode} node
+ * @param {string} dir
+ */
+export async function dataVolume(node, dir) {
+  const path = join(dir, 'pv');
+  mkdirSync(path, { recursive: true });
+  chmodSync(path, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
+  const pv = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: 'website-apiserver-data' },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      hostPath: { path, type: 'Directory' },
+    },
+  };
+  const r = await node.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pv) });
+  if (r.code !== 0) throw new Error(`kubectl apply of the PersistentVolume: ${r.stderr}`);
 }

@@ -5,14 +5,14 @@
  * E2E_KEEP is set).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CHART_DIR, HA_VALUES_FILE } from '../../../src/manifests/deploy-files.js';
 import { e2e } from '../harness/state.js';
-import { chartValues, helmOnNode, nodeImages, nodeUnavailable, type NodeImages } from './clone.mjs';
+import { chartValues, dataVolume, helmOnNode, nodeImages, nodeUnavailable, type NodeImages } from './clone.mjs';
 import type { ExecResult, RealNode } from './real-node.mjs';
 
-export { chartValues, nodeImages, type NodeImages };
+export { chartValues, dataVolume, nodeImages, type NodeImages };
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -99,29 +99,6 @@ export async function installChart(
   }
   const r = await helm(node, dir, ['install', release, chart, '-n', namespace], { name: 'install', ...values });
   if (r.code !== 0) throw new Error(`helm install: ${r.stderr}${r.stdout}`);
-}
-
-/**
- * dataVolume is the stand-in for a storage class, for the chart's lmdb PVC: a hostPath PersistentVolume under dir,
- * with no class, which the claim (no class either) binds to.
- */
-export async function dataVolume(node: RealNode, dir: string): Promise<void> {
-  const path = join(dir, 'pv');
-  mkdirSync(path);
-  chmodSync(path, 0o777); // the server runs as a non-root uid; fsGroup does not apply to hostPath
-  const pv = {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: 'website-apiserver-data' },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Retain',
-      hostPath: { path, type: 'Directory' },
-    },
-  };
-  const r = await node.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pv) });
-  if (r.code !== 0) throw new Error(`kubectl apply of the PersistentVolume: ${r.stderr}`);
 }
 
 /**

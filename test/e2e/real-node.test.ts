@@ -118,6 +118,10 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
   const apiService = (name: string) =>
     json<{ spec: { service?: { name: string; namespace: string } }; status?: { conditions?: Condition[] } }>(['get', 'apiservice', name]);
   const available = (o: { status?: { conditions?: Condition[] } }) => o.status?.conditions?.find((c) => c.type === 'Available' && c.status === 'True');
+  const allAvailable = async () => {
+    for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
+    return true;
+  };
   const serverPods = async () =>
     (await json<{ items: PodJson[] }>(['get', 'pods', '-n', DEFAULT_NAMESPACE, '-l', 'app.kubernetes.io/name=website-apiserver'])).items.filter(
       (p) => !p.metadata.deletionTimestamp,
@@ -190,15 +194,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     await dataVolume(node, dir);
     // The chart as an operator installs it (its defaults: lmdb, one replica, TLS made by the chart), with the offline images.
     await installChart(node, dir, SERVICE_NAME, DEFAULT_NAMESPACE, { values: chartValues(images) });
-    await waitFor(
-      'every APIService Available=True',
-      async () => {
-        for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
-        return true;
-      },
-      120_000,
-      500,
-    );
+    await waitFor('every APIService Available=True', allAvailable, 120_000, 500);
     timings['server'] = Date.now() - t0 - timings['images'] - timings['node'];
     await k(['create', 'namespace', NS]);
     // Started now so its ~30 s of failed syncs overlap the other tests.
@@ -418,7 +414,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
         async () => {
           const [p] = await serverPods();
           if (!p || p.metadata.uid === before?.metadata.uid || !p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
-          for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
+          if (!(await allAvailable())) return false;
           const last = samples.at(-1);
           return last !== undefined && last.t > Date.now() - 5_000 && last.kubectl === 'ok' && last.available.startsWith('True/');
         },
@@ -491,15 +487,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const t1 = Date.now();
     const a = await node.kubectl(['apply', '-f', INSTALL_PATH], { timeoutMs: 60_000 });
     expect(a.code, a.stderr).toBe(0);
-    await waitFor(
-      'every APIService of the one-file install Available=True',
-      async () => {
-        for (const name of APISERVICE_NAMES) if (!available(await apiService(name))) return false;
-        return true;
-      },
-      180_000,
-      500,
-    );
+    await waitFor('every APIService of the one-file install Available=True', allAvailable, 180_000, 500);
     timings['installYamlAvailable'] = Date.now() - t1;
 
     const [pod] = await serverPods();

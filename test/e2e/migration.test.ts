@@ -24,11 +24,11 @@ import YAML from 'yaml';
 import { generateServingCertificate } from '../../src/manifests/render.js';
 import { Rest } from '../../src/migration/rest.js';
 import { suffix } from './helpers-access.js';
-import { listAll, MAIN, MigrationRig, runMigrate } from './helpers-migration.js';
+import { listAll, MigrationRig, runMigrate } from './helpers-migration.js';
 import { kubectl, kubectlOk } from './harness/kubectl.js';
 import { e2e } from './harness/state.js';
 import { freePorts } from './plane.mjs';
-import { startWebsiteServer, stopWebsiteServer } from './harness/website-server.js';
+import { startWebsiteServer, stopWebsiteServer, withFlags } from './harness/website-server.js';
 
 const env = e2e();
 const COUNT = Number(process.env['MIGRATION_OBJECTS'] ?? 10_000);
@@ -54,29 +54,19 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'tls.crt'), serving.cert);
   writeFileSync(join(dir, 'tls.key'), serving.key, { mode: 0o600 });
   writeFileSync(join(dir, 'ca.crt'), serving.caCert);
-  const flag = (name: string) => env.website.args[env.website.args.indexOf(name) + 1] as string;
   pidFile = join(dir, 'server.pid');
   await startWebsiteServer({
-    args: [
-      MAIN,
-      '--port',
-      String(port),
-      '--bind-address',
-      '127.0.0.1',
-      '--kubeconfig',
-      flag('--kubeconfig'),
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-      '--data-dir',
-      join(dir, 'data'),
-      '--cert-dir',
-      join(dir, 'certs'),
-      '--enable-reconcilers=false',
-      '--crd',
-      crdFile,
-    ],
+    args: withFlags(
+      env.website.args,
+      {
+        '--port': String(port),
+        '--tls-cert-file': join(dir, 'tls.crt'),
+        '--tls-private-key-file': join(dir, 'tls.key'),
+        '--data-dir': join(dir, 'data'),
+        '--cert-dir': join(dir, 'certs'),
+      },
+      ['--crd', crdFile],
+    ),
     logFile: join(dir, 'server.log'),
     pidFile,
     url: `https://127.0.0.1:${port}`,

@@ -16,6 +16,20 @@ export interface WebsiteServerSpec {
   url: string;
 }
 
+/**
+ * withFlags is a copy of a server's command line (the suite's own, `env.website.args`) with the values of the named
+ * flags replaced, then `extra` appended: a second server delegated as the first, on its own port, files and store.
+ */
+export function withFlags(args: readonly string[], values: Record<string, string>, extra: readonly string[] = []): string[] {
+  const out = [...args];
+  for (const [flag, value] of Object.entries(values)) {
+    const i = out.indexOf(flag);
+    if (i < 0 || i + 1 >= out.length) throw new Error(`the command line has no ${flag} VALUE to replace`);
+    out[i + 1] = value;
+  }
+  return [...out, ...extra];
+}
+
 /** startWebsiteServer spawns `node dist/main.js <args>` and waits for /readyz. */
 export async function startWebsiteServer(s: WebsiteServerSpec, timeoutMs = 60_000): Promise<number> {
   const fd = openSync(s.logFile, 'a');

@@ -45,12 +45,6 @@ const INSTALL_IMAGE = (() => {
   if (!image) throw new Error(`${INSTALL_FILE} has no StatefulSet with a container image`);
   return image;
 })();
-/** containerdRef is the name containerd and the kubelet give an image reference (a bare name is Docker Hub's library). */
-const containerdRef = (ref: string) => {
-  const first = ref.split('/')[0] ?? '';
-  const domain = ref.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
-  return domain ? ref : `docker.io/${ref.includes('/') ? '' : 'library/'}${ref}`;
-};
 
 const NS = 'sites';
 const SYNC_SECONDS = 5;
@@ -178,9 +172,9 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     // git-sync by the server's default --nginx-image and --git-sync-image, which that file does not set.
     const all = [
       images.pause,
-      { ...images.nginx, tags: [containerdRef(DEFAULT_IMAGES.nginx)] },
-      { ...images.gitSync, tags: [containerdRef(DEFAULT_IMAGES.gitSync)] },
-      { ...images.websiteApiserver, tags: [upgradeTag(images), containerdRef(INSTALL_IMAGE)] },
+      { ...images.nginx, tags: [DEFAULT_IMAGES.nginx] },
+      { ...images.gitSync, tags: [DEFAULT_IMAGES.gitSync] },
+      { ...images.websiteApiserver, tags: [upgradeTag(images), INSTALL_IMAGE] },
     ];
     node = await startRealNode({ binDir: env.binDir, images: all, pauseImage: images.pause.ref, dir: join(dir, 'node'), log });
     timings['node'] = Date.now() - t0 - timings['images'];

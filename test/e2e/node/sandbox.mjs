@@ -31,7 +31,7 @@ import { freePorts, launch, startControlPlane, terminate } from '../plane.mjs';
  * @property {string} serviceCidr kube-apiserver's --service-cluster-ip-range
  * @property {string} cgroupRoot the kubelet's cgroupRoot, created here in every v1 hierarchy
  * @property {{ref: string, archive: string, tags?: string[]}[]} images OCI archives to import; `tags` are more names
- *   for the same image (a "new" image tag for an upgrade, with nothing to pull)
+ *   for the same image (a "new" image tag for an upgrade, with nothing to pull), stored as the kubelet will ask for them
  * @property {string} pauseImage
  * @property {string} repoRoot folder of bare repositories served by git daemon and the git HTTP server
  * @property {{user: string, passwordFile: string, root: string}} gitHttp
@@ -214,13 +214,22 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   await waitUntil('containerd', () => run('ctr', ['--address', CONTAINERD_SOCKET, 'version']).includes('Server'), 30_000);
   for (const image of cfg.images) {
     run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'import', '--no-unpack', image.archive]);
-    for (const tag of image.tags ?? []) run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'tag', '--force', image.ref, tag]);
+    for (const tag of image.tags ?? []) run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'tag', '--force', image.ref, kubeletRef(tag)]);
   }
   const listed = run('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', 'images', 'ls', '-q']);
-  const missing = cfg.images
-    .flatMap((i) => [i.ref, ...(i.tags ?? [])])
-    .filter((ref) => !listed.split('\n').some((l) => l === ref || l === `docker.io/library/${ref}`));
+  const missing = cfg.images.flatMap((i) => [i.ref, ...(i.tags ?? [])]).filter((ref) => !listed.split('\n').some((l) => l === ref || l === kubeletRef(ref)));
   if (missing.length) throw new Error(`containerd lists no ${missing.join(', ')} after import:\n${listed}`);
+}
+
+/**
+ * kubeletRef is the name the kubelet asks containerd for when a pod names `ref`: ctr stores names as given, while the
+ * kubelet completes a name without a registry to Docker Hub's (`nginx:1` is `docker.io/library/nginx:1`).
+ * @param {string} ref
+ */
+function kubeletRef(ref) {
+  const first = ref.split('/')[0] ?? '';
+  const registry = ref.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  return registry ? ref : `docker.io/${ref.includes('/') ? '' : 'library/'}${ref}`;
 }
 
 /** @param {string} kubeconfig */

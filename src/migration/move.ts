@@ -114,8 +114,19 @@ export async function moveHere(o: MoveOptions): Promise<void> {
       await startFreeze(kube, crd, o.service, o.caBundle);
       frozen = true;
       const freezeStart = Date.now();
-      await waitFor(o, 'the freeze to take effect', async () => (await dryRunWrite(kube, crd, copied.sample)) !== 200);
-      report.done('kube-apiserver refuses writes (429)');
+      // Confirmed only by a 429: a 404 (the object just deleted) or a 500 (the webhook unreachable) is not the freeze.
+      let probed = false;
+      await waitFor(o, 'the freeze to take effect', async () => {
+        const probe = someObject(copied.imported);
+        if (!probe) return Date.now() - freezeStart >= NO_OBJECT_FREEZE_WAIT_MS;
+        probed = true;
+        return (await dryRunWrite(kube, crd, probe)) === 429;
+      });
+      report.done(
+        probed
+          ? 'kube-apiserver refuses writes (429)'
+          : `no object to try a write on: allowed kube-apiserver ${NO_OBJECT_FREEZE_WAIT_MS / 1000} s to load the webhook configuration`,
+      );
       await catchUp.stop();
       report.phase('final', 'listing once more, now that nothing changes');
       const last = await finalSync(o, crd, copied.imported);
@@ -128,7 +139,8 @@ export async function moveHere(o: MoveOptions): Promise<void> {
       report.phase('switch', `pointing ${versions.map((v) => apiServiceName(crd, v)).join(', ')} at ${o.service.namespace}/${o.service.name}`);
       for (const v of versions) await takeOver(kube, apiServiceName(crd, v), o.service, o.caBundle);
       await waitFor(o, 'kube-apiserver to send the group-version here', async () => {
-        if (copied.sample) return (await dryRunWrite(kube, crd, copied.sample)) === 200;
+        const probe = someObject(copied.imported);
+        if (probe) return (await dryRunWrite(kube, crd, probe)) === 200;
         const all = await Promise.all(versions.map((v) => readApiService(kube, apiServiceName(crd, v))));
         return all.every((a) => availability(a).available && availability(a).reason !== 'Local');
       });
@@ -259,13 +271,13 @@ export async function listAll(
 }
 
 // copy puts every object of kube's list here, a page per call, and deletes what is here but not there.
-async function copy(o: MoveOptions, crd: CrdInfo): Promise<{ revision: number; imported: Map<string, string>; sample: Obj | undefined }> {
+async function copy(o: MoveOptions, crd: CrdInfo): Promise<{ revision: number; imported: Map<string, string> }> {
   const { kube, here, report } = o;
   report.phase('copy', `copying ${crd.plural}.${crd.group} from kube-apiserver`);
   const imported = new Map<string, string>();
   let copied = 0;
   let known: number | undefined;
-  const { items, revision } = await listAll(kube, collectionPath(crd), o.pageSize ?? 500, async (page, total) => {
+  const { revision } = await listAll(kube, collectionPath(crd), o.pageSize ?? 500, async (page, total) => {
     stopIfInterrupted(o);
     known ??= total;
     if (page.length) await here.ok('POST', `${resourcePath(crd)}/objects`, { put: page.map(withType(crd)) });
@@ -280,7 +292,19 @@ async function copy(o: MoveOptions, crd: CrdInfo): Promise<{ revision: number; i
   report.done(
     `${copied} objects copied at kube-apiserver's resourceVersion ${revision}${stale.length ? `, ${stale.length} left from an earlier move deleted` : ''}`,
   );
-  return { revision, imported, sample: items[0] };
+  return { revision, imported };
+}
+
+/**
+ * someObject names one object kube-apiserver holds now (copy, the catch-up and the final sync keep `imported` current),
+ * to try a dry-run write on; undefined when there is none.
+ */
+function someObject(imported: Map<string, string>): { metadata: { namespace?: string; name: string } } | undefined {
+  const key: string | undefined = imported.keys().next().value;
+  if (key === undefined) return undefined;
+  const slash = key.indexOf('/');
+  const namespace = key.slice(0, slash);
+  return { metadata: { ...(namespace ? { namespace } : {}), name: key.slice(slash + 1) } };
 }
 
 // followChanges copies kube's writes after `revision` until stopped (a 410 or an ended watch starts it again from the
@@ -367,6 +391,13 @@ const stopIfInterrupted = (o: MoveOptions) => {
 };
 
 // waitFor polls `check` every 100 ms until it holds, or fails after o.waitMs (default 30 s).
+/**
+ * NO_OBJECT_FREEZE_WAIT_MS: with no object to try a write on, the freeze cannot be seen in an answer; kube-apiserver
+ * loads a new webhook configuration from its informer (webhook/configuration), normally within milliseconds, and a
+ * create it accepted before then is in the final list, taken after this wait.
+ */
+const NO_OBJECT_FREEZE_WAIT_MS = 2_000;
+
 async function waitFor(o: MoveOptions, what: string, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + (o.waitMs ?? 30_000);
   for (;;) {

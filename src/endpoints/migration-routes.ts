@@ -20,7 +20,7 @@
  * otherwise): it reads nothing and can only say "retry".
  */
 import type { FastifyInstance } from 'fastify';
-import { badRequest, expired, notFoundPath } from '../apis/meta/errors.js';
+import { type StatusError, badRequest, expired, notFoundPath, tooManyRequests } from '../apis/meta/errors.js';
 import { ImportStore } from '../registry/import-store.js';
 import { servedVersions, type KindDefinition } from '../registry/resource.js';
 import type { Storage } from '../storage/interface.js';
@@ -115,13 +115,16 @@ export function registerMigrationRoutes(app: FastifyInstance, deps: MigrationDep
       response: {
         uid,
         allowed: false,
-        status: {
-          code: 429,
-          reason: 'TooManyRequests',
-          message: 'writes are paused while the objects are moved to another server; retry shortly',
-          details: { retryAfterSeconds: FREEZE_RETRY_AFTER_SECONDS },
-        },
+        // kube-apiserver answers the write with this result (webhook errors.ToStatusErr), Retry-After included: the
+        // same 429 as this server's own freeze, its result fields only, as a webhook's AdmissionResponse carries them.
+        status: resultOf(tooManyRequests('writes are paused while the objects are moved to another server; retry shortly', FREEZE_RETRY_AFTER_SECONDS)),
       },
     };
   });
+}
+
+// resultOf is a StatusError's metav1.Status without its type and list metadata.
+function resultOf(e: StatusError) {
+  const { code, reason, message, details } = e.status;
+  return { code, reason, message, details };
 }

@@ -75,7 +75,7 @@ async function openEtcd(o: Options, logger: Logger): Promise<Storage> {
     servers: [...o.etcdServers],
     prefix: o.etcdPrefix,
     historyEvents: o.watchHistoryEvents,
-    ...(ca ? { tls: { ca, ...(cert ? { cert } : {}), ...(key ? { key } : {}) } } : {}),
+    tls: { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) },
   });
   logger.info({ servers: o.etcdServers, prefix: o.etcdPrefix, revision: storage.currentRevision() }, 'connected to etcd');
   return storage;

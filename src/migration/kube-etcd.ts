@@ -11,8 +11,8 @@
  * Values written with encryption at rest (`k8s:enc:` prefix) are refused: this tool cannot write them.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Etcd3, type IOptions } from 'etcd3';
-import { rangeEnd } from '../storage/etcd-storage.js';
+import { Etcd3 } from 'etcd3';
+import { etcdClientOptions, rangeEnd, type EtcdTls } from '../storage/etcd-storage.js';
 import { inParallel } from '../util/in-parallel.js';
 import type { CrdInfo } from './crd-info.js';
 
@@ -20,7 +20,7 @@ import type { CrdInfo } from './crd-info.js';
 export interface KubeEtcd {
   endpoints: string[];
   prefix: string;
-  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  tls?: EtcdTls;
 }
 
 type Obj = { metadata: { namespace?: string; name?: string; resourceVersion?: string } } & Record<string, unknown>;
@@ -72,19 +72,7 @@ export async function writeToKubeEtcd(
   onProgress: (done: number) => void = () => undefined,
   known: Map<string, string> = new Map(),
 ): Promise<{ put: number; deleted: number; unchanged: number }> {
-  const options: IOptions = {
-    hosts: etcd.endpoints,
-    ...(etcd.tls?.ca
-      ? {
-          credentials: {
-            rootCertificate: etcd.tls.ca,
-            ...(etcd.tls.key ? { privateKey: etcd.tls.key } : {}),
-            ...(etcd.tls.cert ? { certChain: etcd.tls.cert } : {}),
-          },
-        }
-      : {}),
-  };
-  const client = new Etcd3(options);
+  const client = new Etcd3(etcdClientOptions(etcd.endpoints, etcd.tls));
   try {
     const prefix = `${etcd.prefix.replace(/\/+$/, '')}/${crd.group}/${crd.plural}/`;
     if (known.size === 0) for (const [k, v] of Object.entries(await readPrefix(client, prefix))) known.set(k, v);

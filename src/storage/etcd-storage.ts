@@ -16,6 +16,7 @@
  * Ordering of lists is etcd's key order (as kube-apiserver's): by namespace then name, except that a namespace
  * that is a prefix of another and a '/' (`a/` after `a-b/`) sort as bytes.
  */
+import { rootCertificates } from 'node:tls';
 import { Etcd3, type IOptions, type Watcher } from 'etcd3';
 import type { KubeObject } from '../apis/meta/types.js';
 import { ChangeFeed } from './change-feed.js';
@@ -35,7 +36,7 @@ export interface EtcdStorageOptions {
    */
   prefix?: string;
   /** TLS: the CA that signed etcd's certificate, and the client certificate and key etcd asks for. */
-  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  tls?: EtcdTls;
   /**
    * How often the history is compacted, as kube-apiserver's --etcd-compaction-interval (default 5 minutes; 0: never,
    * leave it to etcd's own --auto-compaction-*): each time to the revision seen one interval before, so a watch or a
@@ -122,6 +123,30 @@ function asStorageError(e: unknown, revision: number | undefined): unknown {
 }
 
 /** EtcdStorage implements Storage on etcd v3. */
+/** EtcdTls is an etcd client's TLS: the CA its servers' certificates chain to, and a client certificate and key. */
+export interface EtcdTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+/**
+ * etcdClientOptions are etcd3's options for these servers. A client certificate without a CA is still presented, the
+ * servers then checked against the system's roots (as etcdctl does without --cacert): etcd3 takes a client
+ * certificate only together with a root.
+ */
+export function etcdClientOptions(servers: readonly string[], tls: EtcdTls | undefined): IOptions {
+  if (!tls?.ca && !tls?.cert && !tls?.key) return { hosts: [...servers] };
+  return {
+    hosts: [...servers],
+    credentials: {
+      rootCertificate: tls.ca ?? Buffer.from(rootCertificates.join('\n')),
+      ...(tls.key ? { privateKey: tls.key } : {}),
+      ...(tls.cert ? { certChain: tls.cert } : {}),
+    },
+  };
+}
+
 export class EtcdStorage implements Storage {
   readonly #client: Etcd3;
   readonly #options: IOptions;
@@ -159,12 +184,7 @@ export class EtcdStorage implements Storage {
   #compactor: NodeJS.Timeout | undefined;
 
   private constructor(o: EtcdStorageOptions) {
-    const options: IOptions = {
-      hosts: o.servers,
-      ...(o.tls
-        ? { credentials: { rootCertificate: o.tls.ca, ...(o.tls.key ? { privateKey: o.tls.key } : {}), ...(o.tls.cert ? { certChain: o.tls.cert } : {}) } }
-        : {}),
-    };
+    const options = etcdClientOptions(o.servers, o.tls);
     this.#options = options;
     this.#client = new Etcd3(options);
     this.#prefix = `${(o.prefix ?? DEFAULT_ETCD_PREFIX).replace(/\/+$/, '')}/`;

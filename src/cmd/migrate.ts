@@ -15,6 +15,7 @@ import type { ServiceRef } from '../migration/freeze.js';
 import { moveBack, moveHere } from '../migration/move.js';
 import { Reporter } from '../migration/progress.js';
 import { credentialsOf, Rest } from '../migration/rest.js';
+import { etcdServerList } from './options.js';
 
 /** DEFAULT_LIKE is the APIService of this server's own install whose service and caBundle are used by default. */
 const DEFAULT_LIKE = 'v1.extensions.example.com';
@@ -92,8 +93,11 @@ export async function runMigrate(argv: string[], env: NodeJS.ProcessEnv): Promis
     service = { namespace: m[1] as string, name: m[2] as string, port: Number(m[3] ?? 443) };
   }
   const back = values['back'] === true;
-  const etcdServers = str('kube-etcd-servers');
-  if (back && !etcdServers) {
+  const etcdErrors: string[] = [];
+  const etcdServers = etcdServerList(str('kube-etcd-servers'), 'kube-etcd-servers', etcdErrors);
+  if (!!str('kube-etcd-certfile') !== !!str('kube-etcd-keyfile')) etcdErrors.push('--kube-etcd-certfile and --kube-etcd-keyfile must be given together');
+  if (etcdErrors[0]) return usageError(etcdErrors[0]);
+  if (back && etcdServers.length === 0) {
     return usageError(
       '--back needs --kube-etcd-servers: kube-apiserver gives every object it creates a new uid, creationTimestamp and generation, so only a write in its etcd keeps them',
     );
@@ -137,7 +141,7 @@ export async function runMigrate(argv: string[], env: NodeJS.ProcessEnv): Promis
         ...(str('kube-etcd-certfile') ? { cert: readFileSync(str('kube-etcd-certfile') as string) } : {}),
         ...(str('kube-etcd-keyfile') ? { key: readFileSync(str('kube-etcd-keyfile') as string) } : {}),
       };
-      await moveBack({ ...common, etcd: { endpoints: (etcdServers as string).split(','), prefix: str('kube-etcd-prefix') ?? '/registry', tls } });
+      await moveBack({ ...common, etcd: { endpoints: etcdServers, prefix: str('kube-etcd-prefix') ?? '/registry', tls } });
     } else await moveHere(common);
     return 0;
   } catch (e) {

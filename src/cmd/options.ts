@@ -408,13 +408,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, context: Pa
   if (lmdbMapSize < 2 ** 20) errors.push(`--lmdb-map-size: must be at least 1Mi, a byte count with an optional suffix Ki, Mi, Gi or Ti, got "${mapSizeText}"`);
   const backend = get('storage-backend') ?? 'lmdb';
   if (backend !== 'lmdb' && backend !== 'etcd') errors.push(`--storage-backend: must be lmdb or etcd, got "${backend}"`);
-  const etcdServers = (get('etcd-servers') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const etcdServers = etcdServerList(get('etcd-servers'), 'etcd-servers', errors);
   if (backend === 'etcd' && etcdServers.length === 0) errors.push('--etcd-servers: required with --storage-backend=etcd');
-  for (const url of etcdServers)
-    if (!/^https?:\/\/[^/\s]+\/?$/.test(url)) errors.push(`--etcd-servers: "${url}" is not an http:// or https:// URL of a server`);
   if (!!get('etcd-certfile') !== !!get('etcd-keyfile')) errors.push('--etcd-certfile and --etcd-keyfile must be given together');
   const shutdown = parseShutdownFlags(get, errors);
   const audit = parseAuditFlags(get, errors);
@@ -552,4 +547,14 @@ function parseSelfManagedTlsFlags(
     .map((s) => s.trim())
     .filter(Boolean);
   return Object.freeze({ secretName, namespace, apiServices: Object.freeze(apiServices), checkIntervalMs: checkIntervalMs ?? 0 });
+}
+
+/** etcdServerList reads a comma-separated list of etcd client URLs (--etcd-servers, migrate's --kube-etcd-servers). */
+export function etcdServerList(text: string | undefined, flag: string, errors: string[]): string[] {
+  const servers = (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const url of servers) if (!/^https?:\/\/[^/\s]+\/?$/.test(url)) errors.push(`--${flag}: "${url}" is not an http:// or https:// URL of a server`);
+  return servers;
 }

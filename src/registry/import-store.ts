@@ -57,36 +57,41 @@ export class ImportStore {
 
   async #putOne(obj: KubeObject): Promise<'created' | 'updated' | 'unchanged'> {
     const key = this.#key(obj.metadata.namespace, obj.metadata.name as string);
-    if (await this.#storage.get(key)) {
-      let changed = false;
-      await this.#storage.update(key, (cur) => {
-        changed = !sameExceptVersion(cur, obj);
-        return changed ? obj : null;
-      });
-      return changed ? 'updated' : 'unchanged';
-    }
-    try {
-      await this.#storage.create(key, obj);
-      return 'created';
-    } catch (e) {
-      // Created meanwhile (a replayed batch racing itself): replace it.
-      if (!isStorageError(e, 'KeyExists')) throw e;
-      await this.#storage.update(key, () => obj);
-      return 'updated';
-    }
-  }
-
-  /** remove deletes the named objects, when present (a key that is already gone counts for nothing). */
-  async remove(keys: { namespace?: string; name: string }[], counts: ImportCounts = emptyCounts()): Promise<ImportCounts> {
-    for (const k of keys) {
-      if (typeof k?.name !== 'string' || k.name === '') throw badRequest('every key to delete needs a name');
+    if (!(await this.#storage.get(key))) {
       try {
-        await this.#storage.delete(this.#key(k.namespace, k.name));
-        counts.deleted++;
+        await this.#storage.create(key, obj);
+        return 'created';
       } catch (e) {
-        if (!isStorageError(e, 'KeyNotFound')) throw e;
+        // Created meanwhile (a replayed batch racing itself): compared and replaced below, like any existing one.
+        if (!isStorageError(e, 'KeyExists')) throw e;
       }
     }
+    let changed = false;
+    await this.#storage.update(key, (cur) => {
+      changed = !sameExceptVersion(cur, obj);
+      return changed ? obj : null;
+    });
+    return changed ? 'updated' : 'unchanged';
+  }
+
+  /**
+   * remove deletes the named objects, when present (a key that is already gone counts for nothing); 400 before any
+   * delete on a key without a name. The deletes go to storage together, as put's writes do.
+   */
+  async remove(keys: { namespace?: string; name: string }[], counts: ImportCounts = emptyCounts()): Promise<ImportCounts> {
+    for (const k of keys) if (typeof k?.name !== 'string' || k.name === '') throw badRequest('every key to delete needs a name');
+    const deleted = await Promise.all(
+      keys.map(async (k) => {
+        try {
+          await this.#storage.delete(this.#key(k.namespace, k.name));
+          return true;
+        } catch (e) {
+          if (!isStorageError(e, 'KeyNotFound')) throw e;
+          return false;
+        }
+      }),
+    );
+    counts.deleted += deleted.filter(Boolean).length;
     return counts;
   }
 

@@ -7,7 +7,7 @@
 import type { Rest } from './rest.js';
 
 /** STATE_ANNOTATION holds the migration's record on the CRD (MoveState as JSON). */
-export const STATE_ANNOTATION = 'migration.website-apiserver.example.com/state';
+const STATE_ANNOTATION = 'migration.website-apiserver.example.com/state';
 
 /** MoveState is the record: where the objects are served from and what the CRD's versions served before. */
 export interface MoveState {
@@ -50,7 +50,7 @@ export interface CrdObject {
   };
 }
 
-export const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 /** readCrd reads the CRD `name`, or throws a one-line reason. */
 export async function readCrd(kube: Rest, name: string): Promise<CrdInfo> {

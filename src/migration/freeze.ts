@@ -22,7 +22,7 @@ export interface ServiceRef {
 }
 
 /** freezeName is the webhook configuration's name for a CRD. */
-export const freezeName = (crd: CrdInfo) => `website-apiserver-migration-${crd.name}`.slice(0, 253);
+const freezeName = (crd: CrdInfo) => `website-apiserver-migration-${crd.name}`.slice(0, 253);
 
 /** startFreeze creates (or keeps) the webhook configuration; `caBundle` is base64 PEM, as in an APIService. */
 export async function startFreeze(kube: Rest, crd: CrdInfo, service: ServiceRef, caBundle: string): Promise<void> {

@@ -48,13 +48,13 @@ export async function readPrefix(client: Etcd3, prefix: string): Promise<Record<
 }
 
 /** etcdKey is where kube-apiserver keeps one custom resource. */
-export function etcdKey(etcd: KubeEtcd, crd: CrdInfo, namespace: string | undefined, name: string): string {
+function etcdKey(etcd: KubeEtcd, crd: CrdInfo, namespace: string | undefined, name: string): string {
   const base = `${etcd.prefix.replace(/\/+$/, '')}/${crd.group}/${crd.plural}`;
   return crd.namespaced ? `${base}/${namespace ?? ''}/${name}` : `${base}/${name}`;
 }
 
 /** storedForm is an object as kube-apiserver stores it: without its resourceVersion. */
-export function storedForm(o: Obj): Obj {
+function storedForm(o: Obj): Obj {
   const { resourceVersion: _rv, ...metadata } = o.metadata;
   return { ...o, metadata };
 }

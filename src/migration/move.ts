@@ -56,7 +56,7 @@ export interface MoveOptions {
 }
 
 /** SEAL_MARGIN is how far past kube's current resourceVersion the seal goes (kube's revisions go on meanwhile). */
-export const SEAL_MARGIN = 1_000_000;
+const SEAL_MARGIN = 1_000_000;
 
 const MIGRATION_PATH = '/migration/v1/resources';
 

@@ -126,7 +126,7 @@ export class Rest {
 }
 
 /** RestError is a call answered with a status it did not expect; its message quotes the server's. */
-export class RestError extends Error {
+class RestError extends Error {
   readonly status: number;
   readonly body: unknown;
   constructor(method: string, url: string, a: Answer) {

@@ -152,10 +152,10 @@ export async function moveHere(o: MoveOptions): Promise<void> {
     }
   }
   report.phase('retire', `setting every version of ${crd.name} served: false (its objects stay in kube's etcd, for a rollback)`);
-  const fresh = await readCrd(kube, crd.name);
-  await setServed(kube, fresh, () => false);
-  await endFreeze(kube, fresh);
-  await writeState(kube, fresh, { servedBy: 'here', phase: 'retired', served, service: o.service });
+  // The CRD as read at the start: setServed's patch tests each version's name, so a CRD changed meanwhile fails it.
+  await setServed(kube, crd, () => false);
+  await endFreeze(kube, crd);
+  await writeState(kube, crd, { servedBy: 'here', phase: 'retired', served, service: o.service });
   report.done(`kube-apiserver no longer serves ${crd.plural}.${crd.group}; its watches end and their clients re-list here`);
 }
 
@@ -223,7 +223,7 @@ export async function moveBack(o: MoveOptions & { etcd: KubeEtcd }): Promise<voi
     // Stopped before the switch: the group-version is still served here, so writes resume here.
     if (!done) await here.call('PUT', `${resourcePath(crd)}/freeze`, { frozen: false });
   }
-  await writeState(kube, await readCrd(kube, crd.name), { servedBy: 'kube', phase: 'moved back', served });
+  await writeState(kube, crd, { servedBy: 'kube', phase: 'moved back', served });
   report.info('this server keeps refusing writes and watches of the resource until it is moved here again');
 }
 

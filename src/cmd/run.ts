@@ -208,7 +208,15 @@ async function start(
   // With --port 0 the real port is known only now: rewrite the kubeconfig to point at it.
   if (port !== o.port) ensureCertificates({ ...certOpts, serverUrl: url });
   logger.info(
-    { url, kubeconfig: certs.kubeconfigPath, dataDir: o.dataDir, revision: storage.currentRevision(), watchHistoryFrom: storage.compactedRevision() },
+    {
+      url,
+      kubeconfig: certs.kubeconfigPath,
+      dataDir: o.dataDir,
+      revision: storage.currentRevision(),
+      watchHistoryFrom: storage.compactedRevision(),
+      // From the process's start to listening: what a restarted pod's start costs the API.
+      startupMs: Math.round(process.uptime() * 1000),
+    },
     'serving',
   );
   logger.info(access.describe, 'access');

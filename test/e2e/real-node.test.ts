@@ -441,6 +441,18 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     };
     expect(after?.spec.containers[0]?.image).toBe(image);
     expect(argsOf(after?.metadata.name ?? '')).toContain(flag);
+    // The new process kept its own CA and admin certificate from the claim (--cert-dir /data/certs) instead of making
+    // them again, and says how long it took from its start to listening.
+    const serverLog = (await k(['logs', '-n', DEFAULT_NAMESPACE, after?.metadata.name ?? ''])).split('\n').flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { msg?: string; generated?: string[]; startupMs?: number }];
+      } catch {
+        return [];
+      }
+    });
+    expect(serverLog.filter((l) => l.msg === 'certificates written').flatMap((l) => l.generated ?? [])).not.toContain('ca');
+    const startupMs = serverLog.find((l) => l.msg === 'serving')?.startupMs;
+    expect(startupMs).toBeGreaterThan(0);
     expect((await json<{ metadata: { uid: string } }>(['get', 'pvc', '-n', DEFAULT_NAMESPACE, `data-${SERVICE_NAME}-0`])).metadata.uid).toBe(pvcUid);
     const kept = (await json<{ items: WebsiteJson[] }>(['get', 'websites', '-n', NS])).items.map((w) => `${w.metadata.name}/${w.metadata.uid}`).sort();
     expect(kept).toEqual(names);
@@ -455,7 +467,7 @@ describe.skipIf(!!unavailable)('on a real node (kubelet, containerd, kube-proxy)
     const span = (xs: { t: number }[]) => (xs.length ? (xs.at(-1)?.t ?? 0) - (xs[0]?.t ?? 0) : 0);
     timings['helmUpgrade'] = ms;
     log(
-      `helm upgrade (lmdb, 1 replica) in ${ms} ms (new pod, s after the upgrade began: ${JSON.stringify(phases)}): ${during.length} samples; kubectl get failed in ${failed.length} (first to last failure ${span(failed)} ms), APIService not Available in ${unavailable.length} (${span(unavailable)} ms); kubectl errors ${JSON.stringify([...new Set(failed.map((x) => x.kubectl))])}; Available values ${JSON.stringify([...new Set(during.map((x) => x.available))])}`,
+      `helm upgrade (lmdb, 1 replica) in ${ms} ms (new pod, s after the upgrade began: ${JSON.stringify(phases)}; its process listening ${startupMs} ms after it started): ${during.length} samples; kubectl get failed in ${failed.length} (first to last failure ${span(failed)} ms), APIService not Available in ${unavailable.length} (${span(unavailable)} ms); kubectl errors ${JSON.stringify([...new Set(failed.map((x) => x.kubectl))])}; Available values ${JSON.stringify([...new Set(during.map((x) => x.available))])}`,
     );
   });
 
